@@ -1,0 +1,357 @@
+// Package cuda is gtune's real-GPU backend: NVRTC compiles kernels in the
+// calling process (CPU work, many at once), and one worker process per GPU
+// owns the CUDA context, the arguments and every launch. libcuda.so.1,
+// libnvrtc and libnvidia-ml.so.1 are called through purego, so the
+// package builds with CGO_ENABLED=0 and loads the libraries only when used.
+//
+// Why a worker process: a sticky CUDA error (illegal address, misaligned
+// address, ...) kills the context for the rest of the process, and a kernel
+// that never ends cannot be stopped from inside it. The parent never
+// touches the GPU; it kills and restarts the worker, re-prepares the
+// problem and carries on (design.md, "Rules of the house").
+//
+// Wiring: the worker is the same binary re-executed with WorkerArg, so a
+// program using this package must start with
+//
+//	if len(os.Args) > 1 && os.Args[1] == cuda.WorkerArg {
+//		cuda.WorkerMain() // never returns
+//	}
+//
+// The backend only reads the GPU's state: it changes no clock, power limit
+// or mode. Setting a function's dynamic shared memory limit
+// (cuFuncSetAttribute) is a property of the loaded kernel, not of the GPU.
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gtune/gtune/backend"
+)
+
+// Options tunes how Open runs the worker. The zero value is usable.
+type Options struct {
+	// Executable is the program started as the worker with
+	// "WorkerArg --device N"; default os.Executable(). It must call
+	// WorkerMain when its first argument is WorkerArg.
+	Executable string
+	// Env is added to the parent's environment for the worker ("K=V"),
+	// e.g. GTUNE_LIBCUDA or CUDA_DEVICE_ORDER.
+	Env []string
+	// Stderr, when set, also receives the worker's stderr; a tail of it
+	// is always kept for error messages.
+	Stderr io.Writer
+	// StartTimeout bounds the worker's start (cuInit, context, NVML);
+	// default 2 min.
+	StartTimeout time.Duration
+	// PrepareTimeout bounds Prepare (allocating and filling arguments);
+	// default 30 min.
+	PrepareTimeout time.Duration
+	// RunTimeout is used for a Job with Timeout 0; default 10 min.
+	RunTimeout time.Duration
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Executable == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return o, fmt.Errorf("cuda: finding this program to start the worker: %w", err)
+		}
+		o.Executable = exe
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 2 * time.Minute
+	}
+	if o.PrepareTimeout <= 0 {
+		o.PrepareTimeout = 30 * time.Minute
+	}
+	if o.RunTimeout <= 0 {
+		o.RunTimeout = 10 * time.Minute
+	}
+	return o, nil
+}
+
+// Backend is one GPU driven through its worker process. Compile is safe
+// for concurrent use; Prepare, Run and Close are serialised.
+type Backend struct {
+	opts  Options
+	index int
+
+	mu     sync.Mutex // one request to the worker at a time
+	w      *proc
+	closed bool
+
+	// pmu guards what Compile and the accessors read, so they never wait
+	// behind a long Run.
+	pmu      sync.RWMutex
+	prob     *backend.Problem
+	dev      backend.DeviceInfo
+	idleW    float64
+	restarts int
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// Open starts the worker for CUDA device deviceIndex and asks it to
+// describe the GPU. Errors: the worker cannot be started, or it cannot
+// load libcuda/NVML or create a context (the message carries the worker's
+// own error, e.g. "cuda: libcuda.so.1 not found (...)").
+func Open(ctx context.Context, deviceIndex int, opts Options) (*Backend, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{opts: o, index: deviceIndex}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.startLocked(ctx); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// startLocked starts a worker and reads the device description.
+func (b *Backend) startLocked(ctx context.Context) error {
+	env := append(os.Environ(), b.opts.Env...)
+	p, err := startProc(b.opts.Executable, []string{WorkerArg, "--device", strconv.Itoa(b.index)}, env, b.opts.Stderr)
+	if err != nil {
+		return err
+	}
+	rep, err := p.call(ctx, &request{Op: opHello}, b.opts.StartTimeout)
+	if err != nil {
+		p.kill()
+		if errors.Is(err, errTimeout) {
+			return fmt.Errorf("cuda: worker for device %d did not start within %v; stderr: %s", b.index, b.opts.StartTimeout, p.tail.String())
+		}
+		return fmt.Errorf("cuda: worker for device %d: %w", b.index, err)
+	}
+	if rep.Err != "" {
+		p.waitExit(5 * time.Second)
+		return fmt.Errorf("cuda: worker for device %d: %s", b.index, rep.Err)
+	}
+	if rep.Device == nil {
+		p.kill()
+		return fmt.Errorf("cuda: worker for device %d sent no device description", b.index)
+	}
+	b.w = p
+	b.pmu.Lock()
+	b.dev = *rep.Device
+	b.pmu.Unlock()
+	return nil
+}
+
+// restartLocked replaces the worker and prepares the current problem
+// again in the new one.
+func (b *Backend) restartLocked(ctx context.Context) error {
+	if b.w != nil {
+		b.w.kill()
+		b.w = nil
+	}
+	b.pmu.Lock()
+	b.restarts++
+	b.pmu.Unlock()
+	if err := b.startLocked(ctx); err != nil {
+		return err
+	}
+	b.pmu.RLock()
+	p := b.prob
+	b.pmu.RUnlock()
+	if p == nil {
+		return nil
+	}
+	return b.prepareLocked(ctx, p)
+}
+
+// Device describes the GPU as the worker found it at Open.
+func (b *Backend) Device() backend.DeviceInfo {
+	b.pmu.RLock()
+	defer b.pmu.RUnlock()
+	return b.dev
+}
+
+// Restarts is how many times the worker was replaced (after a timeout, a
+// sticky error or a crash).
+func (b *Backend) Restarts() int {
+	b.pmu.RLock()
+	defer b.pmu.RUnlock()
+	return b.restarts
+}
+
+// IdlePowerW is the GPU's idle power measured after the last Prepare, W
+// (0 when the GPU has no energy counter).
+func (b *Backend) IdlePowerW() float64 {
+	b.pmu.RLock()
+	defer b.pmu.RUnlock()
+	return b.idleW
+}
+
+// Prepare allocates and fills p's arguments in the worker (data is
+// generated or read there, never sent over the pipe) and, when the GPU has
+// an energy counter, measures its idle power. Errors: invalid arguments,
+// device memory exhausted, an unreadable BinaryRaw file, or a worker that
+// dies or exceeds Options.PrepareTimeout.
+func (b *Backend) Prepare(ctx context.Context, p *backend.Problem) error {
+	if p == nil {
+		return errors.New("cuda: Prepare: nil problem")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return errors.New("cuda: Prepare on a closed backend")
+	}
+	if b.w == nil {
+		if err := b.restartLocked(ctx); err != nil {
+			return err
+		}
+	}
+	if err := b.prepareLocked(ctx, p); err != nil {
+		return err
+	}
+	b.pmu.Lock()
+	b.prob = p
+	b.pmu.Unlock()
+	return nil
+}
+
+func (b *Backend) prepareLocked(ctx context.Context, p *backend.Problem) error {
+	rep, err := b.w.call(ctx, &request{Op: opPrepare, Problem: p}, b.opts.PrepareTimeout)
+	if err != nil {
+		b.w.kill()
+		b.w = nil
+		if errors.Is(err, errTimeout) {
+			return fmt.Errorf("cuda: Prepare took longer than %v", b.opts.PrepareTimeout)
+		}
+		return fmt.Errorf("cuda: Prepare: %w", err)
+	}
+	if rep.Err != "" {
+		if rep.Fatal {
+			b.w.waitExit(5 * time.Second)
+			b.w = nil
+		}
+		return fmt.Errorf("cuda: Prepare: %s", rep.Err)
+	}
+	b.pmu.Lock()
+	b.idleW = rep.IdlePowerW
+	b.pmu.Unlock()
+	return nil
+}
+
+// Compile compiles the prepared problem's kernel for one configuration
+// with NVRTC, in this process (see the package-level Compile). Errors:
+// *backend.CompileError when NVRTC rejects it; an error when no problem
+// is prepared or NVRTC cannot be loaded.
+func (b *Backend) Compile(ctx context.Context, j *backend.Job) (*backend.Binary, error) {
+	b.pmu.RLock()
+	p, dev := b.prob, b.dev
+	b.pmu.RUnlock()
+	if p == nil {
+		return nil, errors.New("cuda: Compile before Prepare")
+	}
+	return Compile(ctx, CompileRequest{
+		Source:       p.Source,
+		SourceName:   p.SourceName,
+		KernelName:   p.KernelName,
+		Options:      p.CompilerOptions,
+		Defines:      j.Defines,
+		ComputeMajor: dev.ComputeMajor,
+		ComputeMinor: dev.ComputeMinor,
+	})
+}
+
+// Run launches one compiled configuration in the worker: verification
+// launch (Job.Verify, Job.SaveReference), one warm-up and Iterations timed
+// launches (CUDA events, ms), then the energy window (Job.Energy).
+//
+// A configuration's failure is in the Result: launch_failed (bad launch
+// configuration, too many resources), runtime_failed (a sticky CUDA error
+// or a crashed worker; the worker is restarted and the problem prepared
+// again), timeout (no answer within Job.Timeout; the worker is killed and
+// restarted), verification_failed. BenchmarkMs is the wall time until the
+// outcome was known, ms, not counting a restart. Run returns an error
+// only when no working worker can be had afterwards, or when ctx ends
+// (the worker is then killed and restarted at the next call).
+func (b *Backend) Run(ctx context.Context, j *backend.Job, bin *backend.Binary) (*backend.Result, error) {
+	if j == nil || bin == nil {
+		return nil, errors.New("cuda: Run needs a job and a binary")
+	}
+	start := time.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, errors.New("cuda: Run on a closed backend")
+	}
+	if b.w == nil {
+		if err := b.restartLocked(ctx); err != nil {
+			return nil, fmt.Errorf("cuda: restarting the worker: %w", err)
+		}
+	}
+	timeout := j.Timeout
+	if timeout <= 0 {
+		timeout = b.opts.RunTimeout
+	}
+	rep, err := b.w.call(ctx, &request{Op: opRun, Job: j, Binary: bin}, timeout)
+	elapsed := float64(time.Since(start).Microseconds()) / 1000
+	var res *backend.Result
+	var died *diedError
+	switch {
+	case err == nil && rep.Err != "":
+		if rep.Fatal {
+			b.w.waitExit(5 * time.Second)
+			b.w = nil
+		}
+		return nil, fmt.Errorf("cuda: Run: %s", rep.Err)
+	case err == nil:
+		res = rep.Result
+		if res == nil {
+			res = &backend.Result{Status: backend.StatusRuntimeFailed, Reason: "worker sent no result"}
+		}
+		if rep.Fatal {
+			b.w.waitExit(5 * time.Second)
+			b.w = nil
+		}
+	case errors.Is(err, errTimeout):
+		b.w = nil
+		res = &backend.Result{Status: backend.StatusTimeout, Reason: fmt.Sprintf("no answer within %v; worker killed", timeout)}
+	case errors.As(err, &died):
+		b.w = nil
+		res = &backend.Result{Status: backend.StatusRuntimeFailed, Reason: died.Error()}
+	default: // ctx ended: the worker was killed mid-run
+		b.w = nil
+		return nil, err
+	}
+	res.BenchmarkMs = elapsed
+	if b.w == nil {
+		if rerr := b.restartLocked(context.WithoutCancel(ctx)); rerr != nil {
+			return res, fmt.Errorf("cuda: restarting the worker after %s: %w", res.Status, rerr)
+		}
+	}
+	return res, nil
+}
+
+// Close stops the worker (asking it first, killing it after 5 s). The
+// backend cannot be used afterwards.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if b.w == nil {
+		return nil
+	}
+	p := b.w
+	b.w = nil
+	if _, err := p.call(context.Background(), &request{Op: opShutdown}, 5*time.Second); err != nil {
+		p.kill()
+		return nil
+	}
+	p.waitExit(5 * time.Second)
+	return nil
+}

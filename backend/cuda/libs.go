@@ -1,0 +1,187 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ebitengine/purego"
+)
+
+// Environment variables that override where the libraries are found. When
+// one is set, only that path is tried.
+const (
+	EnvLibCUDA  = "GTUNE_LIBCUDA"
+	EnvLibNVRTC = "GTUNE_LIBNVRTC"
+)
+
+// driverDirs are where a driver installs libcuda.so.1 when the dynamic
+// loader does not know it. CUDA's stubs directory is never searched: its
+// libcuda loads and then fails every call.
+var driverDirs = []string{
+	"/usr/lib/x86_64-linux-gnu",
+	"/usr/lib64",
+	"/usr/local/nvidia/lib64",
+	"/usr/lib/aarch64-linux-gnu",
+	"/usr/lib/wsl/lib",
+}
+
+// cudaCandidates lists the paths tried for libcuda.so.1, in order; the bare
+// soname means "ask the dynamic loader".
+func cudaCandidates() []string {
+	if p := os.Getenv(EnvLibCUDA); p != "" {
+		return []string{p}
+	}
+	out := []string{"libcuda.so.1"}
+	for _, d := range driverDirs {
+		out = append(out, filepath.Join(d, "libcuda.so.1"))
+	}
+	return out
+}
+
+// nvrtcSonames are NVRTC's names, newest first (CUDA 11's soname is
+// libnvrtc.so.11.2).
+var nvrtcSonames = []string{"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"}
+
+// nvrtcCandidates lists the paths tried for NVRTC, in order: $CUDA_HOME/lib64,
+// $CUDA_PATH/lib64 and /usr/local/cuda/lib64 (libnvrtc.so, then .so.13*,
+// .so.12*, .so.11*), then the dynamic loader, then the wheels of Python
+// packages (nvidia/cuda_nvrtc/lib, nvidia/cu13/lib) as a last resort.
+func nvrtcCandidates() []string {
+	if p := os.Getenv(EnvLibNVRTC); p != "" {
+		return []string{p}
+	}
+	var dirs []string
+	for _, env := range []string{"CUDA_HOME", "CUDA_PATH"} {
+		if v := os.Getenv(env); v != "" {
+			dirs = append(dirs, filepath.Join(v, "lib64"))
+		}
+	}
+	dirs = append(dirs, "/usr/local/cuda/lib64")
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	inDir := func(d string) {
+		add(filepath.Join(d, "libnvrtc.so"))
+		for _, v := range []string{"13", "12", "11"} {
+			m, _ := filepath.Glob(filepath.Join(d, "libnvrtc.so."+v+"*"))
+			sort.Sort(sort.Reverse(sort.StringSlice(m)))
+			for _, p := range m {
+				add(p)
+			}
+		}
+	}
+	for _, d := range dirs {
+		inDir(d)
+	}
+	for _, s := range nvrtcSonames {
+		add(s)
+	}
+	for _, pat := range []string{
+		"/usr/lib/python3*/site-packages",
+		"/usr/lib/python3*/dist-packages",
+		"/usr/local/lib/python3*/site-packages",
+		"/usr/local/lib/python3*/dist-packages",
+		"/opt/*/.venv/lib/python3*/site-packages",
+		"/opt/conda/lib/python3*/site-packages",
+		filepath.Join(os.Getenv("HOME"), ".local/lib/python3*/site-packages"),
+	} {
+		sites, _ := filepath.Glob(pat)
+		for _, s := range sites {
+			for _, sub := range []string{"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"} {
+				d := filepath.Join(s, sub)
+				if _, err := os.Stat(d); err == nil {
+					inDir(d)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// openLibrary dlopens the first candidate that loads. what names the
+// library in messages ("libcuda.so.1"), env the override variable.
+func openLibrary(pkg, what, env string, cands []string) (uintptr, string, error) {
+	var lastErr error
+	for _, p := range cands {
+		if filepath.IsAbs(p) {
+			if _, err := os.Stat(p); err != nil {
+				continue
+			}
+		}
+		h, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		return h, p, nil
+	}
+	if lastErr != nil {
+		return 0, "", fmt.Errorf("%s: %s could not be loaded (searched %s; last error: %v; set %s)", pkg, what, describe(cands), lastErr, env)
+	}
+	return 0, "", fmt.Errorf("%s: %s not found (searched %s; set %s)", pkg, what, describe(cands), env)
+}
+
+func describe(c []string) string {
+	parts := make([]string, len(c))
+	for i, p := range c {
+		if filepath.IsAbs(p) {
+			parts[i] = p
+		} else {
+			parts[i] = p + " through the dynamic loader"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sym binds one C function: the first of names found wins. A required
+// symbol that is absent is an error; an optional one leaves fn nil.
+type sym struct {
+	names    []string
+	fn       any
+	required bool
+}
+
+// bind resolves syms in handle and reports the first missing required
+// symbol in one sentence. It returns the names actually bound, by the
+// first name of each entry.
+func bind(pkg, path string, handle uintptr, syms []sym) (map[string]string, error) {
+	got := map[string]string{}
+	for _, s := range syms {
+		for _, name := range s.names {
+			addr, err := purego.Dlsym(handle, name)
+			if err != nil || addr == 0 {
+				continue
+			}
+			purego.RegisterFunc(s.fn, addr)
+			got[s.names[0]] = name
+			break
+		}
+		if _, ok := got[s.names[0]]; !ok && s.required {
+			return nil, fmt.Errorf("%s: symbol %s not found in %s (library too old or not the right library)", pkg, strings.Join(s.names, " or "), path)
+		}
+	}
+	return got, nil
+}
+
+// Available reports whether this machine can run the CUDA backend without
+// touching the GPU: libcuda.so.1 and NVRTC load and have every required
+// symbol. It does not call cuInit (the parent process never talks to the
+// driver; the worker does). The error is one sentence naming what is
+// missing and where it was searched.
+func Available() error {
+	if _, err := loadDriver(); err != nil {
+		return err
+	}
+	if _, err := loadNVRTC(); err != nil {
+		return err
+	}
+	return nil
+}

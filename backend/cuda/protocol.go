@@ -1,0 +1,51 @@
+package cuda
+
+import (
+	"encoding/gob"
+	"io"
+
+	"github.com/gtune/gtune/backend"
+)
+
+// The parent and its worker exchange gob-encoded messages over the
+// worker's stdin (requests) and a private copy of its stdout (replies),
+// strictly one reply per request. Argument data never crosses the pipe:
+// the worker generates or reads it.
+
+// Request operations.
+const (
+	opHello    = "hello"
+	opPrepare  = "prepare"
+	opRun      = "run"
+	opShutdown = "shutdown"
+)
+
+// request is one message from the parent.
+type request struct {
+	Op      string
+	Problem *backend.Problem // opPrepare
+	Job     *backend.Job     // opRun
+	Binary  *backend.Binary  // opRun
+}
+
+// reply is the worker's answer to one request.
+type reply struct {
+	Device *backend.DeviceInfo // opHello
+	Result *backend.Result     // opRun
+	Err    string              // the request failed (the worker goes on unless Fatal)
+	// Fatal: the context is dead (a sticky CUDA error); the worker exits
+	// right after this reply.
+	Fatal bool
+	// IdlePowerW is the idle power measured at Prepare (0 if none), W.
+	IdlePowerW float64
+}
+
+// conn is one end of the protocol.
+type conn struct {
+	enc *gob.Encoder
+	dec *gob.Decoder
+}
+
+func newConn(r io.Reader, w io.Writer) *conn {
+	return &conn{enc: gob.NewEncoder(w), dec: gob.NewDecoder(r)}
+}

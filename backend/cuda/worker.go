@@ -1,0 +1,795 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/nvml"
+)
+
+// WorkerArg is the first command-line argument that makes a gtune binary
+// run as a CUDA worker: Open re-executes os.Executable() as
+// "<exe> __gtune_cuda_worker --device N". The program's main must call
+// WorkerMain before anything else when os.Args[1] == WorkerArg.
+const WorkerArg = "__gtune_cuda_worker"
+
+// chunkBytes is the host staging size for filling device buffers: data is
+// generated (or read) and copied piecewise so a buffer of many GiB never
+// needs the same amount of host memory. A multiple of fillChunk × 8.
+const chunkBytes = 64 << 20
+
+// WorkerMain runs this process as the CUDA worker of one GPU and never
+// returns. It holds the CUDA context in the calling OS thread (locked for
+// the process' life), answers the parent's requests on stdin/stdout and
+// exits on Shutdown, on end of input, or after a sticky CUDA error has
+// been reported. Whatever else writes to stdout (a library, a panic) is
+// redirected to stderr so it cannot corrupt the protocol.
+func WorkerMain() {
+	runtime.LockOSThread()
+	dev := 0
+	for i := 2; i < len(os.Args); i++ {
+		if os.Args[i] == "--device" && i+1 < len(os.Args) {
+			n, err := strconv.Atoi(os.Args[i+1])
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "gtune cuda worker: bad --device %q\n", os.Args[i+1])
+				os.Exit(2)
+			}
+			dev = n
+			i++
+		}
+	}
+	out, err := protocolOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gtune cuda worker: %v\n", err)
+		os.Exit(2)
+	}
+	c := newConn(os.Stdin, out)
+	w := &worker{index: dev}
+	initErr := w.init(dev)
+	for {
+		var req request
+		if err := c.dec.Decode(&req); err != nil {
+			if !errors.Is(err, io.EOF) {
+				fmt.Fprintf(os.Stderr, "gtune cuda worker: reading request: %v\n", err)
+			}
+			w.close()
+			os.Exit(0)
+		}
+		var rep reply
+		if initErr != nil {
+			rep.Err = initErr.Error()
+			rep.Fatal = true
+		} else {
+			rep = w.handle(&req)
+		}
+		if err := c.enc.Encode(&rep); err != nil {
+			fmt.Fprintf(os.Stderr, "gtune cuda worker: writing reply: %v\n", err)
+			os.Exit(3)
+		}
+		if rep.Fatal {
+			fmt.Fprintf(os.Stderr, "gtune cuda worker: exiting after fatal error: %s\n", firstNonEmpty(rep.Err, reasonOf(rep.Result)))
+			os.Exit(4)
+		}
+		if req.Op == opShutdown {
+			w.close()
+			os.Exit(0)
+		}
+	}
+}
+
+func reasonOf(r *backend.Result) string {
+	if r == nil {
+		return ""
+	}
+	return r.Reason
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// devArg is one prepared kernel argument.
+type devArg struct {
+	arg    backend.Arg
+	typ    elemType
+	ptr    uint64 // device buffer (vector, not constant)
+	bytes  int64  // buffer size, bytes
+	scalar []byte // packed scalar value
+	// init holds the initial contents of outputs (to reset them before a
+	// verification launch) and of constant arguments (copied into each
+	// module's __constant__ symbol).
+	init []byte
+	// expected holds the expected contents from Verification.Expected.
+	expected []byte
+}
+
+// worker is the GPU side: one context, one prepared problem.
+type worker struct {
+	index int
+	d     *driver
+	dev   int32
+	ctx   uintptr
+	info  backend.DeviceInfo
+
+	nv        *nvml.Lib
+	nd        nvml.Device
+	hasEnergy bool
+
+	prob  *backend.Problem
+	args  []devArg
+	idleW float64 // idle power after Prepare, W (0: unknown)
+}
+
+func (w *worker) init(index int) error {
+	d, err := loadDriver()
+	if err != nil {
+		return err
+	}
+	w.d = d
+	if err := d.check("cuInit", d.cuInit(0)); err != nil {
+		return err
+	}
+	var n int32
+	if err := d.check("cuDeviceGetCount", d.cuDeviceGetCount(&n)); err != nil {
+		return err
+	}
+	if index < 0 || int32(index) >= n {
+		return fmt.Errorf("cuda: device %d does not exist (%d CUDA devices)", index, n)
+	}
+	if err := d.check("cuDeviceGet", d.cuDeviceGet(&w.dev, int32(index))); err != nil {
+		return err
+	}
+	if err := d.check("cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain(&w.ctx, w.dev)); err != nil {
+		return err
+	}
+	if err := d.check("cuCtxSetCurrent", d.cuCtxSetCurrent(w.ctx)); err != nil {
+		return err
+	}
+	return w.describe(index)
+}
+
+func (w *worker) attr(a int32) int {
+	var v int32
+	if w.d.cuDeviceGetAttribute(&v, a, w.dev) != cuSuccess {
+		return 0
+	}
+	return int(v)
+}
+
+// describe fills w.info from the driver and, read-only, from NVML.
+func (w *worker) describe(index int) error {
+	d := w.d
+	name := make([]byte, 256)
+	if err := d.check("cuDeviceGetName", d.cuDeviceGetName(&name[0], int32(len(name)), w.dev)); err != nil {
+		return err
+	}
+	var mem uint64
+	if err := d.check("cuDeviceTotalMem_v2", d.cuDeviceTotalMem(&mem, w.dev)); err != nil {
+		return err
+	}
+	var drv int32
+	_ = d.cuDriverGetVersion(&drv)
+	bus := make([]byte, 32)
+	_ = d.cuDeviceGetPCIBusID(&bus[0], int32(len(bus)), w.dev)
+	info := backend.DeviceInfo{
+		Backend:            "cuda",
+		Index:              index,
+		Name:               cstring(name),
+		Driver:             fmt.Sprintf("CUDA %d.%d", drv/1000, drv%1000/10),
+		ComputeMajor:       w.attr(attrComputeCapabilityMajor),
+		ComputeMinor:       w.attr(attrComputeCapabilityMinor),
+		SMs:                w.attr(attrMultiprocessorCount),
+		MemoryBytes:        int64(mem),
+		MaxThreadsPerBlock: w.attr(attrMaxThreadsPerBlock),
+		MaxSMClockMHz:      w.attr(attrClockRateKHz) / 1000,
+		MemClockMHz:        w.attr(attrMemoryClockRateKHz) / 1000,
+	}
+	if d.cuDeviceGetUUID != nil {
+		var u [16]byte
+		if d.cuDeviceGetUUID(&u, w.dev) == cuSuccess {
+			info.UUID = fmt.Sprintf("GPU-%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+		}
+	}
+	// NVML is optional: without it there are no power limits and no
+	// energy counter, but timing still works.
+	if nv, err := nvml.Load(); err != nil {
+		fmt.Fprintf(os.Stderr, "gtune cuda worker: %v (no energy, power or clock sensors)\n", err)
+	} else if err := nv.Init(); err != nil {
+		fmt.Fprintf(os.Stderr, "gtune cuda worker: %v (no energy, power or clock sensors)\n", err)
+	} else {
+		w.nv = nv
+		nd, err := nv.DeviceByPCIBusID(cstring(bus))
+		if err != nil {
+			nd, err = nv.DeviceByIndex(index)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "gtune cuda worker: no NVML device for %s: %v\n", cstring(bus), err)
+		} else {
+			w.nd = nd
+			if v, err := nv.DriverVersion(); err == nil {
+				info.Driver = v + " (" + info.Driver + ")"
+			}
+			if v, err := nd.UUID(); err == nil {
+				info.UUID = v
+			}
+			if v, err := nd.ClockMHz(nvml.ClockSM); err == nil {
+				info.SMClockMHz = int(v)
+			}
+			if v, err := nd.MaxClockMHz(nvml.ClockSM); err == nil {
+				info.MaxSMClockMHz = int(v)
+			}
+			if v, err := nd.ClockMHz(nvml.ClockMem); err == nil {
+				info.MemClockMHz = int(v)
+			}
+			if v, err := nd.EnforcedPowerLimitMW(); err == nil {
+				info.PowerLimitW = float64(v) / 1000
+			}
+			if lo, hi, err := nd.PowerLimitConstraintsMW(); err == nil {
+				info.MinPowerLimitW, info.MaxPowerLimitW = float64(lo)/1000, float64(hi)/1000
+			}
+			if _, err := nd.TotalEnergyMJ(); err == nil {
+				info.HasEnergyCounter = true
+				w.hasEnergy = true
+			}
+		}
+	}
+	w.info = info
+	return nil
+}
+
+func cstring(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+func (w *worker) close() {
+	w.freeArgs()
+	if w.d != nil && w.ctx != 0 {
+		w.d.cuDevicePrimaryCtxRel(w.dev)
+	}
+	if w.nv != nil {
+		_ = w.nv.Shutdown()
+	}
+}
+
+func (w *worker) handle(req *request) reply {
+	switch req.Op {
+	case opHello:
+		info := w.info
+		return reply{Device: &info}
+	case opPrepare:
+		if req.Problem == nil {
+			return reply{Err: "prepare without a problem"}
+		}
+		if err := w.prepare(req.Problem); err != nil {
+			return reply{Err: err.Error(), Fatal: isSticky(err)}
+		}
+		return reply{IdlePowerW: w.idleW}
+	case opRun:
+		if req.Job == nil || req.Binary == nil {
+			return reply{Err: "run without a job or binary"}
+		}
+		if w.prob == nil {
+			return reply{Err: "run before prepare"}
+		}
+		res, fatal := w.run(req.Job, req.Binary)
+		return reply{Result: res, Fatal: fatal}
+	case opShutdown:
+		return reply{}
+	}
+	return reply{Err: fmt.Sprintf("unknown request %q", req.Op)}
+}
+
+func isSticky(err error) bool {
+	var ce *cuError
+	return errors.As(err, &ce) && ce.Code.sticky()
+}
+
+func (w *worker) freeArgs() {
+	for _, a := range w.args {
+		if a.ptr != 0 {
+			w.d.cuMemFree(a.ptr)
+		}
+	}
+	w.args = nil
+	w.prob = nil
+}
+
+// prepare allocates and fills every argument of p on the device and
+// builds the expected contents of the outputs.
+func (w *worker) prepare(p *backend.Problem) error {
+	w.freeArgs()
+	d := w.d
+	args := make([]devArg, 0, len(p.Args))
+	fail := func(err error) error {
+		w.args = args
+		w.freeArgs()
+		return err
+	}
+	for _, a := range p.Args {
+		t, err := lookupType(a.Name, a.Type)
+		if err != nil {
+			return fail(err)
+		}
+		da := devArg{arg: a, typ: t}
+		switch a.Kind {
+		case backend.ArgScalar:
+			da.scalar = packScalar(t, a.Scalar)
+			args = append(args, da)
+			continue
+		case backend.ArgVector:
+		default:
+			return fail(fmt.Errorf("argument %q: kind %q is neither scalar nor vector", a.Name, a.Kind))
+		}
+		if a.Count < 0 {
+			return fail(fmt.Errorf("argument %q: negative count %d", a.Name, a.Count))
+		}
+		da.bytes = a.Count * int64(t.Size())
+		if a.Constant || a.Output {
+			da.init = make([]byte, da.bytes)
+			if err := content(da.init, t, a.Fill, 0, a.Count, a.Name); err != nil {
+				return fail(err)
+			}
+		}
+		if a.Constant {
+			args = append(args, da)
+			continue
+		}
+		if da.bytes > 0 {
+			if err := d.check("cuMemAlloc_v2", d.cuMemAlloc(&da.ptr, uint64(da.bytes))); err != nil {
+				var free, total uint64
+				d.cuMemGetInfo(&free, &total)
+				return fail(fmt.Errorf("argument %q: allocating %d bytes (%d of %d bytes free): %w", a.Name, da.bytes, free, total, err))
+			}
+		}
+		args = append(args, da)
+		if da.init != nil {
+			if err := w.upload(da.ptr, da.init); err != nil {
+				return fail(fmt.Errorf("argument %q: %w", a.Name, err))
+			}
+			continue
+		}
+		buf := make([]byte, min(da.bytes, chunkBytes))
+		for off := int64(0); off < da.bytes; off += chunkBytes {
+			part := buf[:min(chunkBytes, da.bytes-off)]
+			if err := content(part, t, a.Fill, off, a.Count, a.Name); err != nil {
+				return fail(err)
+			}
+			if err := w.upload(da.ptr+uint64(off), part); err != nil {
+				return fail(fmt.Errorf("argument %q: %w", a.Name, err))
+			}
+		}
+	}
+	if v := p.Verification; v != nil {
+		names := make([]string, 0, len(v.Expected))
+		for n := range v.Expected {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			i := argIndex(args, n)
+			if i < 0 || args[i].arg.Kind != backend.ArgVector || !args[i].arg.Output {
+				return fail(fmt.Errorf("verification: expected contents given for %q, which is not an output vector argument", n))
+			}
+			da := &args[i]
+			da.expected = make([]byte, da.bytes)
+			if err := content(da.expected, da.typ, v.Expected[n], 0, da.arg.Count, n+" (expected)"); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if err := d.check("cuCtxSynchronize", d.cuCtxSynchronize()); err != nil {
+		return fail(err)
+	}
+	w.args = args
+	w.prob = p
+	w.idleW = 0
+	if w.hasEnergy {
+		if p, err := w.idlePower(); err == nil {
+			w.idleW = p
+		} else {
+			fmt.Fprintf(os.Stderr, "gtune cuda worker: idle power: %v\n", err)
+		}
+	}
+	return nil
+}
+
+func argIndex(args []devArg, name string) int {
+	for i, a := range args {
+		if a.arg.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (w *worker) upload(dst uint64, src []byte) error {
+	if len(src) == 0 {
+		return nil
+	}
+	err := w.d.check("cuMemcpyHtoD_v2", w.d.cuMemcpyHtoD(dst, unsafe.Pointer(&src[0]), uint64(len(src))))
+	runtime.KeepAlive(src)
+	return err
+}
+
+func (w *worker) download(dst []byte, src uint64) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	err := w.d.check("cuMemcpyDtoH_v2", w.d.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), src, uint64(len(dst))))
+	runtime.KeepAlive(dst)
+	return err
+}
+
+// failure turns a CUDA error into a Result: a sticky error (or any error
+// while waiting for a kernel) is runtime_failed and fatal for the worker;
+// other errors are launch_failed.
+func failure(res *backend.Result, what string, err error, running bool) (*backend.Result, bool) {
+	sticky := isSticky(err)
+	res.Status = backend.StatusLaunchFailed
+	if sticky || running {
+		res.Status = backend.StatusRuntimeFailed
+	}
+	res.Reason = what + ": " + err.Error()
+	return res, sticky
+}
+
+// run measures one configuration. The bool is true when the context is
+// dead and the worker must exit.
+func (w *worker) run(j *backend.Job, b *backend.Binary) (*backend.Result, bool) {
+	d := w.d
+	res := &backend.Result{Status: backend.StatusValid}
+	format, lowered, payload, err := decodeImage(b.Image)
+	if err != nil {
+		res.Status, res.Reason = backend.StatusLaunchFailed, err.Error()
+		return res, false
+	}
+	if len(payload) == 0 {
+		res.Status, res.Reason = backend.StatusLaunchFailed, "binary image is empty"
+		return res, false
+	}
+	if format == formatPTX && payload[len(payload)-1] != 0 {
+		payload = append(payload, 0)
+	}
+	var mod uintptr
+	if err := d.check("cuModuleLoadData", d.cuModuleLoadData(&mod, unsafe.Pointer(&payload[0]))); err != nil {
+		return failure(res, "loading the module", err, false)
+	}
+	runtime.KeepAlive(payload)
+	defer func() {
+		if mod != 0 {
+			d.cuModuleUnload(mod)
+		}
+	}()
+	var fn uintptr
+	if err := d.check("cuModuleGetFunction", d.cuModuleGetFunction(&fn, mod, lowered)); err != nil {
+		return failure(res, "finding kernel "+lowered, err, false)
+	}
+	fa := func(a int32) int {
+		var v int32
+		d.cuFuncGetAttribute(&v, a, fn)
+		return int(v)
+	}
+	res.Registers = fa(funcAttrNumRegs)
+	res.SharedStaticBytes = fa(funcAttrSharedSizeBytes)
+	res.LocalBytes = fa(funcAttrLocalSizeBytes)
+	res.MaxThreadsPerBlock = fa(funcAttrMaxThreadsPerBlock)
+
+	threads := j.Block[0] * j.Block[1] * j.Block[2]
+	if res.MaxThreadsPerBlock > 0 && threads > res.MaxThreadsPerBlock {
+		res.Status = backend.StatusLaunchFailed
+		res.Reason = fmt.Sprintf("thread block of %d threads (%dx%dx%d) exceeds the compiled kernel's limit of %d threads per block (%d registers per thread)",
+			threads, j.Block[0], j.Block[1], j.Block[2], res.MaxThreadsPerBlock, res.Registers)
+		return res, false
+	}
+	if j.DynamicSharedBytes > 48<<10 {
+		if err := d.check("cuFuncSetAttribute", d.cuFuncSetAttribute(fn, funcAttrMaxDynamicSharedSize, int32(j.DynamicSharedBytes))); err != nil {
+			return failure(res, fmt.Sprintf("allowing %d bytes of dynamic shared memory (device opt-in limit %d bytes per block)", j.DynamicSharedBytes, w.attr(attrMaxSharedPerBlockOptin)), err, false)
+		}
+	}
+	// Constant arguments live in the module: copy them at every load.
+	for _, a := range w.args {
+		if !a.arg.Constant {
+			continue
+		}
+		var ptr, size uint64
+		if err := d.check("cuModuleGetGlobal_v2", d.cuModuleGetGlobal(&ptr, &size, mod, a.arg.Name)); err != nil {
+			return failure(res, fmt.Sprintf("constant argument %q has no __constant__ symbol of that name", a.arg.Name), err, false)
+		}
+		if int64(size) < a.bytes {
+			res.Status = backend.StatusLaunchFailed
+			res.Reason = fmt.Sprintf("constant argument %q: __constant__ symbol holds %d bytes, argument has %d", a.arg.Name, size, a.bytes)
+			return res, false
+		}
+		if err := w.upload(ptr, a.init); err != nil {
+			return failure(res, fmt.Sprintf("constant argument %q", a.arg.Name), err, false)
+		}
+	}
+
+	// Kernel parameters: one pointer per argument to its value (a device
+	// pointer or a packed scalar), in pinned Go memory.
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	var params []unsafe.Pointer
+	for _, a := range w.args {
+		if a.arg.Constant {
+			continue
+		}
+		var words []uint64
+		if a.arg.Kind == backend.ArgScalar {
+			words = make([]uint64, (len(a.scalar)+7)/8)
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8), a.scalar)
+		} else {
+			words = []uint64{a.ptr}
+		}
+		pin.Pin(&words[0])
+		params = append(params, unsafe.Pointer(&words[0]))
+	}
+	var pp unsafe.Pointer
+	if len(params) > 0 {
+		pin.Pin(&params[0])
+		pp = unsafe.Pointer(&params[0])
+	}
+	launch := func() error {
+		return d.check("cuLaunchKernel", d.cuLaunchKernel(fn,
+			uint32(j.Grid[0]), uint32(j.Grid[1]), uint32(j.Grid[2]),
+			uint32(j.Block[0]), uint32(j.Block[1]), uint32(j.Block[2]),
+			uint32(j.DynamicSharedBytes), 0, pp, nil))
+	}
+	sync := func() error { return d.check("cuCtxSynchronize", d.cuCtxSynchronize()) }
+
+	// Verification launch (also the one whose outputs a reference run saves).
+	if (j.Verify && w.prob.Verification != nil) || j.SaveReference {
+		for _, a := range w.args {
+			if a.arg.Output && !a.arg.Constant {
+				if err := w.upload(a.ptr, a.init); err != nil {
+					return failure(res, "resetting output "+a.arg.Name, err, false)
+				}
+			}
+		}
+		if err := launch(); err != nil {
+			return failure(res, "launching", err, false)
+		}
+		if err := sync(); err != nil {
+			return failure(res, "running the verification launch", err, true)
+		}
+		if r, fatal, done := w.verify(j, res); done {
+			return r, fatal
+		}
+	}
+
+	// Timing: one warm-up launch, then Iterations launches between events.
+	if err := launch(); err != nil {
+		return failure(res, "launching", err, false)
+	}
+	if err := sync(); err != nil {
+		return failure(res, "running the warm-up launch", err, true)
+	}
+	if j.Iterations > 0 {
+		evs := make([]uintptr, 2*j.Iterations)
+		defer func() {
+			for _, e := range evs {
+				if e != 0 {
+					d.cuEventDestroy(e)
+				}
+			}
+		}()
+		for i := range evs {
+			if err := d.check("cuEventCreate", d.cuEventCreate(&evs[i], 0)); err != nil {
+				return failure(res, "creating events", err, false)
+			}
+		}
+		for i := 0; i < j.Iterations; i++ {
+			if err := d.check("cuEventRecord", d.cuEventRecord(evs[2*i], 0)); err != nil {
+				return failure(res, "recording an event", err, false)
+			}
+			if err := launch(); err != nil {
+				return failure(res, "launching", err, false)
+			}
+			if err := d.check("cuEventRecord", d.cuEventRecord(evs[2*i+1], 0)); err != nil {
+				return failure(res, "recording an event", err, false)
+			}
+		}
+		if err := d.check("cuEventSynchronize", d.cuEventSynchronize(evs[len(evs)-1])); err != nil {
+			return failure(res, "running the timed launches", err, true)
+		}
+		res.TimesMs = make([]float64, j.Iterations)
+		for i := range res.TimesMs {
+			var ms float32
+			if err := d.check("cuEventElapsedTime", d.cuEventElapsedTime(&ms, evs[2*i], evs[2*i+1])); err != nil {
+				return failure(res, "reading event times", err, true)
+			}
+			res.TimesMs[i] = float64(ms)
+		}
+	}
+
+	if j.Energy {
+		if !w.hasEnergy {
+			res.Reason = "energy: this GPU or driver has no NVML energy counter"
+		} else {
+			est := median(res.TimesMs)
+			if est <= 0 {
+				ms, err := w.timeOnce(launch)
+				if err != nil {
+					return failure(res, "timing one launch", err, true)
+				}
+				est = ms
+			}
+			e, cuErr, eErr := w.energyWindow(j, launch, est)
+			if cuErr != nil {
+				return failure(res, "running the energy window", cuErr, true)
+			}
+			if eErr != nil {
+				res.Reason = "energy: " + eErr.Error()
+			}
+			res.Energy = e
+		}
+	}
+	return res, false
+}
+
+// verify compares the outputs after the verification launch and saves
+// them when the job asks. done is true when the result is final.
+func (w *worker) verify(j *backend.Job, res *backend.Result) (r *backend.Result, fatal, done bool) {
+	v := w.prob.Verification
+	var failures []string
+	for _, a := range w.args {
+		if !a.arg.Output || a.arg.Constant {
+			continue
+		}
+		got := make([]byte, a.bytes)
+		if err := w.download(got, a.ptr); err != nil {
+			r, fatal := failure(res, "reading output "+a.arg.Name, err, true)
+			return r, fatal, true
+		}
+		if j.SaveReference {
+			if v == nil || v.ReferenceDir == "" {
+				res.Status, res.Reason = backend.StatusVerificationFailed, "save_reference: the problem has no verification reference_dir"
+				return res, false, true
+			}
+			if err := writeReference(v.ReferenceDir, a.arg.Name, got); err != nil {
+				res.Status, res.Reason = backend.StatusVerificationFailed, "save_reference: "+err.Error()
+				return res, false, true
+			}
+		}
+		if !j.Verify || v == nil {
+			continue
+		}
+		want := a.expected
+		if want == nil {
+			if v.ReferenceDir == "" {
+				failures = append(failures, fmt.Sprintf("output %s: no expected contents and no reference_dir", a.arg.Name))
+				continue
+			}
+			path := filepath.Join(v.ReferenceDir, a.arg.Name+".bin")
+			b, err := os.ReadFile(path)
+			if err != nil {
+				if j.SaveReference {
+					continue
+				}
+				failures = append(failures, fmt.Sprintf("output %s: no expected contents (%v)", a.arg.Name, err))
+				continue
+			}
+			want = b
+		}
+		c, err := compare(v.Method, v.Threshold, a.typ, got, want)
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("output %s: %v", a.arg.Name, err))
+			continue
+		}
+		if c.Error > res.MaxError || math.IsNaN(c.Error) {
+			res.MaxError = c.Error
+		}
+		if c.NaNIndex >= 0 {
+			res.MaxError = math.Inf(1)
+			failures = append(failures, fmt.Sprintf("output %s: NaN at %s", a.arg.Name, where(c.NaNIndex, a.typ)))
+		} else if !c.OK {
+			failures = append(failures, fmt.Sprintf("output %s: %s error %g exceeds threshold %g (largest at %s: got %g, want %g)",
+				a.arg.Name, methodName(v.Method), c.Error, v.Threshold, where(c.Worst, a.typ), c.Got, c.Want))
+		}
+	}
+	if len(failures) > 0 {
+		res.Status = backend.StatusVerificationFailed
+		res.Reason = strings.Join(failures, "; ")
+		return res, false, true
+	}
+	return res, false, false
+}
+
+func methodName(m string) string {
+	if m == "" {
+		return MethodSideBySide
+	}
+	return m
+}
+
+// where names a component index as an element (and lane, for vector types).
+func where(comp int64, t elemType) string {
+	if t.Lanes == 1 {
+		return fmt.Sprintf("element %d", comp)
+	}
+	return fmt.Sprintf("element %d lane %d", comp/int64(t.Lanes), comp%int64(t.Lanes))
+}
+
+// writeReference stores an output as dir/<name>.bin, replacing any older
+// file atomically.
+func writeReference(dir, name string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, name+".bin.tmp*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, name+".bin"))
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// timeOnce times a single launch with events, ms: the batch size of the
+// energy window needs an estimate when the job asked for no timed launches.
+func (w *worker) timeOnce(launch func() error) (float64, error) {
+	d := w.d
+	var ev [2]uintptr
+	for i := range ev {
+		if err := d.check("cuEventCreate", d.cuEventCreate(&ev[i], 0)); err != nil {
+			return 0, err
+		}
+		defer d.cuEventDestroy(ev[i])
+	}
+	if err := d.check("cuEventRecord", d.cuEventRecord(ev[0], 0)); err != nil {
+		return 0, err
+	}
+	if err := launch(); err != nil {
+		return 0, err
+	}
+	if err := d.check("cuEventRecord", d.cuEventRecord(ev[1], 0)); err != nil {
+		return 0, err
+	}
+	if err := d.check("cuEventSynchronize", d.cuEventSynchronize(ev[1])); err != nil {
+		return 0, err
+	}
+	var ms float32
+	if err := d.check("cuEventElapsedTime", d.cuEventElapsedTime(&ms, ev[0], ev[1])); err != nil {
+		return 0, err
+	}
+	return math.Max(float64(ms), 0.001), nil
+}

@@ -1,0 +1,214 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/occupancy"
+)
+
+// Latency hiding: the fraction of peak throughput a kernel reaches grows
+// linearly with theoretical occupancy until it saturates. Memory needs
+// more warps in flight than arithmetic (Little's law: bandwidth × latency
+// bytes must be outstanding), so it saturates later. Provisional values.
+const (
+	computeSaturationOccupancy = 0.25 // one warp per scheduler issuing with ILP
+	memorySaturationOccupancy  = 0.5
+)
+
+// PowerModel holds the coefficients of the board power model (see
+// Prediction). Fractions are of the dynamic range TDPW − IdlePowerW.
+//
+// Calibration, provisional: ClockedIdle, Memory and Compute are fitted to
+// measurements on an H100 80GB HBM3 (SXM5) at 1980 MHz: 127 W with a
+// CUDA context and no work, 393 W for a device-to-device copy at 2985 GB/s,
+// 698 W (at the 700 W limit, clock 1965 MHz) for FP32 SGEMM at 50 TFLOP/s
+// = 75 % of peak. The voltage curve (knee at 71 % of the highest clock,
+// 73 % of the top voltage below it, rising as x^1.5 above it) is fitted to
+// ../shared/datasets/kernel_tuner_energy/synthetic_fp32_cache_NVIDIA_A100-PCIE-40GB.json
+// (power from 42 W at 210 MHz to 153 W at 1410 MHz, within 1 W).
+type PowerModel struct {
+	ClockedIdle    float64 // clock tree and uncore at the highest clock, no work (H100: 0.09)
+	Compute        float64 // SMs issuing FP32 at peak rate at the highest clock (1.2)
+	Memory         float64 // DRAM traffic at full bandwidth (0.48)
+	KneeFraction   float64 // SM clock (of the highest) below which voltage is flat (0.71)
+	MinVoltage     float64 // voltage below the knee, fraction of the top voltage (0.73)
+	VoltageExpo    float64 // shape of the voltage rise above the knee (1.5)
+	AmbientC       float64 // temperature at 0 W, °C (28)
+	TempRiseAtTDPC float64 // steady-state temperature rise at TDP, °C (37; H100: 35 °C at 127 W, 45 °C at 393 W, 65 °C at 698 W)
+}
+
+// DefaultPowerModel returns the provisional calibration described at
+// PowerModel.
+func DefaultPowerModel() PowerModel {
+	return PowerModel{
+		ClockedIdle: 0.09, Compute: 1.2, Memory: 0.48,
+		KneeFraction: 0.71, MinVoltage: 0.73, VoltageExpo: 1.5,
+		AmbientC: 28, TempRiseAtTDPC: 37,
+	}
+}
+
+// VoltageFraction is V(f)/V(fmax): flat at MinVoltage up to the knee,
+// then MinVoltage + (1−MinVoltage)·x^VoltageExpo with x the position of f
+// between the knee and fmax.
+func (m PowerModel) VoltageFraction(f, fmax float64) float64 {
+	knee := m.KneeFraction * fmax
+	if f <= knee || fmax <= knee {
+		return m.MinVoltage
+	}
+	x := math.Min(1, (f-knee)/(fmax-knee))
+	return m.MinVoltage + (1-m.MinVoltage)*math.Pow(x, m.VoltageExpo)
+}
+
+// clockScale is s(f) = (f/fmax)·(V(f)/V(fmax))², the CMOS dynamic power
+// factor P ∝ C·V²·f (autotuning-energy-efficiency-power-capping.md,
+// eq. 2.3) relative to the highest clock.
+func (m PowerModel) clockScale(f, fmax float64) float64 {
+	v := m.VoltageFraction(f, fmax)
+	return f / fmax * v * v
+}
+
+// Prediction is the model's answer for one configuration.
+//
+// Time per launch (ms):
+//
+//	occ      = theoretical occupancy (package occupancy)
+//	h_c      = min(1, occ/0.25), h_m = min(1, occ/0.5)        latency hiding
+//	R_c      = PeakFP32 · f/fmax · Efficiency · h_c           FLOP/s
+//	R_m      = Bandwidth · Efficiency · h_m                   B/s
+//	W        = SMs · active blocks per SM                     blocks per wave
+//	waves    = ⌈blocks / W⌉
+//	t_wave   = max(Flops·W/blocks / R_c, Bytes·W/blocks / R_m)
+//	t        = waves · t_wave + launch overhead
+//
+// so a grid that fills whole waves runs at the roofline max(F/R_c, B/R_m)
+// and one extra block costs a whole wave.
+//
+// Board power (W), with D = TDP − IdlePowerW and utilisations over the
+// launch u_c = Flops / (t · PeakFP32 · f/fmax), u_m = Bytes / (t · Bandwidth):
+//
+//	P(f) = IdlePowerW + D·s(f)·(ClockedIdle + Compute·u_c) + D·Memory·u_m
+//
+// If P exceeds the power limit the SM clock steps down through the
+// supported clocks until it does not (as the driver's power capping does),
+// and time is recomputed at that clock.
+type Prediction struct {
+	Occupancy   occupancy.Result
+	Blocks      int // thread blocks in the grid
+	Waves       int
+	ComputeMs   float64 // Flops / R_c over the whole grid, before quantisation
+	MemoryMs    float64 // Bytes / R_m over the whole grid, before quantisation
+	KernelMs    float64 // waves · t_wave
+	LaunchMs    float64 // KernelMs + launch overhead: one timed launch
+	SMClockMHz  int     // clock the kernel ran at (after power capping)
+	PowerCapped bool    // the power limit lowered the clock
+	ComputeUtil float64 // u_c
+	MemoryUtil  float64 // u_m
+	PowerW      float64 // mean board power while launching back to back
+	TempC       float64 // steady-state temperature at PowerW
+}
+
+// launchError is a configuration the GPU refuses to launch.
+type launchError struct{ reason string }
+
+func (e *launchError) Error() string { return e.reason }
+
+// predict evaluates the model for work w launched with the job's geometry
+// at the simulator's clock and power limit. A launch failure is a
+// *launchError.
+func (s *Sim) predict(w *backend.Work, j *backend.Job) (Prediction, error) {
+	d := s.dev
+	var p Prediction
+	threads := 1
+	for i := range 3 {
+		if j.Block[i] <= 0 || j.Grid[i] <= 0 {
+			return p, &launchError{fmt.Sprintf("invalid argument: grid %v and block %v must be positive in every dimension", j.Grid, j.Block)}
+		}
+		threads *= j.Block[i]
+	}
+	if threads > d.MaxThreadsPerBlock {
+		return p, &launchError{fmt.Sprintf("too many threads per block: %d threads (block %v), %s allows %d", threads, j.Block, d.Name, d.MaxThreadsPerBlock)}
+	}
+	for i := range 3 {
+		if j.Block[i] > d.MaxBlockDims[i] || j.Grid[i] > d.MaxGridDims[i] {
+			return p, &launchError{fmt.Sprintf("invalid argument: grid %v / block %v exceed the limits %v / %v", j.Grid, j.Block, d.MaxGridDims, d.MaxBlockDims)}
+		}
+	}
+	if j.DynamicSharedBytes < 0 {
+		return p, &launchError{fmt.Sprintf("invalid argument: dynamic shared memory %d bytes", j.DynamicSharedBytes)}
+	}
+	smem := w.SharedMemory + j.DynamicSharedBytes
+	occ, err := occupancy.Compute(d, occupancy.Input{BlockSize: threads, RegistersPerThread: w.Registers, SharedMemoryPerBlock: smem})
+	switch {
+	case errors.Is(err, occupancy.ErrSharedMemory):
+		return p, &launchError{fmt.Sprintf("too many resources requested for launch: %d bytes of shared memory per block (%d static + %d dynamic), opt-in maximum %d",
+			smem, w.SharedMemory, j.DynamicSharedBytes, d.SharedMemoryPerBlockOptin)}
+	case err != nil:
+		return p, &launchError{"invalid argument: " + err.Error()}
+	case occ.ActiveBlocksPerSM == 0:
+		return p, &launchError{fmt.Sprintf("too many resources requested for launch: %d threads × %d registers per thread exceed %d registers per block",
+			threads, w.Registers, d.MaxRegistersPerBlock)}
+	}
+	p.Occupancy = occ
+	p.Blocks = j.Grid[0] * j.Grid[1] * j.Grid[2]
+	perWave := d.SMs * occ.ActiveBlocksPerSM
+	p.Waves = (p.Blocks + perWave - 1) / perWave
+
+	fmax := float64(d.MaxCoreClockMHz())
+	dyn := d.TDPW - d.IdlePowerW
+	eval := func(f int) {
+		ff := float64(f)
+		eff := w.Efficiency
+		if eff == 0 {
+			eff = 1
+		}
+		rc := d.PeakFP32GFLOPS * 1e9 * ff / fmax * eff * math.Min(1, occ.Occupancy/computeSaturationOccupancy)
+		rm := d.MemoryBandwidthGBs * 1e9 * eff * math.Min(1, occ.Occupancy/memorySaturationOccupancy)
+		p.ComputeMs = w.Flops / rc * 1e3
+		p.MemoryMs = w.Bytes / rm * 1e3
+		frac := float64(perWave) / float64(p.Blocks)
+		p.KernelMs = float64(p.Waves) * math.Max(p.ComputeMs*frac, p.MemoryMs*frac)
+		p.LaunchMs = p.KernelMs + s.overheadMs
+		t := p.LaunchMs / 1e3
+		p.ComputeUtil = w.Flops / (t * d.PeakFP32GFLOPS * 1e9 * ff / fmax)
+		p.MemoryUtil = w.Bytes / (t * d.MemoryBandwidthGBs * 1e9)
+		m := s.power
+		p.PowerW = d.IdlePowerW + dyn*m.clockScale(ff, fmax)*(m.ClockedIdle+m.Compute*p.ComputeUtil) + dyn*m.Memory*p.MemoryUtil
+		p.SMClockMHz = f
+	}
+	eval(s.clockMHz)
+	if p.PowerW > s.powerLimitW {
+		for _, f := range d.CoreClocksMHz {
+			if f >= s.clockMHz {
+				continue
+			}
+			eval(f)
+			p.PowerCapped = true
+			if p.PowerW <= s.powerLimitW {
+				break
+			}
+		}
+	}
+	p.TempC = s.power.AmbientC + s.power.TempRiseAtTDPC*p.PowerW/d.TDPW
+	return p, nil
+}
+
+// maxThreadsPerBlock is the largest block a kernel with regs registers per
+// thread can launch with (cuFuncGetAttribute MAX_THREADS_PER_BLOCK).
+func maxThreadsPerBlock(d *device.Description, regs int) int {
+	if regs <= 0 {
+		return d.MaxThreadsPerBlock
+	}
+	regsPerWarp := (regs*d.WarpSize + d.RegisterAllocUnit - 1) / d.RegisterAllocUnit * d.RegisterAllocUnit
+	for t := d.MaxThreadsPerBlock; t > 0; t -= d.WarpSize {
+		warps := (t + d.WarpSize - 1) / d.WarpSize
+		g := d.WarpAllocGranularity
+		if regsPerWarp*((warps+g-1)/g*g) <= d.MaxRegistersPerBlock {
+			return t
+		}
+	}
+	return 0
+}

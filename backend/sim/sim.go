@@ -1,0 +1,388 @@
+// Package sim is a simulated GPU: a backend.Backend whose timings and
+// energy come from an occupancy-aware roofline model (Prediction) of a
+// device.Description, driven by the per-configuration backend.Work that
+// the tuner evaluates from a spec's Gtune.Simulation section. It lets the
+// whole tuner run in CI, for GPUs one does not have, and for clock and
+// power-limit studies where real settings may not be changed.
+//
+// Everything is deterministic: the noise of a configuration derives from
+// (Options.Seed, Job.Key, repetition), never from call order. No time
+// passes: Run returns at once and reports simulated durations.
+//
+// The calibration (PowerModel, latency-hiding constants, launch overhead)
+// is provisional: fitted to a few H100 and A100 measurements, not to a
+// systematic study.
+package sim
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/device"
+)
+
+// Options configure a simulated GPU. Zero values select the defaults.
+type Options struct {
+	Seed  int64   // seeds the noise together with Job.Key
+	Noise float64 // relative standard deviation of timing noise; 0: 0.01; < 0: none
+	// LaunchOverheadUs is the host-side cost of one launch, µs; 0: 3 µs
+	// (typical cudaLaunchKernel + event timing on a recent driver).
+	LaunchOverheadUs float64
+	// CoreClockMHz is the SM clock; 0: the highest supported. Other values
+	// are taken down to the nearest supported clock (the lowest if below it).
+	CoreClockMHz int
+	// PowerLimitW is the enforced power limit; 0: the default. Values are
+	// clamped into [PowerLimitMinW, PowerLimitMaxW].
+	PowerLimitW float64
+	// Power overrides the power model; zero: DefaultPowerModel().
+	Power PowerModel
+}
+
+// Format identifies a simulated binary image.
+const Format = "gtune-sim/1"
+
+// compileMs is the simulated compile time of one configuration (NVRTC
+// compiles of tuning kernels take a few hundred ms).
+const compileMs = 250
+
+// Sim is a simulated GPU. Compile is safe for concurrent use; Run is
+// serialised.
+type Sim struct {
+	dev         *device.Description
+	seed        int64
+	noise       float64
+	overheadMs  float64
+	clockMHz    int
+	powerLimitW float64
+	power       PowerModel
+
+	mu      sync.Mutex
+	problem *backend.Problem
+	closed  bool
+}
+
+// New returns a simulated d with opts (see Options for defaults). d is
+// copied; it must be a valid description (device.Lookup's are).
+func New(d *device.Description, opts Options) *Sim {
+	dc := *d
+	s := &Sim{dev: &dc, seed: opts.Seed, noise: opts.Noise, overheadMs: opts.LaunchOverheadUs / 1e3, power: opts.Power}
+	if s.noise == 0 {
+		s.noise = 0.01
+	} else if s.noise < 0 {
+		s.noise = 0
+	}
+	if opts.LaunchOverheadUs == 0 {
+		s.overheadMs = 0.003
+	}
+	s.clockMHz = snapClock(d, opts.CoreClockMHz)
+	s.powerLimitW = opts.PowerLimitW
+	if s.powerLimitW == 0 {
+		s.powerLimitW = d.PowerLimitDefaultW
+	}
+	s.powerLimitW = math.Min(math.Max(s.powerLimitW, d.PowerLimitMinW), d.PowerLimitMaxW)
+	if s.power == (PowerModel{}) {
+		s.power = DefaultPowerModel()
+	}
+	return s
+}
+
+func snapClock(d *device.Description, want int) int {
+	clocks := d.CoreClocksMHz
+	if want <= 0 {
+		return d.MaxCoreClockMHz()
+	}
+	for _, c := range clocks { // descending
+		if c <= want {
+			return c
+		}
+	}
+	return clocks[len(clocks)-1]
+}
+
+// Description returns a copy of the simulated device's description.
+func (s *Sim) Description() device.Description { return *s.dev }
+
+// Device describes the simulated GPU.
+func (s *Sim) Device() backend.DeviceInfo {
+	d := s.dev
+	return backend.DeviceInfo{
+		Backend: "sim", Index: 0, Name: "Simulated " + d.Name, UUID: "SIM-" + d.ID, Driver: Format,
+		ComputeMajor: d.ComputeMajor, ComputeMinor: d.ComputeMinor, SMs: d.SMs, MemoryBytes: d.MemoryBytes,
+		MaxThreadsPerBlock: d.MaxThreadsPerBlock, SMClockMHz: s.clockMHz, MaxSMClockMHz: d.MaxCoreClockMHz(),
+		MemClockMHz: d.MemoryClockMHz, PowerLimitW: s.powerLimitW, MinPowerLimitW: d.PowerLimitMinW,
+		MaxPowerLimitW: d.PowerLimitMaxW, HasEnergyCounter: true,
+	}
+}
+
+var errClosed = errors.New("sim: backend is closed")
+
+// typeBytes are the sizes of T1 argument types, bytes.
+var typeBytes = map[string]int64{
+	"bool": 1, "char": 1, "uchar": 1, "int8": 1, "uint8": 1,
+	"half": 2, "bfloat16": 2, "short": 2, "ushort": 2, "int16": 2, "uint16": 2,
+	"float": 4, "int": 4, "uint": 4, "int32": 4, "uint32": 4, "half2": 4,
+	"double": 8, "long": 8, "ulong": 8, "int64": 8, "uint64": 8, "float2": 8, "int2": 8, "uint2": 8,
+	"float3": 12, "int3": 12, "float4": 16, "int4": 16, "uint4": 16, "double2": 16, "double3": 24, "double4": 32,
+}
+
+// Prepare checks the problem's arguments and that the vectors fit in
+// device memory, and keeps p for verification thresholds. Errors: an
+// unknown argument type, a negative count, or more bytes than MemoryBytes.
+func (s *Sim) Prepare(ctx context.Context, p *backend.Problem) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if p == nil {
+		return errors.New("sim: Prepare: nil problem")
+	}
+	var total int64
+	for _, a := range p.Args {
+		if a.Kind != backend.ArgVector {
+			continue
+		}
+		size, ok := typeBytes[a.Type]
+		if !ok {
+			return fmt.Errorf("sim: Prepare: argument %q has unknown type %q", a.Name, a.Type)
+		}
+		if a.Count < 0 {
+			return fmt.Errorf("sim: Prepare: argument %q has negative count %d", a.Name, a.Count)
+		}
+		total += size * a.Count
+	}
+	if total > s.dev.MemoryBytes {
+		return fmt.Errorf("sim: Prepare: out of device memory: arguments need %d bytes, %s has %d", total, s.dev.Name, s.dev.MemoryBytes)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	s.problem = p
+	return nil
+}
+
+// image is what a simulated binary holds.
+type image struct {
+	Format             string       `json:"format"`
+	Device             string       `json:"device"`
+	Key                string       `json:"key"`
+	Work               backend.Work `json:"work"`
+	MaxThreadsPerBlock int          `json:"max_threads_per_block"`
+}
+
+// Compile "compiles" one configuration: it checks j.Work and encodes it in
+// the Binary's Image. Errors: a nil Job.Work (the spec has no
+// Gtune.Simulation section) is a plain error; Work.CompileFails, static
+// shared memory above the 48 KiB static limit, registers above the
+// per-thread maximum or a Work value out of range are *backend.CompileError
+// with a compiler-style log.
+func (s *Sim) Compile(ctx context.Context, j *backend.Job) (*backend.Binary, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if j == nil || j.Work == nil {
+		return nil, errors.New("sim: Compile: the job has no simulated work (the spec needs a Gtune.Simulation section)")
+	}
+	s.mu.Lock()
+	closed, p := s.closed, s.problem
+	s.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
+	kernel, file := "kernel", "kernel.cu"
+	if p != nil {
+		kernel, file = p.KernelName, p.SourceName
+	}
+	w, d := *j.Work, s.dev
+	fail := func(format string, a ...any) (*backend.Binary, error) {
+		return nil, &backend.CompileError{Log: fmt.Sprintf("%s: ", file) + fmt.Sprintf(format, a...) + fmt.Sprintf("\n(simulated compile of configuration %q on %s)\n", j.Key, d.Name)}
+	}
+	switch {
+	case w.CompileFails:
+		return fail("error: configuration rejected: Gtune.Simulation.CompileFails is true")
+	case w.Flops < 0 || w.Bytes < 0 || math.IsNaN(w.Flops) || math.IsNaN(w.Bytes) || math.IsInf(w.Flops, 0) || math.IsInf(w.Bytes, 0):
+		return fail("error: Gtune.Simulation Flops %g and Bytes %g must be finite and >= 0", w.Flops, w.Bytes)
+	case w.Efficiency < 0 || w.Efficiency > 1 || math.IsNaN(w.Efficiency):
+		return fail("error: Gtune.Simulation.Efficiency %g must lie in (0, 1] (0 means 1)", w.Efficiency)
+	case w.Registers < 0 || w.SharedMemory < 0:
+		return fail("error: Gtune.Simulation Registers %d and SharedMemory %d must be >= 0", w.Registers, w.SharedMemory)
+	case w.Registers > d.MaxRegistersPerThread:
+		return fail("ptxas error   : Entry function '%s' uses %d registers, more than the maximum %d per thread", kernel, w.Registers, d.MaxRegistersPerThread)
+	case w.SharedMemory > d.SharedMemoryPerBlock:
+		return fail("ptxas error   : Entry function '%s' uses too much shared data (0x%x bytes, 0x%x max)", kernel, w.SharedMemory, d.SharedMemoryPerBlock)
+	}
+	img, err := json.Marshal(image{Format: Format, Device: d.ID, Key: j.Key, Work: w, MaxThreadsPerBlock: maxThreadsPerBlock(d, w.Registers)})
+	if err != nil {
+		return nil, fmt.Errorf("sim: Compile: %w", err)
+	}
+	ms := compileMs * (1 + 0.05*s.normal(j.Key, "compile", 0))
+	return &backend.Binary{
+		Image:     img,
+		Log:       fmt.Sprintf("ptxas info    : Used %d registers, %d bytes smem (simulated)\n", w.Registers, w.SharedMemory),
+		CompileMs: ms,
+	}, nil
+}
+
+// Predict evaluates the model for a compiled binary and job without noise
+// (see Prediction for the equations). A configuration that cannot launch
+// returns an error whose text is the launch failure reason.
+func (s *Sim) Predict(j *backend.Job, b *backend.Binary) (Prediction, error) {
+	img, err := s.decode(b)
+	if err != nil {
+		return Prediction{}, err
+	}
+	return s.predict(&img.Work, j)
+}
+
+func (s *Sim) decode(b *backend.Binary) (image, error) {
+	var img image
+	if b == nil {
+		return img, errors.New("sim: nil binary")
+	}
+	if err := json.Unmarshal(b.Image, &img); err != nil || img.Format != Format {
+		return img, fmt.Errorf("sim: binary is not a %s image", Format)
+	}
+	if img.Device != s.dev.ID {
+		return img, fmt.Errorf("sim: binary was compiled for %s, this is %s", img.Device, s.dev.ID)
+	}
+	return img, nil
+}
+
+// Run measures a compiled configuration in simulation: launch checks,
+// then Iterations noisy launch times (Job.Iterations <= 0 means 7),
+// verification and the energy window. Failures of the configuration are
+// in the Result; errors mean a closed backend, a cancelled context, a
+// missing Prepare or a binary Compile did not make.
+func (s *Sim) Run(ctx context.Context, j *backend.Job, b *backend.Binary) (*backend.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	if s.problem == nil {
+		return nil, errors.New("sim: Run before Prepare")
+	}
+	img, err := s.decode(b)
+	if err != nil {
+		return nil, err
+	}
+	w := img.Work
+	res := &backend.Result{
+		Registers: w.Registers, SharedStaticBytes: w.SharedMemory, MaxThreadsPerBlock: img.MaxThreadsPerBlock,
+	}
+	p, err := s.predict(&w, j)
+	if err != nil {
+		var le *launchError
+		if errors.As(err, &le) {
+			res.Status, res.Reason = backend.StatusLaunchFailed, le.reason
+			return res, nil
+		}
+		return nil, err
+	}
+	iters := j.Iterations
+	if iters <= 0 {
+		iters = 7
+	}
+	launches := iters + 1
+	if j.Verify {
+		launches++
+	}
+	if total := time.Duration(float64(launches) * p.LaunchMs * float64(time.Millisecond)); j.Timeout > 0 && total > j.Timeout {
+		res.Status = backend.StatusTimeout
+		res.Reason = fmt.Sprintf("timeout: %d launches of %.3f ms take %v, more than %v", launches, p.LaunchMs, total, j.Timeout)
+		res.BenchmarkMs = float64(j.Timeout) / float64(time.Millisecond)
+		return res, nil
+	}
+	res.BenchmarkMs = float64(launches) * p.LaunchMs
+	if j.Verify {
+		threshold := 0.0
+		if s.problem.Verification != nil {
+			threshold = s.problem.Verification.Threshold
+		}
+		if w.Invalid {
+			u := math.Abs(s.normal(j.Key, "verify", 0))
+			res.MaxError = math.Max(threshold, 1e-3) * (2 + 4*u)
+			res.Status = backend.StatusVerificationFailed
+			res.Reason = fmt.Sprintf("verification failed: max error %g above threshold %g", res.MaxError, threshold)
+			return res, nil
+		}
+	}
+	res.TimesMs = make([]float64, iters)
+	for i := range res.TimesMs {
+		res.TimesMs[i] = p.LaunchMs * math.Max(0.5, 1+s.noise*s.normal(j.Key, "time", i))
+	}
+	if j.Energy {
+		res.Energy = s.energy(j, p)
+		res.BenchmarkMs += res.Energy.WindowS * 1e3
+	}
+	res.Status = backend.StatusValid
+	return res, nil
+}
+
+// NVML clock-event reasons (nvmlClocksEventReason*).
+const (
+	reasonApplicationsClocksSetting = 0x2
+	reasonSwPowerCap                = 0x4
+)
+
+// energy simulates the back-to-back energy window: launches =
+// ⌈window / launch time⌉, energy = noisy mean power × launches × time.
+func (s *Sim) energy(j *backend.Job, p Prediction) *backend.Energy {
+	window := j.EnergyWindow.Seconds()
+	if window <= 0 {
+		window = 1
+	}
+	tS := p.LaunchMs / 1e3
+	n := int(math.Ceil(window / tS))
+	power := math.Min(p.PowerW*(1+s.noise/2*s.normal(j.Key, "energy", 0)), s.powerLimitW)
+	e := &backend.Energy{
+		WindowS: float64(n) * tS, Launches: n, SMClockMHz: float64(p.SMClockMHz),
+		MemClockMHz: float64(s.dev.MemoryClockMHz), TemperatureC: p.TempC, Method: "sim-energy-counter",
+	}
+	e.EnergyJ = power * e.WindowS
+	e.EnergyPerLaunchJ = e.EnergyJ / float64(n)
+	e.MeanPowerW = e.EnergyJ / e.WindowS
+	if s.clockMHz < s.dev.MaxCoreClockMHz() {
+		e.ClockEventReasons |= reasonApplicationsClocksSetting
+	}
+	if p.PowerCapped {
+		e.ClockEventReasons |= reasonSwPowerCap
+	}
+	return e
+}
+
+// normal is a standard normal variate determined by (seed, key, stream,
+// repetition) alone.
+func (s *Sim) normal(key, stream string, rep int) float64 {
+	h := fnv.New64a()
+	var buf [8]byte
+	binary.LittleEndian.PutUint64(buf[:], uint64(s.seed))
+	h.Write(buf[:])
+	h.Write([]byte(key))
+	h.Write([]byte{0})
+	h.Write([]byte(stream))
+	r := rand.New(rand.NewPCG(h.Sum64(), uint64(rep)))
+	return r.NormFloat64()
+}
+
+// Close releases the simulated GPU; later calls fail.
+func (s *Sim) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return nil
+}
+
+var _ backend.Backend = (*Sim)(nil)

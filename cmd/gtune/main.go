@@ -1,0 +1,100 @@
+// Command gtune tunes CUDA kernels for time and energy, on a real GPU or on
+// the simulated one. It only wires the packages together.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/spec"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// Exit statuses: 0 success, 1 runtime failure, 2 bad input.
+const (
+	exitRuntime  = 1
+	exitBadInput = 2
+)
+
+// inputError marks errors caused by the user's input (exit status 2).
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+func (e inputError) Unwrap() error { return e.err }
+
+func badInput(format string, a ...any) error { return inputError{fmt.Errorf(format, a...)} }
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == cuda.WorkerArg {
+		cuda.WorkerMain()
+		return
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "gtune:", err)
+	return exitCode(err)
+}
+
+func exitCode(err error) int {
+	var ie inputError
+	var se *spec.Error
+	if errors.As(err, &ie) || errors.As(err, &se) {
+		return exitBadInput
+	}
+	return exitRuntime
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "gtune",
+		Short:         "Energy-aware auto-tuner for GPU kernels",
+		Long:          "gtune tunes a CUDA kernel's tunable parameters for time, energy, power, EDP or a user metric,\non the GPU in front of it or on a simulated GPU, and keeps every measurement in a SQLite database.",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return inputError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+	})
+	root.AddCommand(newTuneCmd(), newSpaceCmd(), newDevicesCmd())
+	for _, c := range root.Commands() {
+		c.Args = wrapArgs(c.Args)
+	}
+	return root
+}
+
+// wrapArgs makes argument-count errors input errors (exit 2).
+func wrapArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	if v == nil {
+		return nil
+	}
+	return func(cmd *cobra.Command, args []string) error {
+		if err := v(cmd, args); err != nil {
+			return inputError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+		}
+		return nil
+	}
+}

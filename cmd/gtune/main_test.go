@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gtune runs one command line in-process and returns exit status, stdout
+// and stderr.
+func gtune(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// writeSpec writes a copy of the test spec with one substitution applied
+// and returns its path; kernel.cu is copied beside it.
+func writeSpec(t *testing.T, old, new string) string {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../tuner/testdata/spec.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if old != "" {
+		if !strings.Contains(s, old) {
+			t.Fatalf("test spec has no %q", old)
+		}
+		s = strings.Replace(s, old, new, 1)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "spec.json"), []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k, err := os.ReadFile("../../tuner/testdata/kernel.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kernel.cu"), k, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "spec.json")
+}
+
+func TestTuneOnSimulatorJSON(t *testing.T) {
+	specPath := writeSpec(t, "", "")
+	db := filepath.Join(t.TempDir(), "r.db")
+	code, out, errs := gtune(t, "tune", specPath, "--backend", "sim", "--db", db, "--json", "--max-evals", "30", "--strategy", "random_sample", "--seed", "5")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Device    map[string]any                              `json:"device"`
+		Best      struct{ Params, Objectives map[string]any } `json:"best"`
+		Evaluated int                                         `json:"evaluated"`
+		Reused    int                                         `json:"reused"`
+		DB        string                                      `json:"db"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if doc.Evaluated != 30 || doc.Reused != 0 || doc.DB != db {
+		t.Fatalf("doc %+v", doc)
+	}
+	if doc.Device["backend"] != "sim" || doc.Best.Params["block_size_x"] == nil || doc.Best.Objectives["time"] == nil {
+		t.Fatalf("doc %+v", doc)
+	}
+	// Second run: everything reused.
+	code, out, _ = gtune(t, "tune", specPath, "--backend", "sim", "--db", db, "--json", "--max-evals", "30", "--strategy", "random_sample", "--seed", "5")
+	if code != 0 || !strings.Contains(out, `"reused": 30`) {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+}
+
+func TestTuneTable(t *testing.T) {
+	specPath := writeSpec(t, "", "")
+	code, out, errs := gtune(t, "tune", specPath, "--backend", "sim", "--db", filepath.Join(t.TempDir(), "r.db"), "--objective", "GB/s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"Simulated", "evaluated 112", "invalid 4", "best 5 by GB/s (maximize)", "block_size_x", "GB/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestSpaceCommand(t *testing.T) {
+	specPath := writeSpec(t, "", "")
+	code, out, _ := gtune(t, "space", specPath)
+	if code != 0 || !strings.Contains(out, "raw configurations:   128") || !strings.Contains(out, "valid configurations: 112") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = gtune(t, "space", specPath, "--list")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 113 || lines[0] != "block_size_x,work_per_thread" || lines[1] != "32,1" {
+		t.Fatalf("exit %d, %d lines, head %q", code, len(lines), lines[:2])
+	}
+	code, out, _ = gtune(t, "space", specPath, "--json")
+	var doc struct {
+		Raw   float64 `json:"raw"`
+		Valid int     `json:"valid"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || doc.Raw != 128 || doc.Valid != 112 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+}
+
+func TestSpaceOfSharedSpecs(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		valid string
+	}{
+		{"convolution_milo.T1.json", "4362"},
+		{"dedispersion_milo.T1.json", "11130"},
+	} {
+		code, out, errs := gtune(t, "space", filepath.Join("../../spec/testdata", c.file))
+		if code != 0 || !strings.Contains(out, "valid configurations: "+c.valid) {
+			t.Fatalf("%s: exit %d: %s %s", c.file, code, out, errs)
+		}
+	}
+}
+
+// Each bad input gets one clear message and exit status 2 (1 for a
+// missing CUDA driver).
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	notDir := filepath.Join(dir, "file")
+	os.WriteFile(notDir, []byte("x"), 0o644)
+	cases := []struct {
+		name string
+		args func() []string
+		code int
+		want []string
+	}{
+		{"missing spec", func() []string { return []string{"tune", filepath.Join(dir, "nope.json")} }, 2, []string{"nope.json"}},
+		{"malformed json", func() []string {
+			return []string{"tune", writeSpec(t, `"General": {`, `"General": {,`)}
+		}, 2, []string{"spec.json:2:15", "malformed JSON"}},
+		{"no values", func() []string {
+			return []string{"tune", writeSpec(t, `"Values": "[1, 2, 4, 8]"`, `"Values": "[]"`)}
+		}, 2, []string{"work_per_thread", "no values"}},
+		{"syntax error", func() []string {
+			return []string{"tune", writeSpec(t, `block_size_x*work_per_thread <= 4096`, `block_size_x*work_per_thread <== 4096`)}
+		}, 2, []string{"block_size_x*work_per_thread <== 4096", "column"}},
+		{"unknown parameter", func() []string {
+			return []string{"tune", writeSpec(t, `block_size_x*work_per_thread <= 4096`, `block_size_x*tile <= 4096`)}
+		}, 2, []string{"tile"}},
+		{"negative size", func() []string {
+			return []string{"tune", writeSpec(t, `"Size": "n", "Output": 1`, `"Size": "-n", "Output": 1`)}
+		}, 2, []string{"argument c", "-268435456"}},
+		{"missing kernel", func() []string {
+			return []string{"tune", writeSpec(t, `"KernelFile": "kernel.cu"`, `"KernelFile": "gone.cu"`)}
+		}, 2, []string{"gone.cu"}},
+		{"unwritable db", func() []string {
+			return []string{"tune", writeSpec(t, "", ""), "--backend", "sim", "--db", filepath.Join(notDir, "r.db")}
+		}, 2, []string{filepath.Join(notDir, "r.db")}},
+		{"unknown strategy", func() []string {
+			return []string{"tune", writeSpec(t, "", ""), "--strategy", "annealing"}
+		}, 2, []string{"annealing", "brute_force"}},
+		{"unknown objective", func() []string {
+			return []string{"tune", writeSpec(t, "", ""), "--objective", "speed"}
+		}, 2, []string{"speed", "GB/s"}},
+		{"unknown backend", func() []string {
+			return []string{"tune", writeSpec(t, "", ""), "--backend", "opencl"}
+		}, 2, []string{"opencl"}},
+		{"bad flag", func() []string { return []string{"tune", "--no-such-flag"} }, 2, []string{"no-such-flag"}},
+		{"no cuda driver", func() []string {
+			t.Setenv("GTUNE_LIBCUDA", filepath.Join(dir, "libcuda.so.1"))
+			return []string{"tune", writeSpec(t, "", ""), "--backend", "cuda", "--db", filepath.Join(dir, "c.db")}
+		}, 1, []string{"libcuda"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := gtune(t, c.args()...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d; stderr: %s; stdout: %s", code, c.code, errs, out)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr lacks %q: %s", w, errs)
+				}
+			}
+			if n := strings.Count(strings.TrimSpace(errs), "\ngtune:"); n > 0 {
+				t.Errorf("more than one error line: %s", errs)
+			}
+		})
+	}
+}

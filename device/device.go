@@ -1,0 +1,352 @@
+// Package device describes GPUs: their limits (threads, warps, registers,
+// shared memory per thread block and per SM), clocks, power limits and
+// peak throughputs. The descriptions come from an embedded database, one
+// JSON file per GPU under data/, each value traced to its source in the
+// file's "sources" map (CUDA C++ Programming Guide, "Technical
+// Specifications per Compute Capability"; vendor datasheets; the papers in
+// ../shared/papers; measurements).
+package device
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Description is what a GPU is. Sizes are in bytes, clocks in MHz, power in
+// W, throughputs in GFLOP/s and GB/s (10^9 bytes/s).
+type Description struct {
+	ID           string `json:"id"`   // database key, e.g. "h100_sxm"
+	Name         string `json:"name"` // product name as the driver reports it
+	Vendor       string `json:"vendor"`
+	Architecture string `json:"architecture"`
+	ComputeMajor int    `json:"compute_major"`
+	ComputeMinor int    `json:"compute_minor"`
+
+	SMs                int    `json:"sms"`
+	WarpSize           int    `json:"warp_size"`
+	MaxThreadsPerBlock int    `json:"max_threads_per_block"`
+	MaxBlockDims       [3]int `json:"max_block_dims"` // threads per thread block per dimension
+	MaxGridDims        [3]int `json:"max_grid_dims"`  // thread blocks per grid per dimension
+	MaxThreadsPerSM    int    `json:"max_threads_per_sm"`
+	MaxBlocksPerSM     int    `json:"max_blocks_per_sm"`
+	MaxWarpsPerSM      int    `json:"max_warps_per_sm"`
+
+	RegistersPerSM        int `json:"registers_per_sm"`
+	MaxRegistersPerBlock  int `json:"max_registers_per_block"`
+	MaxRegistersPerThread int `json:"max_registers_per_thread"`
+	RegisterAllocUnit     int `json:"register_alloc_unit"` // registers per warp are rounded up to this
+	// WarpAllocGranularity is the number of SM sub-partitions (warp
+	// schedulers): registers are allocated per sub-partition, and the
+	// per-block register check rounds a block's warps up to it.
+	WarpAllocGranularity int `json:"warp_alloc_granularity"`
+
+	SharedMemoryPerSM            int `json:"shared_memory_per_sm"`             // largest configurable shared memory per SM
+	SharedMemoryPerBlock         int `json:"shared_memory_per_block"`          // without opt-in
+	SharedMemoryPerBlockOptin    int `json:"shared_memory_per_block_optin"`    // with cudaFuncAttributeMaxDynamicSharedMemorySize
+	SharedMemoryAllocUnit        int `json:"shared_memory_alloc_unit"`         // per-block allocation granularity
+	ReservedSharedMemoryPerBlock int `json:"reserved_shared_memory_per_block"` // reserved by the driver (CC >= 8.0)
+	// SharedMemoryCarveoutsKiB are the shared-memory sizes per SM the L1/
+	// shared split can be set to, ascending; empty when fixed.
+	SharedMemoryCarveoutsKiB []int `json:"shared_memory_carveouts_kib"`
+	// BlockBarriersPerSM is the number of named-barrier slots per SM that
+	// limit occupancy (CC >= 9.0); 0 when barriers do not limit occupancy.
+	BlockBarriersPerSM int `json:"block_barriers_per_sm"`
+
+	BaseClockMHz    int   `json:"base_clock_mhz"`
+	BoostClockMHz   int   `json:"boost_clock_mhz"`
+	CoreClocksMHz   []int `json:"core_clocks_mhz"` // supported SM clocks at the default memory clock, descending
+	MemoryClockMHz  int   `json:"memory_clock_mhz"`
+	MemoryClocksMHz []int `json:"memory_clocks_mhz"` // supported memory clocks, descending
+
+	PowerLimitMinW     float64 `json:"power_limit_min_w"`
+	PowerLimitDefaultW float64 `json:"power_limit_default_w"`
+	PowerLimitMaxW     float64 `json:"power_limit_max_w"`
+	TDPW               float64 `json:"tdp_w"`
+	IdlePowerW         float64 `json:"idle_power_w"` // board power with no work and the SM clock gated
+
+	PeakFP32GFLOPS     float64 `json:"peak_fp32_gflops"` // at the boost (max) SM clock
+	PeakFP64GFLOPS     float64 `json:"peak_fp64_gflops"`
+	MemoryBandwidthGBs float64 `json:"memory_bandwidth_gbs"` // at the default memory clock
+	L2Bytes            int64   `json:"l2_bytes"`
+	MemoryBytes        int64   `json:"memory_bytes"`
+
+	HasPowerSensor bool `json:"has_power_sensor"`
+
+	// Sources maps a JSON field name to where its value comes from.
+	Sources map[string]string `json:"sources"`
+}
+
+// MaxCoreClockMHz is the highest supported SM clock: the first of
+// CoreClocksMHz, or BoostClockMHz when the list is empty.
+func (d *Description) MaxCoreClockMHz() int {
+	m := d.BoostClockMHz
+	for _, c := range d.CoreClocksMHz {
+		if c > m {
+			m = c
+		}
+	}
+	return m
+}
+
+//go:embed data/*.json
+var dataFS embed.FS
+
+var (
+	loadOnce sync.Once
+	loaded   map[string]*Description
+	loadErr  error
+)
+
+func load() (map[string]*Description, error) {
+	loadOnce.Do(func() {
+		loaded, loadErr = loadFS()
+	})
+	return loaded, loadErr
+}
+
+func loadFS() (map[string]*Description, error) {
+	entries, err := dataFS.ReadDir("data")
+	if err != nil {
+		return nil, fmt.Errorf("device: reading embedded database: %w", err)
+	}
+	m := make(map[string]*Description, len(entries))
+	for _, e := range entries {
+		name := path.Join("data", e.Name())
+		raw, err := dataFS.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("device: %s: %w", name, err)
+		}
+		d, err := Parse(raw)
+		if err != nil {
+			return nil, fmt.Errorf("device: %s: %w", name, err)
+		}
+		if want := strings.TrimSuffix(e.Name(), ".json"); d.ID != want {
+			return nil, fmt.Errorf("device: %s: id %q differs from the file name %q", name, d.ID, want)
+		}
+		if _, dup := m[d.ID]; dup {
+			return nil, fmt.Errorf("device: %s: duplicate id %q", name, d.ID)
+		}
+		m[d.ID] = d
+	}
+	return m, nil
+}
+
+// Parse decodes one database file (JSON, unknown fields rejected) and
+// checks it with Validate.
+func Parse(raw []byte) (*Description, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var d Description
+	if err := dec.Decode(&d); err != nil {
+		return nil, err
+	}
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// Validate checks that every field a model depends on is set and
+// consistent. The error names the first offending field.
+func (d *Description) Validate() error {
+	fail := func(field string, format string, a ...any) error {
+		return fmt.Errorf("device %q: %s: %s", d.ID, field, fmt.Sprintf(format, a...))
+	}
+	if d.ID == "" {
+		return fail("id", "missing")
+	}
+	for field, s := range map[string]string{"name": d.Name, "vendor": d.Vendor, "architecture": d.Architecture} {
+		if s == "" {
+			return fail(field, "missing")
+		}
+	}
+	positive := []struct {
+		name string
+		v    float64
+	}{
+		{"compute_major", float64(d.ComputeMajor)},
+		{"sms", float64(d.SMs)}, {"warp_size", float64(d.WarpSize)},
+		{"max_threads_per_block", float64(d.MaxThreadsPerBlock)},
+		{"max_threads_per_sm", float64(d.MaxThreadsPerSM)},
+		{"max_blocks_per_sm", float64(d.MaxBlocksPerSM)},
+		{"max_warps_per_sm", float64(d.MaxWarpsPerSM)},
+		{"registers_per_sm", float64(d.RegistersPerSM)},
+		{"max_registers_per_block", float64(d.MaxRegistersPerBlock)},
+		{"max_registers_per_thread", float64(d.MaxRegistersPerThread)},
+		{"register_alloc_unit", float64(d.RegisterAllocUnit)},
+		{"warp_alloc_granularity", float64(d.WarpAllocGranularity)},
+		{"shared_memory_per_sm", float64(d.SharedMemoryPerSM)},
+		{"shared_memory_per_block", float64(d.SharedMemoryPerBlock)},
+		{"shared_memory_per_block_optin", float64(d.SharedMemoryPerBlockOptin)},
+		{"shared_memory_alloc_unit", float64(d.SharedMemoryAllocUnit)},
+		{"base_clock_mhz", float64(d.BaseClockMHz)},
+		{"boost_clock_mhz", float64(d.BoostClockMHz)},
+		{"memory_clock_mhz", float64(d.MemoryClockMHz)},
+		{"power_limit_min_w", d.PowerLimitMinW},
+		{"power_limit_default_w", d.PowerLimitDefaultW},
+		{"power_limit_max_w", d.PowerLimitMaxW},
+		{"tdp_w", d.TDPW}, {"idle_power_w", d.IdlePowerW},
+		{"peak_fp32_gflops", d.PeakFP32GFLOPS},
+		{"peak_fp64_gflops", d.PeakFP64GFLOPS},
+		{"memory_bandwidth_gbs", d.MemoryBandwidthGBs},
+		{"l2_bytes", float64(d.L2Bytes)}, {"memory_bytes", float64(d.MemoryBytes)},
+	}
+	for _, p := range positive {
+		if !(p.v > 0) {
+			return fail(p.name, "must be > 0, got %v", p.v)
+		}
+	}
+	for i := range 3 {
+		if d.MaxBlockDims[i] <= 0 || d.MaxGridDims[i] <= 0 {
+			return fail("max_block_dims/max_grid_dims", "every dimension must be > 0")
+		}
+	}
+	if d.ReservedSharedMemoryPerBlock < 0 || d.BlockBarriersPerSM < 0 {
+		return fail("reserved_shared_memory_per_block/block_barriers_per_sm", "must be >= 0")
+	}
+	if d.MaxWarpsPerSM*d.WarpSize != d.MaxThreadsPerSM {
+		return fail("max_warps_per_sm", "%d warps × %d threads != max_threads_per_sm %d", d.MaxWarpsPerSM, d.WarpSize, d.MaxThreadsPerSM)
+	}
+	if d.SharedMemoryPerBlockOptin < d.SharedMemoryPerBlock || d.SharedMemoryPerBlockOptin > d.SharedMemoryPerSM {
+		return fail("shared_memory_per_block_optin", "%d must lie between shared_memory_per_block %d and shared_memory_per_sm %d", d.SharedMemoryPerBlockOptin, d.SharedMemoryPerBlock, d.SharedMemoryPerSM)
+	}
+	for i, c := range d.SharedMemoryCarveoutsKiB {
+		if c < 0 || (i > 0 && c <= d.SharedMemoryCarveoutsKiB[i-1]) {
+			return fail("shared_memory_carveouts_kib", "must be ascending and >= 0")
+		}
+	}
+	if n := len(d.SharedMemoryCarveoutsKiB); n > 0 && d.SharedMemoryCarveoutsKiB[n-1]*1024 != d.SharedMemoryPerSM {
+		return fail("shared_memory_carveouts_kib", "largest carveout %d KiB != shared_memory_per_sm %d bytes", d.SharedMemoryCarveoutsKiB[n-1], d.SharedMemoryPerSM)
+	}
+	for name, list := range map[string][]int{"core_clocks_mhz": d.CoreClocksMHz, "memory_clocks_mhz": d.MemoryClocksMHz} {
+		if len(list) == 0 {
+			return fail(name, "missing")
+		}
+		for i, c := range list {
+			if c <= 0 || (i > 0 && c >= list[i-1]) {
+				return fail(name, "must be positive and strictly descending")
+			}
+		}
+	}
+	if d.CoreClocksMHz[0] < d.BaseClockMHz {
+		return fail("core_clocks_mhz", "highest clock %d below base clock %d", d.CoreClocksMHz[0], d.BaseClockMHz)
+	}
+	if !contains(d.MemoryClocksMHz, d.MemoryClockMHz) {
+		return fail("memory_clock_mhz", "%d not in memory_clocks_mhz", d.MemoryClockMHz)
+	}
+	if !(d.PowerLimitMinW <= d.PowerLimitDefaultW && d.PowerLimitDefaultW <= d.PowerLimitMaxW) {
+		return fail("power_limit_default_w", "need min %v <= default %v <= max %v", d.PowerLimitMinW, d.PowerLimitDefaultW, d.PowerLimitMaxW)
+	}
+	if d.IdlePowerW >= d.PowerLimitMinW {
+		return fail("idle_power_w", "%v must be below power_limit_min_w %v", d.IdlePowerW, d.PowerLimitMinW)
+	}
+	if len(d.Sources) == 0 {
+		return fail("sources", "missing")
+	}
+	return nil
+}
+
+func contains(list []int, v int) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *Description) clone() *Description {
+	c := *d
+	c.SharedMemoryCarveoutsKiB = append([]int(nil), d.SharedMemoryCarveoutsKiB...)
+	c.CoreClocksMHz = append([]int(nil), d.CoreClocksMHz...)
+	c.MemoryClocksMHz = append([]int(nil), d.MemoryClocksMHz...)
+	c.Sources = make(map[string]string, len(d.Sources))
+	for k, v := range d.Sources {
+		c.Sources[k] = v
+	}
+	return &c
+}
+
+// Lookup returns a copy of the description with the given id (case is
+// ignored). An unknown id is an error that lists the closest ids.
+func Lookup(id string) (*Description, error) {
+	m, err := load()
+	if err != nil {
+		return nil, err
+	}
+	key := strings.ToLower(strings.TrimSpace(id))
+	if d, ok := m[key]; ok {
+		return d.clone(), nil
+	}
+	return nil, fmt.Errorf("device: unknown device id %q; closest: %s", id, strings.Join(closest(key, m, 3), ", "))
+}
+
+// All returns copies of every description, sorted by id. It panics if the
+// embedded database is malformed, which the package tests rule out.
+func All() []*Description {
+	m, err := load()
+	if err != nil {
+		panic(err)
+	}
+	out := make([]*Description, 0, len(m))
+	for _, d := range m {
+		out = append(out, d.clone())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// closest ranks ids by edit distance to key, ids containing key (or
+// contained in it) first.
+func closest(key string, m map[string]*Description, n int) []string {
+	type cand struct {
+		id   string
+		dist int
+	}
+	var cs []cand
+	for id := range m {
+		d := levenshtein(key, id)
+		if key != "" && (strings.Contains(id, key) || strings.Contains(key, id)) {
+			d -= 100
+		}
+		cs = append(cs, cand{id, d})
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		if cs[i].dist != cs[j].dist {
+			return cs[i].dist < cs[j].dist
+		}
+		return cs[i].id < cs[j].id
+	})
+	var out []string
+	for i := 0; i < len(cs) && i < n; i++ {
+		out = append(out, cs[i].id)
+	}
+	return out
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

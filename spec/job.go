@@ -1,0 +1,251 @@
+package spec
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/space"
+)
+
+// BuildSpace enumerates the valid configurations (see space.Build). Errors
+// are *Error naming the spec file.
+func (s *Spec) BuildSpace() (*space.Space, error) {
+	sp, err := space.Build(s.Params, s.Restrictions, s.Constants)
+	if err != nil {
+		return nil, &Error{File: s.Path, Field: "ConfigurationSpace", Msg: strings.TrimPrefix(err.Error(), "space: ")}
+	}
+	return sp, nil
+}
+
+// Problem gives what stays the same across configurations: the kernel, its
+// arguments with sizes evaluated, and verification (from
+// ReferenceArguments, else from Gtune.Reference with Expected empty: the
+// tuner runs ReferenceConfig first with SaveReference; nil when the spec
+// has neither). Every call returns a fresh copy. Source is empty when the
+// spec was loaded with NoSource.
+func (s *Spec) Problem() (*backend.Problem, error) {
+	p := &backend.Problem{
+		KernelName:      s.KernelName,
+		Source:          s.Source,
+		SourceName:      s.KernelFile,
+		Language:        s.Language,
+		CompilerOptions: append([]string(nil), s.CompilerOptions...),
+		Args:            append([]backend.Arg(nil), s.args...),
+	}
+	if s.verify != nil {
+		v := *s.verify
+		v.Expected = maps.Clone(s.verify.Expected)
+		p.Verification = &v
+	}
+	return p, nil
+}
+
+// ReferenceConfig gives Gtune.Reference.Configuration as parameter values
+// in parameter order (parameters it leaves out take their Default, or their
+// only value); ok is false when the spec names no reference. Names and
+// values are checked at Load, so err is nil for a loaded spec. Whether the
+// configuration satisfies the restrictions is for the caller to check
+// (space.IndexesOf, IndexOf).
+func (s *Spec) ReferenceConfig() ([]expr.Value, bool, error) {
+	if s.refConfig == nil {
+		return nil, false, nil
+	}
+	return append([]expr.Value(nil), s.refConfig...), true, nil
+}
+
+type cfgEnv struct {
+	s   *Spec
+	cfg []expr.Value
+}
+
+func (e cfgEnv) Lookup(name string) (expr.Value, bool) {
+	if i, ok := e.s.paramIndex[name]; ok && i < len(e.cfg) {
+		return e.cfg[i], true
+	}
+	v, ok := e.s.Constants[name]
+	return v, ok
+}
+
+// Env gives the parameters of cfg (in parameter order) and the constants
+// as names, for evaluating metrics; the caller layers observations on top.
+func (s *Spec) Env(cfg []expr.Value) expr.Env { return cfgEnv{s, cfg} }
+
+// Key is the Kernel Tuner cache key of cfg, as space.Space.Key.
+func (s *Spec) Key(cfg []expr.Value) string {
+	var b strings.Builder
+	for i, v := range cfg {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(v.PyStr())
+	}
+	return b.String()
+}
+
+// defineValue writes a parameter for -Dname=value: bools as 1/0, ints as
+// written, floats as Python's repr, strings as they are.
+func defineValue(v expr.Value) string {
+	switch v.Kind() {
+	case expr.KindBool:
+		if v.Truthy() {
+			return "1"
+		}
+		return "0"
+	case expr.KindString:
+		return v.Str()
+	}
+	return v.String()
+}
+
+func (s *Spec) cfgErr(cfg []expr.Value, format string, a ...any) error {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, v := range cfg {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s=%s", s.Params[i].Name, v.String())
+	}
+	b.WriteByte('}')
+	return fmt.Errorf("spec %s: configuration %s: %s", s.Path, b.String(), fmt.Sprintf(format, a...))
+}
+
+func (s *Spec) evalInt(cfg []expr.Value, field string, b *expr.Bound) (int64, error) {
+	v, err := b.Eval(cfg)
+	if err != nil {
+		return 0, s.cfgErr(cfg, "%s %q: %v", field, b.Source(), err)
+	}
+	n, ok := toInt(v)
+	if !ok {
+		return 0, s.cfgErr(cfg, "%s %q evaluates to %s, not a whole number", field, b.Source(), v.String())
+	}
+	return n, nil
+}
+
+// Job gives the compile-and-measure description of one configuration (its
+// values in parameter order): Defines for every tunable parameter, the
+// grid and thread block (see Spec for the geometry rules), dynamic shared
+// memory, the measurement settings, Verify when the spec has verification,
+// and Work from Gtune.Simulation (nil without). Errors: wrong number of
+// values, a geometry expression that fails or gives a non-positive grid or
+// thread block dimension, a negative shared-memory size.
+func (s *Spec) Job(cfg []expr.Value) (*backend.Job, error) {
+	if len(cfg) != len(s.Params) {
+		return nil, fmt.Errorf("spec %s: configuration has %d values, the spec has %d tunable parameters", s.Path, len(cfg), len(s.Params))
+	}
+	j := &backend.Job{
+		Key:          s.Key(cfg),
+		Defines:      make([]backend.Define, len(cfg)),
+		Iterations:   s.Measurement.Iterations,
+		EnergyWindow: s.Measurement.EnergyWindow,
+		Timeout:      s.Measurement.Timeout,
+		Energy:       s.NeedsEnergy,
+		Verify:       s.verify != nil,
+	}
+	if s.Measurement.Energy != nil {
+		j.Energy = *s.Measurement.Energy
+	}
+	for i, v := range cfg {
+		j.Defines[i] = backend.Define{Name: s.Params[i].Name, Value: defineValue(v)}
+	}
+	dims := [3]string{"X", "Y", "Z"}
+	for d := range 3 {
+		block, err := s.evalInt(cfg, "LocalSize."+dims[d], s.local[d])
+		if err != nil {
+			return nil, err
+		}
+		if block <= 0 {
+			return nil, s.cfgErr(cfg, "thread block dimension LocalSize.%s is %d; it must be positive", dims[d], block)
+		}
+		global, err := s.evalInt(cfg, "GlobalSize."+dims[d], s.global[d])
+		if err != nil {
+			return nil, err
+		}
+		grid := global
+		if s.GlobalSizeType == "OpenCL" {
+			div := block
+			if len(s.gridDiv[d]) > 0 {
+				div = 1
+				for i, b := range s.gridDiv[d] {
+					x, err := s.evalInt(cfg, fmt.Sprintf("GridDiv%s[%d]", dims[d], i), b)
+					if err != nil {
+						return nil, err
+					}
+					div *= x
+				}
+				if div <= 0 {
+					return nil, s.cfgErr(cfg, "GridDiv%s gives divisor %d; it must be positive", dims[d], div)
+				}
+			}
+			grid = (global + div - 1) / div
+		}
+		if grid <= 0 {
+			return nil, s.cfgErr(cfg, "grid dimension %s is %d thread blocks; it must be positive", dims[d], grid)
+		}
+		j.Grid[d], j.Block[d] = int(grid), int(block)
+	}
+	if s.shared != nil {
+		n, err := s.evalInt(cfg, "SharedMemory", s.shared)
+		if err != nil {
+			return nil, err
+		}
+		if n < 0 {
+			return nil, s.cfgErr(cfg, "SharedMemory is %d bytes; it must not be negative", n)
+		}
+		j.DynamicSharedBytes = int(n)
+	}
+	if sim := s.Simulation; sim != nil {
+		w, err := s.work(cfg, sim)
+		if err != nil {
+			return nil, err
+		}
+		j.Work = w
+	}
+	return j, nil
+}
+
+func (s *Spec) work(cfg []expr.Value, sim *Simulation) (*backend.Work, error) {
+	names := [7]string{"Flops", "Bytes", "Registers", "SharedMemory", "Efficiency", "Invalid", "CompileFails"}
+	w := &backend.Work{Registers: 32, Efficiency: 1}
+	for i, b := range sim.bound {
+		if b == nil {
+			continue
+		}
+		field := "Simulation." + names[i]
+		v, err := b.Eval(cfg)
+		if err != nil {
+			return nil, s.cfgErr(cfg, "%s %q: %v", field, b.Source(), err)
+		}
+		if i >= 5 {
+			if i == 5 {
+				w.Invalid = v.Truthy()
+			} else {
+				w.CompileFails = v.Truthy()
+			}
+			continue
+		}
+		f, ok := v.Float()
+		if !ok {
+			return nil, s.cfgErr(cfg, "%s %q evaluates to %s, not a number", field, b.Source(), v.String())
+		}
+		if f < 0 {
+			return nil, s.cfgErr(cfg, "%s %q is %v; it must not be negative", field, b.Source(), f)
+		}
+		switch i {
+		case 0:
+			w.Flops = f
+		case 1:
+			w.Bytes = f
+		case 2:
+			w.Registers = int(f)
+		case 3:
+			w.SharedMemory = int(f)
+		case 4:
+			w.Efficiency = f
+		}
+	}
+	return w, nil
+}

@@ -1,0 +1,472 @@
+// Package tuner is the loop that joins a strategy, the compile pool, a
+// backend (real or simulated GPU) and the results store. A failure of one
+// configuration (compile, launch, runtime, timeout, verification) costs that
+// configuration only; it is recorded with its status and reason and the run
+// goes on.
+package tuner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/space"
+	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/store"
+	"github.com/gtune/gtune/strategy"
+)
+
+// Progress receives the run's progress; the CLI draws a bar with it.
+type Progress interface {
+	Start(total int)
+	// Step reports one more configuration done and the best so far
+	// (best is nil until a valid configuration is found).
+	Step(done int, best *Outcome)
+	Finish()
+}
+
+// Config is one tuning run.
+type Config struct {
+	Spec      *spec.Spec
+	Space     *space.Space
+	Backend   backend.Backend
+	DB        *store.DB
+	Objective objective.Objective
+	Strategy  string
+	Seed      uint64
+	// MaxEvals bounds the configurations considered (evaluated or reused);
+	// 0 means no bound beyond the spec's Budget.
+	MaxEvals int
+	// TimeLimit bounds the run's wall time; 0 means no bound beyond the
+	// spec's Budget.
+	TimeLimit time.Duration
+	// Fresh re-measures configurations the database already holds.
+	Fresh bool
+	// CompileWorkers is the size of the compile pool (default: CPU count).
+	CompileWorkers int
+	Progress       Progress
+	GtuneVersion   string
+}
+
+// Outcome is one configuration's result as the run saw it.
+type Outcome struct {
+	Index        int
+	Key          string
+	Params       []store.Param
+	Status       backend.Status
+	Reason       string
+	Value        float64 // objective value, valid configurations only
+	Observations map[string]float64
+	Metrics      map[string]float64
+	Reused       bool
+}
+
+// Valid reports whether the configuration ran and verified.
+func (o *Outcome) Valid() bool { return o.Status == backend.StatusValid }
+
+// Summary is the result of a run.
+type Summary struct {
+	RunID       int64
+	Device      backend.DeviceInfo
+	Objective   objective.Objective
+	Strategy    string
+	SpaceSize   int
+	Evaluated   int // measured in this run
+	Reused      int // taken from the database
+	Invalid     int // evaluated or reused, but not valid
+	Best        []*Outcome
+	Outcomes    []*Outcome
+	Interrupted bool
+	Elapsed     time.Duration
+}
+
+// ErrNoValid is returned when no configuration of the run was valid.
+var ErrNoValid = errors.New("no valid configuration was found")
+
+type pending struct {
+	index int
+	cfg   []expr.Value
+	job   *backend.Job
+	done  chan compiled
+}
+
+type compiled struct {
+	bin *backend.Binary
+	err error
+}
+
+// Run tunes one kernel. It returns an error for a run that cannot start or
+// continue (a bad configuration of the run, a dead backend); the Summary is
+// returned whenever the run started, also with an error, so that what was
+// measured is reported.
+func Run(ctx context.Context, c Config) (*Summary, error) {
+	if c.CompileWorkers <= 0 {
+		c.CompileWorkers = runtime.NumCPU()
+	}
+	s := c.Spec
+	size := c.Space.Len()
+	maxEvals, timeLimit := budget(c, size)
+	if maxEvals == 0 {
+		return nil, fmt.Errorf("the budget allows no configuration (max evaluations 0)")
+	}
+	strat, err := strategy.New(c.Strategy, strategy.Options{Size: size, Seed: c.Seed})
+	if err != nil {
+		return nil, err
+	}
+	problem, err := s.Problem()
+	if err != nil {
+		return nil, err
+	}
+	needEnergy := s.NeedsEnergy
+	if s.Measurement.Energy != nil {
+		needEnergy = *s.Measurement.Energy
+	}
+	if c.Objective.Name == objective.Energy || c.Objective.Name == objective.Power || c.Objective.Name == objective.EDP {
+		needEnergy = true
+	}
+
+	dev := c.Backend.Device()
+	run := &store.Run{
+		SpecHash: s.Hash, SpecPath: s.Path, Kernel: s.KernelName, Objective: c.Objective.Name,
+		Strategy: c.Strategy, DeviceName: dev.Name, DeviceUUID: dev.UUID, Driver: dev.Driver,
+		Backend: dev.Backend, GtuneVersion: c.GtuneVersion,
+		Settings: map[string]any{
+			"seed": c.Seed, "max_evals": maxEvals, "time_limit_s": timeLimit.Seconds(), "fresh": c.Fresh,
+			"energy": needEnergy, "iterations": s.Measurement.Iterations,
+		},
+	}
+	if err := c.DB.BeginRun(run); err != nil {
+		return nil, err
+	}
+	sum := &Summary{RunID: run.ID, Device: dev, Objective: c.Objective, Strategy: c.Strategy, SpaceSize: size}
+	start := time.Now()
+	finish := func(status string, err error) (*Summary, error) {
+		sum.Elapsed = time.Since(start)
+		sortBest(sum)
+		if e := c.DB.EndRun(run.ID, status); e != nil && err == nil {
+			err = e
+		}
+		if c.Progress != nil {
+			c.Progress.Finish()
+		}
+		return sum, err
+	}
+
+	verify := problem.Verification != nil
+	needReference := verify && len(problem.Verification.Expected) < countOutputs(problem)
+	if needReference {
+		dir, err := os.MkdirTemp("", "gtune-reference-")
+		if err != nil {
+			return finish("failed", err)
+		}
+		defer os.RemoveAll(dir)
+		problem.Verification.ReferenceDir = dir
+	}
+	if err := c.Backend.Prepare(ctx, problem); err != nil {
+		return finish("failed", fmt.Errorf("preparing the kernel arguments: %w", err))
+	}
+	if needReference {
+		if err := runReference(ctx, c); err != nil {
+			return finish("failed", err)
+		}
+	}
+
+	var previous map[string]*store.Evaluation
+	if !c.Fresh {
+		previous, err = c.DB.Previous(s.Hash, dev.UUID)
+		if err != nil {
+			return finish("failed", err)
+		}
+	}
+
+	if c.Progress != nil {
+		c.Progress.Start(min(maxEvals, size))
+	}
+	sem := make(chan struct{}, c.CompileWorkers)
+	lookahead := 2 * c.CompileWorkers
+	var queue []*pending
+	considered := 0
+	var best *Outcome
+	stopProposing := false
+
+	record := func(o *Outcome) {
+		sum.Outcomes = append(sum.Outcomes, o)
+		if o.Reused {
+			sum.Reused++
+		} else {
+			sum.Evaluated++
+		}
+		if !o.Valid() {
+			sum.Invalid++
+			strat.Tell(o.Index, math.Inf(1), false)
+		} else {
+			strat.Tell(o.Index, c.Objective.Score(o.Value), true)
+			if best == nil || c.Objective.Score(o.Value) < c.Objective.Score(best.Value) {
+				best = o
+			}
+		}
+		if c.Progress != nil {
+			c.Progress.Step(len(sum.Outcomes), best)
+		}
+	}
+
+	fill := func() error {
+		for !stopProposing && len(queue) < lookahead {
+			if considered >= maxEvals || (timeLimit > 0 && time.Since(start) >= timeLimit) {
+				stopProposing = true
+				break
+			}
+			ids := strat.Next(min(lookahead-len(queue), maxEvals-considered))
+			if len(ids) == 0 {
+				stopProposing = true
+				break
+			}
+			for _, idx := range ids {
+				considered++
+				key := c.Space.Key(idx)
+				if e, ok := previous[key]; ok {
+					if o, ok := reuse(c, idx, e); ok {
+						record(o)
+						continue
+					}
+				}
+				cfg := c.Space.Values(idx)
+				job, err := s.Job(cfg)
+				if err != nil {
+					return fmt.Errorf("configuration %s: %w", key, err)
+				}
+				job.Verify = verify
+				job.Energy = needEnergy
+				p := &pending{index: idx, cfg: cfg, job: job, done: make(chan compiled, 1)}
+				queue = append(queue, p)
+				go func() {
+					sem <- struct{}{}
+					defer func() { <-sem }()
+					bin, err := c.Backend.Compile(ctx, p.job)
+					p.done <- compiled{bin, err}
+				}()
+			}
+		}
+		return nil
+	}
+
+	for {
+		if err := fill(); err != nil {
+			return finish("failed", err)
+		}
+		if len(queue) == 0 {
+			break
+		}
+		p := queue[0]
+		queue = queue[1:]
+		var cr compiled
+		select {
+		case cr = <-p.done:
+		case <-ctx.Done():
+			sum.Interrupted = true
+			return finish("interrupted", nil)
+		}
+		if timeLimit > 0 && time.Since(start) >= timeLimit {
+			stopProposing = true
+			queue = nil
+			break
+		}
+		o, err := evaluate(ctx, c, run.ID, p, cr)
+		if err != nil {
+			if ctx.Err() != nil {
+				sum.Interrupted = true
+				return finish("interrupted", nil)
+			}
+			return finish("failed", err)
+		}
+		record(o)
+		if ctx.Err() != nil {
+			sum.Interrupted = true
+			return finish("interrupted", nil)
+		}
+	}
+	if best == nil {
+		return finish("done", ErrNoValid)
+	}
+	return finish("done", nil)
+}
+
+// budget combines the command line with the spec's T1 Budget: the tighter
+// of each bound wins.
+func budget(c Config, size int) (int, time.Duration) {
+	maxEvals := size
+	b := c.Spec.Budget
+	if b.MaxConfigurations > 0 {
+		maxEvals = min(maxEvals, b.MaxConfigurations)
+	}
+	if b.Fraction > 0 {
+		maxEvals = min(maxEvals, max(1, int(math.Ceil(b.Fraction*float64(size)))))
+	}
+	if c.MaxEvals > 0 {
+		maxEvals = min(maxEvals, c.MaxEvals)
+	}
+	limit := b.Duration
+	if c.TimeLimit > 0 && (limit == 0 || c.TimeLimit < limit) {
+		limit = c.TimeLimit
+	}
+	return maxEvals, limit
+}
+
+func countOutputs(p *backend.Problem) int {
+	n := 0
+	for _, a := range p.Args {
+		if a.Output {
+			n++
+		}
+	}
+	return n
+}
+
+// runReference runs the spec's reference configuration once, saving its
+// outputs as the reference every other configuration is compared with.
+func runReference(ctx context.Context, c Config) error {
+	cfg, ok, err := c.Spec.ReferenceConfig()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("outputs need a reference: give ReferenceArguments or Gtune.Reference.Configuration")
+	}
+	job, err := c.Spec.Job(cfg)
+	if err != nil {
+		return fmt.Errorf("reference configuration: %w", err)
+	}
+	job.Verify = false
+	job.SaveReference = true
+	job.Energy = false
+	job.Iterations = 1
+	bin, err := c.Backend.Compile(ctx, job)
+	if err != nil {
+		return fmt.Errorf("reference configuration %s does not compile: %w", job.Key, err)
+	}
+	res, err := c.Backend.Run(ctx, job, bin)
+	if err != nil {
+		return fmt.Errorf("reference configuration %s: %w", job.Key, err)
+	}
+	if res.Status != backend.StatusValid {
+		return fmt.Errorf("reference configuration %s failed (%s): %s", job.Key, res.Status, res.Reason)
+	}
+	return nil
+}
+
+// evaluate runs one compiled configuration, computes its observations,
+// metrics and objective, and commits it to the database.
+func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compiled) (*Outcome, error) {
+	t0 := time.Now()
+	o := &Outcome{Index: p.index, Key: p.job.Key, Params: params(c.Space, p.cfg)}
+	ev := &store.Evaluation{
+		RunID: runID, SpecHash: c.Spec.Hash, DeviceUUID: c.Backend.Device().UUID, Key: p.job.Key,
+		Params: o.Params, StartedAt: t0,
+	}
+	var benchMs float64
+	if cr.err != nil {
+		var ce *backend.CompileError
+		if !errors.As(cr.err, &ce) {
+			return nil, cr.err
+		}
+		o.Status, o.Reason = backend.StatusCompileFailed, ce.Log
+	} else {
+		ev.CompileMs = cr.bin.CompileMs
+		res, err := c.Backend.Run(ctx, p.job, cr.bin)
+		if err != nil {
+			return nil, err
+		}
+		benchMs = res.BenchmarkMs
+		o.Status, o.Reason = res.Status, res.Reason
+		ev.TimesMs = res.TimesMs
+		ev.Registers, ev.SharedStaticBytes, ev.LocalBytes = res.Registers, res.SharedStaticBytes, res.LocalBytes
+		ev.MaxError = res.MaxError
+		if res.Status == backend.StatusValid {
+			o.Observations = objective.Observations(res)
+			m, err := objective.Metrics(c.Spec.Metrics, o.Observations, c.Spec.Env(p.cfg))
+			o.Metrics = m
+			if err != nil {
+				o.Status, o.Reason = backend.StatusRuntimeFailed, err.Error()
+			} else if v, ok := c.Objective.Value(o.Observations, o.Metrics); ok {
+				o.Value = v
+			} else {
+				o.Status, o.Reason = backend.StatusRuntimeFailed, fmt.Sprintf("objective %q was not observed", c.Objective.Name)
+			}
+		}
+	}
+	ev.Status, ev.Reason = string(o.Status), o.Reason
+	ev.Observations, ev.Metrics = o.Observations, o.Metrics
+	if o.Valid() {
+		v := o.Value
+		ev.Objective = &v
+	}
+	ev.BenchmarkMs = benchMs
+	ev.FinishedAt = time.Now()
+	ev.FrameworkMs = float64(ev.FinishedAt.Sub(t0).Microseconds())/1000 - benchMs
+	if err := c.DB.Add(ev); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// reuse turns a stored evaluation into an outcome. A valid evaluation that
+// lacks the objective (say, energy was not measured then) is not reusable.
+func reuse(c Config, idx int, e *store.Evaluation) (*Outcome, bool) {
+	o := &Outcome{Index: idx, Key: e.Key, Params: e.Params, Status: backend.Status(e.Status), Reason: e.Reason,
+		Observations: e.Observations, Metrics: e.Metrics, Reused: true}
+	if o.Valid() {
+		v, ok := c.Objective.Value(e.Observations, e.Metrics)
+		if !ok {
+			return nil, false
+		}
+		o.Value = v
+	}
+	return o, true
+}
+
+func params(sp *space.Space, cfg []expr.Value) []store.Param {
+	ps := sp.Params()
+	out := make([]store.Param, len(ps))
+	for i, p := range ps {
+		out[i] = store.Param{Name: p.Name, Value: GoValue(cfg[i])}
+	}
+	return out
+}
+
+// GoValue converts an expression value to a plain Go value for JSON.
+func GoValue(v expr.Value) any {
+	switch v.Kind() {
+	case expr.KindInt:
+		i, _ := v.Int()
+		return i
+	case expr.KindFloat:
+		f, _ := v.Float()
+		return f
+	case expr.KindBool:
+		return v.Truthy()
+	case expr.KindString:
+		return v.Str()
+	}
+	return v.String()
+}
+
+func sortBest(sum *Summary) {
+	var valid []*Outcome
+	for _, o := range sum.Outcomes {
+		if o.Valid() {
+			valid = append(valid, o)
+		}
+	}
+	sort.SliceStable(valid, func(i, j int) bool {
+		return sum.Objective.Score(valid[i].Value) < sum.Objective.Score(valid[j].Value)
+	})
+	sum.Best = valid[:min(5, len(valid))]
+}

@@ -1,0 +1,232 @@
+package tuner
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/store"
+)
+
+// The test spec has 112 valid configurations; block_size_x == 992 fails to
+// compile (3 configurations) and (1024, 4) computes a wrong answer.
+const (
+	validConfigs   = 112
+	compileFailing = 3
+	wrongAnswer    = 1
+)
+
+type fixture struct {
+	spec *spec.Spec
+	db   *store.DB
+	dbp  string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	s, err := spec.Load("testdata/spec.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbp := filepath.Join(t.TempDir(), "gtune.db")
+	db, err := store.Open(dbp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return &fixture{spec: s, db: db, dbp: dbp}
+}
+
+func (f *fixture) run(t *testing.T, strat string, maxEvals int, fresh bool, obj string) *Summary {
+	t.Helper()
+	sp, err := f.spec.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := device.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj != "" {
+		f.spec.Objective, f.spec.ObjectiveMaximize = obj, false
+	}
+	be := sim.New(d, sim.Options{Seed: 7, Noise: 0.01})
+	defer be.Close()
+	sum, err := Run(context.Background(), Config{
+		Spec: f.spec, Space: sp, Backend: be, DB: f.db, Objective: objective.FromSpec(f.spec),
+		Strategy: strat, Seed: 3, MaxEvals: maxEvals, Fresh: fresh, CompileWorkers: 2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+func TestBruteForceFindsTheMinimumAndRecordsFailures(t *testing.T) {
+	f := newFixture(t)
+	sum := f.run(t, "brute_force", 0, false, "")
+	if sum.SpaceSize != validConfigs || sum.Evaluated != validConfigs || sum.Reused != 0 {
+		t.Fatalf("space %d evaluated %d reused %d", sum.SpaceSize, sum.Evaluated, sum.Reused)
+	}
+	if sum.Invalid != compileFailing+wrongAnswer {
+		t.Fatalf("invalid = %d, want %d", sum.Invalid, compileFailing+wrongAnswer)
+	}
+	statuses := map[backend.Status]int{}
+	var minTime float64
+	var minKey string
+	for _, o := range sum.Outcomes {
+		statuses[o.Status]++
+		if o.Valid() && (minKey == "" || o.Value < minTime) {
+			minTime, minKey = o.Value, o.Key
+		}
+	}
+	if statuses[backend.StatusCompileFailed] != compileFailing || statuses[backend.StatusVerificationFailed] != wrongAnswer {
+		t.Fatalf("statuses %v", statuses)
+	}
+	if sum.Best[0].Key != minKey || sum.Best[0].Value != minTime {
+		t.Fatalf("best %s %.6f, minimum %s %.6f", sum.Best[0].Key, sum.Best[0].Value, minKey, minTime)
+	}
+	for i := 1; i < len(sum.Best); i++ {
+		if sum.Best[i].Value < sum.Best[i-1].Value {
+			t.Fatalf("top list not sorted: %v", sum.Best)
+		}
+	}
+	// GB/s must follow from time by its expression: 3*4*n/(time*1e6).
+	b := sum.Best[0]
+	want := 3 * 4 * 268435456 / (b.Observations["time"] * 1e6)
+	if got := b.Metrics["GB/s"]; got != want {
+		t.Fatalf("GB/s = %v, want %v", got, want)
+	}
+	// GB/s/W reads power, so the energy window ran although the objective
+	// is time.
+	if got, want := b.Metrics["GB/s/W"], want/b.Observations["power"]; got != want || want <= 0 {
+		t.Fatalf("GB/s/W = %v, want %v", got, want)
+	}
+
+	evs, err := f.db.Evaluations(sum.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != validConfigs {
+		t.Fatalf("%d evaluations stored", len(evs))
+	}
+	for _, e := range evs {
+		if e.Status == string(backend.StatusCompileFailed) && (e.Reason == "" || e.Objective != nil) {
+			t.Fatalf("compile failure stored without reason or with objective: %+v", e)
+		}
+	}
+}
+
+func TestRerunReusesAndFreshRemeasures(t *testing.T) {
+	f := newFixture(t)
+	first := f.run(t, "brute_force", 0, false, "")
+	second := f.run(t, "brute_force", 0, false, "")
+	if second.Evaluated != 0 || second.Reused != validConfigs {
+		t.Fatalf("re-run evaluated %d reused %d", second.Evaluated, second.Reused)
+	}
+	if second.Best[0].Key != first.Best[0].Key || second.Best[0].Value != first.Best[0].Value {
+		t.Fatalf("re-run best %s, first %s", second.Best[0].Key, first.Best[0].Key)
+	}
+	third := f.run(t, "brute_force", 0, true, "")
+	if third.Evaluated != validConfigs || third.Reused != 0 {
+		t.Fatalf("fresh run evaluated %d reused %d", third.Evaluated, third.Reused)
+	}
+}
+
+func TestRandomSampleBudgetAndResume(t *testing.T) {
+	f := newFixture(t)
+	a := f.run(t, "random_sample", 20, false, "")
+	if a.Evaluated != 20 {
+		t.Fatalf("evaluated %d, want 20", a.Evaluated)
+	}
+	// Same seed, same budget: the same 20 configurations, all reused.
+	b := f.run(t, "random_sample", 20, false, "")
+	if b.Reused != 20 || b.Evaluated != 0 {
+		t.Fatalf("second sample evaluated %d reused %d", b.Evaluated, b.Reused)
+	}
+	// Resuming as brute force measures only what is missing.
+	c := f.run(t, "brute_force", 0, false, "")
+	if c.Reused != 20 || c.Evaluated != validConfigs-20 {
+		t.Fatalf("resume evaluated %d reused %d", c.Evaluated, c.Reused)
+	}
+}
+
+func TestEnergyObjective(t *testing.T) {
+	f := newFixture(t)
+	sum := f.run(t, "brute_force", 0, false, objective.Energy)
+	minE := -1.0
+	for _, o := range sum.Outcomes {
+		if !o.Valid() {
+			continue
+		}
+		e, ok := o.Observations["energy"]
+		if !ok || e <= 0 {
+			t.Fatalf("%s: no energy observed: %v", o.Key, o.Observations)
+		}
+		if o.Value != e {
+			t.Fatalf("objective %v != energy %v", o.Value, e)
+		}
+		if minE < 0 || e < minE {
+			minE = e
+		}
+		if _, ok := o.Metrics["GB/s/W"]; !ok {
+			t.Fatalf("%s: GB/s/W missing with an energy window", o.Key)
+		}
+	}
+	if sum.Best[0].Value != minE {
+		t.Fatalf("best energy %v, minimum %v", sum.Best[0].Value, minE)
+	}
+	// A time-only evaluation cannot answer an energy objective: nothing
+	// from the first (time) run may be reused for energy.
+	g := newFixture(t)
+	off := false
+	g.spec.Measurement.Energy = &off
+	g.run(t, "brute_force", 10, false, "")
+	g.spec.Measurement.Energy = nil
+	e := g.run(t, "brute_force", 10, false, objective.Energy)
+	if e.Reused != 0 {
+		t.Fatalf("energy run reused %d time-only evaluations", e.Reused)
+	}
+}
+
+func TestMetricsOverEnergyAreSkippedWithoutAnEnergyWindow(t *testing.T) {
+	f := newFixture(t)
+	off := false
+	f.spec.Measurement.Energy = &off
+	sum := f.run(t, "brute_force", 3, false, "")
+	for _, o := range sum.Outcomes {
+		if _, ok := o.Observations["power"]; ok {
+			t.Fatalf("%s: power observed with Energy off", o.Key)
+		}
+		if _, ok := o.Metrics["GB/s/W"]; ok {
+			t.Fatalf("%s: GB/s/W computed without an energy window", o.Key)
+		}
+		if _, ok := o.Metrics["GB/s"]; !ok {
+			t.Fatalf("%s: GB/s missing", o.Key)
+		}
+	}
+}
+
+func TestBudgetFromSpec(t *testing.T) {
+	f := newFixture(t)
+	f.spec.Budget.MaxConfigurations = 5
+	sum := f.run(t, "brute_force", 0, true, "")
+	if sum.Evaluated != 5 {
+		t.Fatalf("evaluated %d with ConfigurationCount 5", sum.Evaluated)
+	}
+	f.spec.Budget.MaxConfigurations = 0
+	f.spec.Budget.Fraction = 0.25 // ceil(0.25*112) = 28
+	sum = f.run(t, "brute_force", 0, true, "")
+	if sum.Evaluated != 28 {
+		t.Fatalf("evaluated %d with ConfigurationFraction 0.25", sum.Evaluated)
+	}
+	sum = f.run(t, "brute_force", 7, true, "")
+	if sum.Evaluated != 7 {
+		t.Fatalf("--max-evals 7 under fraction 0.25: evaluated %d", sum.Evaluated)
+	}
+}
