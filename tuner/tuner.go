@@ -170,13 +170,22 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		defer os.RemoveAll(dir)
 		problem.Verification.ReferenceDir = dir
 	}
-	if err := c.Backend.Prepare(ctx, problem); err != nil {
-		return finish("failed", fmt.Errorf("preparing the kernel arguments: %w", err))
-	}
-	if needReference {
-		if err := runReference(ctx, c); err != nil {
-			return finish("failed", err)
+	// Arguments are allocated and the reference computed only when the
+	// first configuration needs the GPU (backends compile against the
+	// prepared problem): a re-run that reuses everything costs no GPU work.
+	prepared := false
+	prepare := func() error {
+		if prepared {
+			return nil
 		}
+		prepared = true
+		if err := c.Backend.Prepare(ctx, problem); err != nil {
+			return fmt.Errorf("preparing the kernel arguments: %w", err)
+		}
+		if needReference {
+			return runReference(ctx, c)
+		}
+		return nil
 	}
 
 	var previous map[string]*store.Evaluation
@@ -237,6 +246,9 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 						record(o)
 						continue
 					}
+				}
+				if err := prepare(); err != nil {
+					return err
 				}
 				cfg := c.Space.Values(idx)
 				job, err := s.Job(cfg)

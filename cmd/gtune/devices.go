@@ -30,7 +30,7 @@ func newDevicesCmd() *cobra.Command {
 					return err
 				}
 			} else {
-				fmt.Fprintln(cmd.ErrOrStderr(), "gtune: no CUDA driver here; listing the simulated GPUs (--backend cuda says why)")
+				fmt.Fprintln(cmd.ErrOrStderr(), "gtune: no CUDA driver here; listing the simulated GPUs (gtune tune --backend cuda says why)")
 				for _, d := range device.All() {
 					devs = append(devs, sim.New(d, sim.Options{}).Device())
 				}

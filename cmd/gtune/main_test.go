@@ -161,13 +161,13 @@ func TestBadInput(t *testing.T) {
 			return []string{"tune", writeSpec(t, "", ""), "--backend", "sim", "--db", filepath.Join(notDir, "r.db")}
 		}, 2, []string{filepath.Join(notDir, "r.db")}},
 		{"unknown strategy", func() []string {
-			return []string{"tune", writeSpec(t, "", ""), "--strategy", "annealing"}
+			return []string{"tune", writeSpec(t, "", ""), "--strategy", "annealing", "--db", filepath.Join(dir, "s.db")}
 		}, 2, []string{"annealing", "brute_force"}},
 		{"unknown objective", func() []string {
-			return []string{"tune", writeSpec(t, "", ""), "--objective", "speed"}
+			return []string{"tune", writeSpec(t, "", ""), "--objective", "speed", "--db", filepath.Join(dir, "o.db")}
 		}, 2, []string{"speed", "GB/s"}},
 		{"unknown backend", func() []string {
-			return []string{"tune", writeSpec(t, "", ""), "--backend", "opencl"}
+			return []string{"tune", writeSpec(t, "", ""), "--backend", "opencl", "--db", filepath.Join(dir, "b.db")}
 		}, 2, []string{"opencl"}},
 		{"bad flag", func() []string { return []string{"tune", "--no-such-flag"} }, 2, []string{"no-such-flag"}},
 		{"no cuda driver", func() []string {

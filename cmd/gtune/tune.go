@@ -58,7 +58,7 @@ same device reuses what is stored unless --fresh is given.`,
 	fl.BoolVar(&f.fresh, "fresh", false, "re-measure configurations already in the database")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the strategy and the simulator")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar")
-	fl.BoolVar(&f.energy, "energy", false, "measure energy and power for every configuration, whatever the objective (an energy window of Gtune.Measurement.EnergyWindowSeconds each)")
+	fl.BoolVar(&f.energy, "energy", false, "measure energy and power for every configuration (an energy window of Gtune.Measurement.EnergyWindowSeconds each); --energy=false never measures them (default: when the objective or a metric needs them)")
 	return c
 }
 
@@ -67,8 +67,8 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if err != nil {
 		return err
 	}
-	if f.energy {
-		on := true
+	if cmd.Flags().Changed("energy") {
+		on := f.energy
 		s.Measurement.Energy = &on
 	}
 	obj, err := resolveObjective(s, f.objective)
