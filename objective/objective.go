@@ -73,23 +73,27 @@ func FromSpec(s *spec.Spec) Objective {
 	return o
 }
 
-// Observations lists a valid result's observations by name: time (mean),
-// time_median, time_min, time_max, time_std (ms); registers, shared_memory
-// (bytes per thread block, static), local_memory (bytes per thread);
-// benchmark_time (ms); and, when an energy window ran, energy (J per launch),
-// power (W), edp (J·s), sm_clock and mem_clock (MHz), temperature (°C).
-func Observations(r *backend.Result) map[string]float64 {
+// Observations lists a valid result's observations by name (the names of
+// spec.ObservationNames): time (mean), time_median, time_min, time_max,
+// time_std (ms); registers (per thread), shared_memory (static, bytes per
+// thread block), local_memory (bytes per thread), max_threads_per_block;
+// compile_time and benchmark_time (ms); and, when an energy window ran,
+// energy (J per launch), power (W), edp (J·s), sm_clock and mem_clock (MHz),
+// temperature (°C).
+func Observations(r *backend.Result, compileMs float64) map[string]float64 {
 	st := measure.Summarize(r.TimesMs)
 	obs := map[string]float64{
-		"time":           st.Mean,
-		"time_median":    st.Median,
-		"time_min":       st.Min,
-		"time_max":       st.Max,
-		"time_std":       st.Std,
-		"registers":      float64(r.Registers),
-		"shared_memory":  float64(r.SharedStaticBytes),
-		"local_memory":   float64(r.LocalBytes),
-		"benchmark_time": r.BenchmarkMs,
+		"time":                  st.Mean,
+		"time_median":           st.Median,
+		"time_min":              st.Min,
+		"time_max":              st.Max,
+		"time_std":              st.Std,
+		"registers":             float64(r.Registers),
+		"shared_memory":         float64(r.SharedStaticBytes),
+		"local_memory":          float64(r.LocalBytes),
+		"max_threads_per_block": float64(r.MaxThreadsPerBlock),
+		"compile_time":          compileMs,
+		"benchmark_time":        r.BenchmarkMs,
 	}
 	if e := r.Energy; e != nil {
 		obs[Energy] = e.EnergyPerLaunchJ

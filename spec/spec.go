@@ -21,13 +21,15 @@ import (
 )
 
 // ObservationNames are the names a metric expression may read besides
-// parameters, constants and earlier metrics. Units: time, time_min,
-// time_max, time_std and compile_time, benchmark_time in ms; energy in J
+// parameters, constants and earlier metrics. Units: time (mean),
+// time_median, time_min, time_max, time_std and compile_time,
+// benchmark_time in ms; energy in J
 // per launch; power in W; edp in J·s; sm_clock, mem_clock in MHz;
 // temperature in °C; registers per thread; shared_memory (static, per
-// thread block) and local_memory (per thread) in bytes.
-var ObservationNames = []string{"time", "time_min", "time_max", "time_std", "energy", "power", "edp",
-	"sm_clock", "mem_clock", "temperature", "registers", "shared_memory", "local_memory",
+// thread block) and local_memory (per thread) in bytes;
+// max_threads_per_block as compiled.
+var ObservationNames = []string{"time", "time_median", "time_min", "time_max", "time_std", "energy", "power", "edp",
+	"sm_clock", "mem_clock", "temperature", "registers", "shared_memory", "local_memory", "max_threads_per_block",
 	"compile_time", "benchmark_time"}
 
 // BuiltinObjectives are the objectives every spec may name; they are all

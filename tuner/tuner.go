@@ -402,7 +402,7 @@ func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compile
 		ev.Registers, ev.SharedStaticBytes, ev.LocalBytes = res.Registers, res.SharedStaticBytes, res.LocalBytes
 		ev.MaxError = res.MaxError
 		if res.Status == backend.StatusValid {
-			o.Observations = objective.Observations(res)
+			o.Observations = objective.Observations(res, cr.bin.CompileMs)
 			m, err := objective.Metrics(c.Spec.Metrics, o.Observations, c.Spec.Env(p.cfg))
 			o.Metrics = m
 			if err != nil {

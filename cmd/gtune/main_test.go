@@ -90,6 +90,38 @@ func TestTuneTable(t *testing.T) {
 	}
 }
 
+func TestEnergyFlag(t *testing.T) {
+	specPath := writeSpec(t, "", "")
+	db := filepath.Join(t.TempDir(), "r.db")
+	// The spec's GB/s/W metric reads power, so energy is measured by default;
+	// --energy=false turns the window off and leaves that metric out.
+	for _, c := range []struct {
+		flag      string
+		wantPower bool
+	}{{"--energy=false", false}, {"--energy", true}} {
+		code, out, errs := gtune(t, "tune", specPath, "--backend", "sim", "--db", db, "--json", "--max-evals", "3", "--fresh", c.flag)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.flag, code, errs)
+		}
+		if got := strings.Contains(out, `"power"`); got != c.wantPower {
+			t.Fatalf("%s: power in output = %v:\n%s", c.flag, got, out)
+		}
+		if got := strings.Contains(out, `"GB/s/W"`); got != c.wantPower {
+			t.Fatalf("%s: GB/s/W in output = %v", c.flag, got)
+		}
+	}
+}
+
+func TestMalformedYAML(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(p, []byte("General:\n  BenchmarkName: x\nConfigurationSpace:\n  TuningParameters: [\n"), 0o644)
+	code, _, errs := gtune(t, "space", p)
+	if code != 2 || !strings.Contains(errs, "spec.yaml:") || !strings.Contains(errs, "YAML") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
+
 func TestSpaceCommand(t *testing.T) {
 	specPath := writeSpec(t, "", "")
 	code, out, _ := gtune(t, "space", specPath)

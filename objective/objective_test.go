@@ -1,0 +1,89 @@
+package objective
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/spec"
+)
+
+func TestObservationsUseTheSpecNames(t *testing.T) {
+	r := &backend.Result{
+		TimesMs:   []float64{2, 4, 3},
+		Registers: 32, SharedStaticBytes: 1024, LocalBytes: 8, MaxThreadsPerBlock: 1024, BenchmarkMs: 50,
+		Energy: &backend.Energy{EnergyPerLaunchJ: 0.5, MeanPowerW: 250, SMClockMHz: 1980, MemClockMHz: 2619, TemperatureC: 45},
+	}
+	obs := Observations(r, 120)
+	for k := range obs {
+		if !slices.Contains(spec.ObservationNames, k) {
+			t.Errorf("observation %q is not in spec.ObservationNames", k)
+		}
+	}
+	for _, k := range spec.ObservationNames {
+		if _, ok := obs[k]; !ok {
+			t.Errorf("spec.ObservationNames has %q but Observations does not produce it", k)
+		}
+	}
+	if obs["time"] != 3 || obs["time_median"] != 3 || obs["time_min"] != 2 || obs["time_std"] != 1 {
+		t.Fatalf("time statistics %v", obs)
+	}
+	// edp = energy (J) × time (s)
+	if math.Abs(obs["edp"]-0.5*0.003) > 1e-15 || obs["compile_time"] != 120 {
+		t.Fatalf("edp %v compile_time %v", obs["edp"], obs["compile_time"])
+	}
+	delete(obs, "edp")
+	if _, ok := Observations(&backend.Result{TimesMs: []float64{1}}, 0)["energy"]; ok {
+		t.Fatal("energy observed without an energy window")
+	}
+}
+
+func metric(name, src string) spec.Metric {
+	return spec.Metric{Name: name, Expr: expr.MustParse(src)}
+}
+
+func TestMetricsInOrderAndSkipped(t *testing.T) {
+	ms := []spec.Metric{
+		metric("bw", "3*4*n/(time*1e6)"),
+		metric("bw_per_w", "bw/power"),
+		metric("half", "bw / 2"),
+	}
+	base := expr.MapEnv{"n": expr.Int(1 << 20)}
+	got, err := Metrics(ms, map[string]float64{"time": 0.5}, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 3 * 4 * float64(1<<20) / (0.5 * 1e6)
+	if got["bw"] != want || got["half"] != want/2 {
+		t.Fatalf("got %v", got)
+	}
+	if _, ok := got["bw_per_w"]; ok {
+		t.Fatal("bw_per_w computed without power")
+	}
+	got, err = Metrics(ms, map[string]float64{"time": 0.5, "power": 100}, base)
+	if err != nil || got["bw_per_w"] != want/100 {
+		t.Fatalf("got %v, %v", got, err)
+	}
+	if _, err := Metrics([]spec.Metric{metric("bad", "time/0")}, map[string]float64{"time": 1}, base); err == nil {
+		t.Fatal("division by zero not reported")
+	}
+}
+
+func TestScoreAndParetoFront(t *testing.T) {
+	max := Objective{Name: "GB/s", Maximize: true}
+	if max.Score(10) >= max.Score(5) {
+		t.Fatal("maximised objective: larger must score lower")
+	}
+	pts := []Point{
+		{ID: 0, Scores: []float64{1, 10}}, // front
+		{ID: 1, Scores: []float64{2, 5}},  // front
+		{ID: 2, Scores: []float64{3, 6}},  // dominated by 1
+		{ID: 3, Scores: []float64{4, 1}},  // front
+		{ID: 4, Scores: []float64{2, 5}},  // equal to 1: neither dominates
+	}
+	if got := ParetoFront(pts); !slices.Equal(got, []int{0, 1, 4, 3}) {
+		t.Fatalf("front %v", got)
+	}
+}
