@@ -154,16 +154,16 @@ func (e *CompileError) Error() string { return "compile failed: " + e.Log }
 
 // Energy holds one energy window's observations.
 type Energy struct {
-	WindowS           float64 `json:"window_s"`             // length of the window, s
-	Launches          int     `json:"launches"`             // launches inside the window
-	EnergyJ           float64 `json:"energy_j"`             // counter difference over the window, J
-	EnergyPerLaunchJ  float64 `json:"energy_per_launch_j"`  // J
-	MeanPowerW        float64 `json:"mean_power_w"`         // EnergyJ / WindowS, W
-	SMClockMHz        float64 `json:"sm_clock_mhz"`         // observed during the window
-	MemClockMHz       float64 `json:"mem_clock_mhz"`        // observed during the window
-	TemperatureC      float64 `json:"temperature_c"`        // at the end of the window
-	ClockEventReasons uint64  `json:"clock_event_reasons"`  // NVML clock-event-reason bitmask, OR over the window
-	Method            string  `json:"method"`               // how energy was measured, e.g. "nvml-energy-counter"
+	WindowS           float64 `json:"window_s"`            // length of the window, s
+	Launches          int     `json:"launches"`            // launches inside the window
+	EnergyJ           float64 `json:"energy_j"`            // counter difference over the window, J
+	EnergyPerLaunchJ  float64 `json:"energy_per_launch_j"` // J
+	MeanPowerW        float64 `json:"mean_power_w"`        // EnergyJ / WindowS, W
+	SMClockMHz        float64 `json:"sm_clock_mhz"`        // observed during the window
+	MemClockMHz       float64 `json:"mem_clock_mhz"`       // observed during the window
+	TemperatureC      float64 `json:"temperature_c"`       // at the end of the window
+	ClockEventReasons uint64  `json:"clock_event_reasons"` // NVML clock-event-reason bitmask, OR over the window
+	Method            string  `json:"method"`              // how energy was measured, e.g. "nvml-energy-counter"
 }
 
 // Result is the outcome of running one configuration.
