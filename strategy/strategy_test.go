@@ -4,7 +4,24 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/space"
 )
+
+// line is a one-parameter space of n configurations.
+func line(t *testing.T, n int) *space.Space {
+	t.Helper()
+	vals := make([]expr.Value, n)
+	for i := range vals {
+		vals[i] = expr.Int(int64(i))
+	}
+	sp, err := space.Build([]space.Param{{Name: "x", Values: vals}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
 
 func drain(s Strategy, batch int) []int {
 	var all []int
@@ -18,7 +35,7 @@ func drain(s Strategy, batch int) []int {
 }
 
 func TestBruteForceVisitsAllInOrder(t *testing.T) {
-	s, err := New("brute_force", Options{Size: 7})
+	s, err := New("brute_force", Options{Space: line(t, 7)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,9 +45,10 @@ func TestBruteForceVisitsAllInOrder(t *testing.T) {
 }
 
 func TestRandomSampleIsSeededPermutation(t *testing.T) {
-	a, _ := New("random_sample", Options{Size: 100, Seed: 7})
-	b, _ := New("random_sample", Options{Size: 100, Seed: 7})
-	c, _ := New("random_sample", Options{Size: 100, Seed: 8})
+	sp := line(t, 100)
+	a, _ := New("random_sample", Options{Space: sp, Seed: 7})
+	b, _ := New("random_sample", Options{Space: sp, Seed: 7})
+	c, _ := New("random_sample", Options{Space: sp, Seed: 8})
 	ga, gb, gc := drain(a, 9), drain(b, 13), drain(c, 9)
 	if !slices.Equal(ga, gb) {
 		t.Fatal("same seed gave different orders")
@@ -48,8 +66,12 @@ func TestRandomSampleIsSeededPermutation(t *testing.T) {
 }
 
 func TestUnknownStrategy(t *testing.T) {
-	_, err := New("annealing", Options{Size: 1})
-	if err == nil || !strings.Contains(err.Error(), "brute_force, random_sample") {
+	_, err := New("annealing", Options{Space: line(t, 1)})
+	if err == nil || !strings.Contains(err.Error(), "brute_force") || !strings.Contains(err.Error(), "random_sample") {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = New("brute_force", Options{Space: line(t, 1), Params: map[string]any{"popsize": 3}})
+	if err == nil || !strings.Contains(err.Error(), "popsize") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -41,7 +41,13 @@ type Config struct {
 	DB        *store.DB
 	Objective objective.Objective
 	Strategy  string
-	Seed      uint64
+	// StrategyParams are the strategy's hyperparameters by name.
+	StrategyParams map[string]any
+	Seed           uint64
+	// Resources and Device are handed to strategies that reason about
+	// occupancy (strategy.Options); both may be nil.
+	Resources func(index int) (registers, sharedMemory int, err error)
+	Device    any
 	// MaxEvals bounds the configurations considered (evaluated or reused);
 	// 0 means no bound beyond the spec's Budget.
 	MaxEvals int
@@ -88,6 +94,13 @@ type Summary struct {
 	Elapsed     time.Duration
 }
 
+// ConfigError is a run that cannot start because of how it was asked
+// for: an unknown strategy or hyperparameter, an empty budget.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
 // ErrNoValid is returned when no configuration of the run was valid.
 var ErrNoValid = errors.New("no valid configuration was found")
 
@@ -115,11 +128,14 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	size := c.Space.Len()
 	maxEvals, timeLimit := budget(c, size)
 	if maxEvals == 0 {
-		return nil, fmt.Errorf("the budget allows no configuration (max evaluations 0)")
+		return nil, &ConfigError{fmt.Errorf("the budget allows no configuration (max evaluations 0)")}
 	}
-	strat, err := strategy.New(c.Strategy, strategy.Options{Size: size, Seed: c.Seed})
+	strat, err := strategy.New(c.Strategy, strategy.Options{
+		Space: c.Space, Seed: c.Seed, Params: c.StrategyParams, Budget: maxEvals,
+		Resources: c.Resources, Device: c.Device,
+	})
 	if err != nil {
-		return nil, err
+		return nil, &ConfigError{err}
 	}
 	problem, err := s.Problem()
 	if err != nil {
@@ -215,9 +231,9 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		}
 		if !o.Valid() {
 			sum.Invalid++
-			strat.Tell(o.Index, math.Inf(1), false)
+			strat.Tell(strategy.Result{Index: o.Index, Score: math.Inf(1), Observations: o.Observations})
 		} else {
-			strat.Tell(o.Index, c.Objective.Score(o.Value), true)
+			strat.Tell(strategy.Result{Index: o.Index, Score: c.Objective.Score(o.Value), Valid: true, Observations: o.Observations})
 			if best == nil || c.Objective.Score(o.Value) < c.Objective.Score(best.Value) {
 				best = o
 			}

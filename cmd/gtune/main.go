@@ -15,6 +15,7 @@ import (
 
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/tuner"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -61,11 +62,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 func exitCode(err error) int {
 	var ie inputError
 	var se *spec.Error
-	if errors.As(err, &ie) || errors.As(err, &se) {
+	var ce *tuner.ConfigError
+	if errors.As(err, &ie) || errors.As(err, &se) || errors.As(err, &ce) {
 		return exitBadInput
 	}
 	return exitRuntime
 }
+
+// subcommands are the commands of gtune; each file adds its own in an init
+// function, so commands can be added without touching this file.
+var subcommands = []func() *cobra.Command{newTuneCmd, newSpaceCmd, newDevicesCmd}
 
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
@@ -79,7 +85,9 @@ func newRoot() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return inputError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
-	root.AddCommand(newTuneCmd(), newSpaceCmd(), newDevicesCmd())
+	for _, mk := range subcommands {
+		root.AddCommand(mk())
+	}
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)
 	}

@@ -195,6 +195,9 @@ func TestBadInput(t *testing.T) {
 		{"unknown strategy", func() []string {
 			return []string{"tune", writeSpec(t, "", ""), "--strategy", "annealing", "--db", filepath.Join(dir, "s.db")}
 		}, 2, []string{"annealing", "brute_force"}},
+		{"unknown hyperparameter", func() []string {
+			return []string{"tune", writeSpec(t, "", ""), "--backend", "sim", "--strategy-param", "popsize=4", "--db", filepath.Join(dir, "h.db")}
+		}, 2, []string{"popsize"}},
 		{"unknown objective", func() []string {
 			return []string{"tune", writeSpec(t, "", ""), "--objective", "speed", "--db", filepath.Join(dir, "o.db")}
 		}, 2, []string{"speed", "GB/s"}},

@@ -28,6 +28,7 @@ import (
 
 type tuneFlags struct {
 	backend, db, strategy, objective, simDevice string
+	strategyParams                              []string
 	device, maxEvals                            int
 	timeLimit                                   time.Duration
 	asJSON, fresh, noProgress, energy           bool
@@ -51,6 +52,7 @@ same device reuses what is stored unless --fresh is given.`,
 	fl.StringVar(&f.simDevice, "sim-device", "", "device-database id of the simulated GPU (default: the spec's Gtune.Simulation.Device, else h100_sxm)")
 	fl.StringVar(&f.db, "db", "gtune.db", "results database (SQLite)")
 	fl.StringVar(&f.strategy, "strategy", "", "search strategy: "+strings.Join(strategy.Names(), ", ")+" (default: the spec's Search.Name, else brute_force)")
+	fl.StringArrayVar(&f.strategyParams, "strategy-param", nil, "a strategy hyperparameter NAME=VALUE (repeatable; overrides the spec's Search.Attributes)")
 	fl.IntVar(&f.maxEvals, "max-evals", 0, "evaluate at most this many configurations (0: no limit beyond the spec's Budget)")
 	fl.DurationVar(&f.timeLimit, "time-limit", 0, "stop proposing configurations after this wall time, e.g. 10m (0: no limit)")
 	fl.StringVar(&f.objective, "objective", "", "objective: time, energy, power, edp or a metric of the spec's Gtune.Metrics (default: the spec's Gtune.Objective, else time)")
@@ -113,8 +115,12 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	defer be.Close()
 
+	params, err := strategyParams(s, f.strategyParams)
+	if err != nil {
+		return err
+	}
 	cfg := tuner.Config{
-		Spec: s, Space: sp, Backend: be, DB: db, Objective: obj, Strategy: stratName, Seed: f.seed,
+		Spec: s, Space: sp, Backend: be, DB: db, Objective: obj, Strategy: stratName, StrategyParams: params, Seed: f.seed,
 		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version,
 	}
 	if !f.noProgress {
@@ -136,6 +142,29 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return errors.New("interrupted; the evaluations done so far are in the database")
 	}
 	return err
+}
+
+// strategyParams merges the spec's Search.Attributes with --strategy-param
+// NAME=VALUE flags (values parse as JSON numbers/booleans, else strings).
+func strategyParams(s *spec.Spec, flags []string) (map[string]any, error) {
+	params := map[string]any{}
+	if s.Strategy != "" {
+		for k, v := range s.StrategyOptions {
+			params[k] = v
+		}
+	}
+	for _, kv := range flags {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return nil, badInput("--strategy-param %q: want NAME=VALUE", kv)
+		}
+		var v any
+		if err := json.Unmarshal([]byte(val), &v); err != nil {
+			v = val
+		}
+		params[name] = v
+	}
+	return params, nil
 }
 
 func resolveObjective(s *spec.Spec, name string) (objective.Objective, error) {
