@@ -135,7 +135,28 @@ type Job struct {
 	Verify             bool          `json:"verify"`        // run one verification launch against Problem.Verification
 	SaveReference      bool          `json:"save_reference"`
 	Work               *Work         `json:"work,omitempty"`
+	// Settings are GPU settings this configuration asks for (from the
+	// tunable parameters nvml_gr_clock, nvml_mem_clock, nvml_pwr_limit, as
+	// Kernel Tuner names them); nil when the space has none. A backend that
+	// may not apply them reports the configuration as failed.
+	Settings *Settings `json:"settings,omitempty"`
 }
+
+// Settings are GPU settings as tunable parameters; 0 means "leave as is".
+type Settings struct {
+	CoreClockMHz int     `json:"core_clock_mhz"`
+	MemClockMHz  int     `json:"mem_clock_mhz"`
+	PowerLimitW  float64 `json:"power_limit_w"`
+}
+
+// Reserved names of the tunable parameters that are GPU settings (Kernel
+// Tuner's cache names, so caches interoperate). They are not passed to the
+// compiler.
+const (
+	ParamCoreClock  = "nvml_gr_clock"
+	ParamMemClock   = "nvml_mem_clock"
+	ParamPowerLimit = "nvml_pwr_limit"
+)
 
 // Binary is a compiled kernel ready for Run.
 type Binary struct {

@@ -366,6 +366,21 @@ type comparison struct {
 	NaNIndex int64 // first component where got is NaN and want is not; -1 if none
 }
 
+// parseMethod tells what a validation method compares: the sum of the
+// absolute errors (sum), each relative error (relative), or each absolute
+// error (neither). "" means SideBySideComparison.
+func parseMethod(method string) (sum, relative bool, err error) {
+	switch method {
+	case MethodAbsoluteDifference:
+		return true, false, nil
+	case MethodSideBySide, "":
+		return false, false, nil
+	case MethodSideBySideRelative:
+		return false, true, nil
+	}
+	return false, false, fmt.Errorf("validation method %q is not one of %s, %s, %s", method, MethodAbsoluteDifference, MethodSideBySide, MethodSideBySideRelative)
+}
+
 // compare checks got against want (both raw buffers of type t) with a
 // validation method and threshold. A NaN in got where want is not NaN
 // always fails, whatever the method.
@@ -373,16 +388,9 @@ func compare(method string, threshold float64, t elemType, got, want []byte) (co
 	if len(got) != len(want) {
 		return comparison{}, fmt.Errorf("output holds %d bytes, reference %d", len(got), len(want))
 	}
-	relative := false
-	sum := false
-	switch method {
-	case MethodAbsoluteDifference:
-		sum = true
-	case MethodSideBySide, "":
-	case MethodSideBySideRelative:
-		relative = true
-	default:
-		return comparison{}, fmt.Errorf("validation method %q is not one of %s, %s, %s", method, MethodAbsoluteDifference, MethodSideBySide, MethodSideBySideRelative)
+	sum, relative, err := parseMethod(method)
+	if err != nil {
+		return comparison{}, err
 	}
 	n := int64(len(got) / t.CompSize)
 	// Fixed pieces merged in order: the result does not depend on the

@@ -122,6 +122,7 @@ type driver struct {
 	cuMemFree                func(dptr uint64) cuResult
 	cuMemcpyHtoD             func(dst uint64, src unsafe.Pointer, bytes uint64) cuResult
 	cuMemcpyDtoH             func(dst unsafe.Pointer, src uint64, bytes uint64) cuResult
+	cuMemcpyDtoD             func(dst, src uint64, bytes uint64) cuResult
 	cuMemGetInfo             func(free, total *uint64) cuResult
 	cuModuleLoadData         func(mod *uintptr, image unsafe.Pointer) cuResult
 	cuModuleUnload           func(mod uintptr) cuResult
@@ -175,6 +176,7 @@ func loadDriver() (*driver, error) {
 			{[]string{"cuMemFree_v2"}, &d.cuMemFree, true},
 			{[]string{"cuMemcpyHtoD_v2"}, &d.cuMemcpyHtoD, true},
 			{[]string{"cuMemcpyDtoH_v2"}, &d.cuMemcpyDtoH, true},
+			{[]string{"cuMemcpyDtoD_v2"}, &d.cuMemcpyDtoD, true},
 			{[]string{"cuMemGetInfo_v2"}, &d.cuMemGetInfo, true},
 			{[]string{"cuModuleLoadData"}, &d.cuModuleLoadData, true},
 			{[]string{"cuModuleUnload"}, &d.cuModuleUnload, true},
