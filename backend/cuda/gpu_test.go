@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -8,6 +9,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -199,6 +202,15 @@ func TestIntegrationCUDA(t *testing.T) {
 	if err != nil || r.Status != backend.StatusVerificationFailed || r.MaxError <= 0 {
 		t.Fatalf("wrong kernel: %+v %v", r, err)
 	}
+	// The GPU's verdict is the host comparison's, word for word.
+	hw := make([]byte, 4*N)
+	for i := 0; i < N; i++ {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(ha[4*i:])) - math.Float32frombits(binary.LittleEndian.Uint32(hb[4*i:]))
+		binary.LittleEndian.PutUint32(hw[4*i:], math.Float32bits(x))
+	}
+	if want, maxErr := hostReason(t, MethodSideBySide, 0, ft, hw, hc); r.Reason != want || r.MaxError != maxErr {
+		t.Fatalf("wrong kernel: reason %q, max error %g; the host finds %q, %g", r.Reason, r.MaxError, want, maxErr)
+	}
 	t.Logf("wrong kernel: %s", r.Reason)
 
 	// A compiler rejection is a CompileError with NVRTC's log.
@@ -318,6 +330,37 @@ func testMixed(t *testing.T, b *Backend) {
 		t.Fatalf("verify against saved reference: %+v %v", r, err)
 	}
 	t.Logf("mixed kernel: CPU difference %g; verified against the saved reference; median %.4f ms, %d registers", worst, median(r.TimesMs), r.Registers)
+	// A new worker reads the reference back from its file.
+	restartWorker(t, b)
+	r, err = b.Run(ctx, j, bin)
+	if err != nil || r.Status != backend.StatusValid || r.MaxError != 0 {
+		t.Fatalf("verify against the reference file after a restart: %+v %v", r, err)
+	}
+}
+
+// restartWorker replaces b's worker as a crash would, re-preparing the
+// problem in the new one.
+func restartWorker(t *testing.T, b *Backend) {
+	t.Helper()
+	before := b.Restarts()
+	b.mu.Lock()
+	err := b.restartLocked(context.Background())
+	b.mu.Unlock()
+	if err != nil || b.Restarts() != before+1 {
+		t.Fatalf("restart: %v (restarts %d)", err, b.Restarts())
+	}
+}
+
+// hostReason is the failure reason and MaxError the host comparison gives
+// for one output "c".
+func hostReason(t *testing.T, method string, threshold float64, et elemType, got, want []byte) (string, float64) {
+	t.Helper()
+	c, err := compare(method, threshold, et, got, want)
+	if err != nil || c.OK || c.NaNIndex >= 0 {
+		t.Fatalf("host comparison: %+v %v", c, err)
+	}
+	return fmt.Sprintf("output c: %s error %g exceeds threshold %g (largest at %s: got %g, want %g)",
+		methodName(method), c.Error, threshold, where(c.Worst, et), c.Got, c.Want), c.Error
 }
 
 func minOf(v []float64) float64 {
@@ -380,4 +423,360 @@ func TestIntegrationLargeBuffers(t *testing.T) {
 	}
 	t.Logf("large buffers: prepare %v (2 x %.2f GiB, idle %.1f W), run %.0f ms incl. verification of %d floats, copy median %.3f ms = %.0f GB/s",
 		prep, float64(4*N)/(1<<30), b.IdlePowerW(), r.BenchmarkMs, N, median(r.TimesMs), 8*float64(N)/median(r.TimesMs)/1e6)
+}
+
+// TestIntegrationGPUCompare checks the comparison kernel against the host
+// comparison (compare) for every type it serves, every method, and
+// outputs with errors spread over blocks and grid-stride rounds, ties,
+// NaN and infinities. It drives a worker in this process.
+func TestIntegrationGPUCompare(t *testing.T) {
+	if os.Getenv("GTUNE_CUDA_TEST") != "1" {
+		t.Skip("set GTUNE_CUDA_TEST=1 on a machine with an NVIDIA GPU")
+	}
+	runtime.LockOSThread() // the CUDA context is current on this thread only
+	defer runtime.UnlockOSThread()
+	w := &worker{}
+	if err := w.init(0); err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	start := time.Now()
+	if err := w.loadCompare(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("comparison kernel compiled and loaded in %v", time.Since(start))
+	const round = cmpThreads * cmpMaxBlocks // components per grid-stride round
+	const comps = 3*round + 80              // less than one host compare piece
+	var gotPtr, wantPtr uint64
+	for _, p := range []*uint64{&gotPtr, &wantPtr} {
+		if err := w.d.check("cuMemAlloc_v2", w.d.cuMemAlloc(p, comps*8)); err != nil {
+			t.Fatal(err)
+		}
+		defer w.d.cuMemFree(*p)
+	}
+	checked := 0
+	for _, name := range []string{"float", "double", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool", "float4", "double2"} {
+		et, _ := lookupType("x", name)
+		n := int64(comps / et.Lanes * et.Lanes)
+		base := make([]byte, n*int64(et.CompSize))
+		if err := fillBytes(base, et, backend.Fill{Type: "Random", Value: 100, Seed: 21}, 0); err != nil {
+			t.Fatal(err)
+		}
+		float := et.Kind == kFloat || et.Kind == kDouble
+		type scenario struct {
+			name string
+			edit func(got, want []byte)
+		}
+		set := func(b []byte, i int64, v float64) { putComp(b[i*int64(et.CompSize):], et, v) }
+		get := func(b []byte, i int64) float64 { return getComp(b[i*int64(et.CompSize):], et) }
+		add := func(b []byte, i int64, d float64) {
+			if et.Kind == kBool {
+				set(b, i, 1-get(b, i))
+			} else {
+				set(b, i, get(b, i)+d)
+			}
+		}
+		scenarios := []scenario{
+			{"equal", func(got, want []byte) {}},
+			{"errors", func(got, want []byte) {
+				add(got, 5, 1)
+				add(got, round+3, 7)      // second round of thread 3
+				add(got, 2*round+999, -7) // the same absolute error later: the first stays
+				add(got, n-1, 2)          // the last component
+				add(got, round/2+17, 3)   // another block
+				set(want, 300, 0)         // relative error against a zero reference
+				set(got, 300, 1)
+			}},
+		}
+		if float {
+			nan, inf := math.NaN(), math.Inf(1)
+			scenarios = append(scenarios, scenario{"nan-inf", func(got, want []byte) {
+				add(got, 40, 1)
+				set(got, round+10, nan) // NaN mismatches: the first is reported
+				set(got, 12345, nan)
+				set(got, 77, nan) // NaN on both sides agrees
+				set(want, 77, nan)
+				set(got, 2*round+5, inf) // infinite output, finite reference
+				set(want, 600, inf)      // infinite reference: NaN relative error
+				set(got, 601, -inf)      // equal infinities agree
+				set(want, 601, -inf)
+			}}, scenario{"inf-only", func(got, want []byte) {
+				add(got, 9, 2)
+				set(got, 2*round+5, inf)
+				set(want, 3*round, -inf) // a NaN relative error, the largest absolute one
+			}})
+		}
+		for _, sc := range scenarios {
+			got, want := append([]byte(nil), base...), append([]byte(nil), base...)
+			sc.edit(got, want)
+			if err := w.upload(gotPtr, got); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.upload(wantPtr, want); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range []string{MethodSideBySide, MethodAbsoluteDifference, MethodSideBySideRelative} {
+				cpu, err := compare(m, 0.5, et, got, want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gpu, mErr, err := w.compareDevice(m, 0.5, et, gotPtr, wantPtr, n)
+				if err != nil || mErr != nil {
+					t.Fatalf("%s %s %s: %v %v", name, sc.name, m, err, mErr)
+				}
+				same := gpu.OK == cpu.OK && gpu.Worst == cpu.Worst && gpu.NaNIndex == cpu.NaNIndex
+				if m == MethodAbsoluteDifference && !math.IsInf(cpu.Error, 0) {
+					same = same && math.Abs(gpu.Error-cpu.Error) <= 1e-12*math.Abs(cpu.Error)
+				} else {
+					same = same && (gpu.Error == cpu.Error || math.IsNaN(gpu.Error) && math.IsNaN(cpu.Error))
+				}
+				if !gpu.OK && gpu.NaNIndex < 0 {
+					same = same && gpu.Got == cpu.Got && gpu.Want == cpu.Want
+				}
+				if !same {
+					t.Errorf("%s %s %s: GPU %+v, host %+v", name, sc.name, m, gpu, cpu)
+				}
+				checked++
+			}
+		}
+	}
+	if _, mErr, _ := w.compareDevice("Closeness", 1, elemTypes["float"], gotPtr, wantPtr, 10); mErr == nil || !strings.Contains(mErr.Error(), `"Closeness" is not one of`) {
+		t.Fatalf("unknown method: %v", mErr)
+	}
+	t.Logf("%d GPU comparisons agree with the host's", checked)
+}
+
+// TestIntegrationLargeVerify verifies a 1 GiB output (2^28 floats) on the
+// GPU against expected contents and against a saved reference (also after
+// a worker restart), finds a wrong kernel with the host's words, and
+// reports the Run's wall time for 7 timed launches.
+func TestIntegrationLargeVerify(t *testing.T) {
+	if os.Getenv("GTUNE_CUDA_TEST") != "1" {
+		t.Skip("set GTUNE_CUDA_TEST=1 on a machine with an NVIDIA GPU")
+	}
+	ctx := context.Background()
+	b, err := Open(ctx, 0, Options{Stderr: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const N = 1 << 28
+	ft, _ := lookupType("c", "float")
+	fa := backend.Fill{Type: "Random", Value: 1, Seed: 31}
+	fb := backend.Fill{Type: "Random", Value: 100, Seed: 32}
+	ha, hb := make([]byte, 4*N), make([]byte, 4*N)
+	if err := content(ha, ft, fa, 0, N, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := content(hb, ft, fb, 0, N, "b"); err != nil {
+		t.Fatal(err)
+	}
+	hc, hw := make([]byte, 4*N), make([]byte, 4*N)
+	for i := 0; i < N; i++ {
+		x, y := math.Float32frombits(binary.LittleEndian.Uint32(ha[4*i:])), math.Float32frombits(binary.LittleEndian.Uint32(hb[4*i:]))
+		binary.LittleEndian.PutUint32(hc[4*i:], math.Float32bits(x+y))
+		binary.LittleEndian.PutUint32(hw[4*i:], math.Float32bits(x-y))
+	}
+	tmp := t.TempDir()
+	cPath := filepath.Join(tmp, "c_expected.bin")
+	if err := os.WriteFile(cPath, hc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []backend.Arg{
+		{Name: "c", Type: "float", Kind: backend.ArgVector, Count: N, Fill: backend.Fill{Type: "Constant", Value: -1}, Output: true},
+		{Name: "a", Type: "float", Kind: backend.ArgVector, Count: N, Fill: fa},
+		{Name: "b", Type: "float", Kind: backend.ArgVector, Count: N, Fill: fb},
+		{Name: "n", Type: "int32", Kind: backend.ArgScalar, Scalar: N},
+	}
+	prob := &backend.Problem{
+		KernelName: "vector_add", Source: vectorAddSource, SourceName: "vector_add.cu", Language: "CUDA", Args: args,
+		Verification: &backend.Verification{Method: MethodSideBySide, Threshold: 0,
+			Expected: map[string]backend.Fill{"c": {Type: "BinaryRaw", File: cPath}}},
+	}
+	start := time.Now()
+	if err := b.Prepare(ctx, prob); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("prepare (3 x 1 GiB, expected contents from a file): %v", time.Since(start))
+	job := func(extra ...string) *backend.Job {
+		return &backend.Job{Defines: defines(256, extra...), Grid: [3]int{N / 256, 1, 1}, Block: [3]int{256, 1, 1},
+			Iterations: 7, Verify: true, Timeout: 2 * time.Minute}
+	}
+	bin, err := b.Compile(ctx, job())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bench, over []float64
+	for k := 0; k < 7; k++ {
+		r, err := b.Run(ctx, job(), bin)
+		if err != nil || r.Status != backend.StatusValid || r.MaxError != 0 || len(r.TimesMs) != 7 {
+			t.Fatalf("1 GiB vector_add: %+v %v", r, err)
+		}
+		timed := 0.0
+		for _, x := range r.TimesMs {
+			timed += x
+		}
+		bench, over = append(bench, r.BenchmarkMs), append(over, r.BenchmarkMs-timed)
+		t.Logf("1 GiB vector_add run %d: BenchmarkMs %.1f, timed launches %.1f ms (median %.3f ms), other %.1f ms", k, r.BenchmarkMs, timed, median(r.TimesMs), r.BenchmarkMs-timed)
+	}
+	t.Logf("1 GiB vector_add, Iterations 7, verified, no energy: median BenchmarkMs %.1f, median overhead besides the timed launches %.1f ms", median(bench), median(over))
+	if median(over) > 500 {
+		t.Errorf("verification overhead %.1f ms per configuration", median(over))
+	}
+
+	wrongBin, err := b.Compile(ctx, job("WRONG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.Run(ctx, job("WRONG"), wrongBin)
+	if err != nil || r.Status != backend.StatusVerificationFailed {
+		t.Fatalf("wrong kernel: %+v %v", r, err)
+	}
+	if want, maxErr := hostReason(t, MethodSideBySide, 0, ft, hw, hc); r.Reason != want || r.MaxError != maxErr {
+		t.Fatalf("wrong kernel: reason %q, max error %g; the host finds %q, %g", r.Reason, r.MaxError, want, maxErr)
+	}
+	t.Logf("wrong kernel, 1 GiB: %s (run %.1f ms)", r.Reason, r.BenchmarkMs)
+
+	// The outputs of a reference run are the reference; AbsoluteDifference
+	// sums over all 2^28 components.
+	ref := filepath.Join(tmp, "ref")
+	prob2 := &backend.Problem{
+		KernelName: "vector_add", Source: vectorAddSource, SourceName: "vector_add.cu", Language: "CUDA", Args: args,
+		Verification: &backend.Verification{Method: MethodAbsoluteDifference, Threshold: 0, ReferenceDir: ref},
+	}
+	if err := b.Prepare(ctx, prob2); err != nil {
+		t.Fatal(err)
+	}
+	rj := job()
+	rj.Verify, rj.SaveReference, rj.Iterations = false, true, 1
+	if r, err := b.Run(ctx, rj, bin); err != nil || r.Status != backend.StatusValid {
+		t.Fatalf("save reference: %+v %v", r, err)
+	}
+	saved, err := os.ReadFile(filepath.Join(ref, "c.bin"))
+	if err != nil || !bytes.Equal(saved, hc) {
+		t.Fatalf("saved reference differs from a+b (%d bytes, %v)", len(saved), err)
+	}
+	saved = nil
+	hc2, _ := compare(MethodAbsoluteDifference, 0, ft, hw, hc)
+	hostSum := hc2.Error
+	hostTail := fmt.Sprintf("(largest at %s: got %g, want %g)", where(hc2.Worst, ft), hc2.Got, hc2.Want)
+	r1, err := b.Run(ctx, job("WRONG"), wrongBin)
+	if err != nil || r1.Status != backend.StatusVerificationFailed || math.Abs(r1.MaxError-hostSum) > 1e-9*hostSum ||
+		!strings.HasPrefix(r1.Reason, "output c: AbsoluteDifference error ") || !strings.HasSuffix(r1.Reason, hostTail) {
+		t.Fatalf("wrong kernel against the saved reference: %+v %v; host sum %.17g, %s", r1, err, hostSum, hostTail)
+	}
+	t.Logf("wrong kernel against the saved reference: %s (GPU sum %.17g, host sum %.17g)", r1.Reason, r1.MaxError, hostSum)
+	restartWorker(t, b)
+	r2, err := b.Run(ctx, job("WRONG"), wrongBin)
+	if err != nil || r2.Status != backend.StatusVerificationFailed || r2.MaxError != r1.MaxError || r2.Reason != r1.Reason {
+		t.Fatalf("wrong kernel after a restart: %+v %v", r2, err)
+	}
+	t.Logf("after a restart the reference file was read back (run %.1f ms)", r2.BenchmarkMs)
+	if r, err := b.Run(ctx, job(), bin); err != nil || r.Status != backend.StatusValid || r.MaxError != 0 {
+		t.Fatalf("right kernel after a restart: %+v %v", r, err)
+	} else {
+		t.Logf("right kernel after a restart: BenchmarkMs %.1f", r.BenchmarkMs)
+	}
+}
+
+// TestIntegrationOutOfMemoryFallback fills the GPU so that the pristine
+// copy and the expected contents of an output do not fit: the worker
+// resets and compares on the host instead, with the same verdicts. It
+// drives a worker in this process.
+func TestIntegrationOutOfMemoryFallback(t *testing.T) {
+	if os.Getenv("GTUNE_CUDA_TEST") != "1" {
+		t.Skip("set GTUNE_CUDA_TEST=1 on a machine with an NVIDIA GPU")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w := &worker{}
+	if err := w.init(0); err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	if err := w.loadCompare(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	compile := func(extra ...string) *backend.Binary {
+		bin, err := Compile(ctx, CompileRequest{Source: vectorAddSource, KernelName: "vector_add", Defines: defines(256, extra...),
+			ComputeMajor: w.info.ComputeMajor, ComputeMinor: w.info.ComputeMinor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bin
+	}
+	right, wrong := compile(), compile("WRONG")
+
+	const N = 1 << 26 // 256 MiB per argument
+	var free, total uint64
+	w.d.cuMemGetInfo(&free, &total)
+	fill := (free - 3*4*N - 96<<20) &^ (2<<20 - 1) // room for the arguments, not for a fourth buffer
+	var filler uint64
+	if err := w.d.check("cuMemAlloc_v2", w.d.cuMemAlloc(&filler, fill)); err != nil {
+		t.Fatal(err)
+	}
+	defer w.d.cuMemFree(filler)
+	t.Logf("%d of %d bytes free; %d taken", free, total, fill)
+
+	args := []backend.Arg{
+		{Name: "c", Type: "float", Kind: backend.ArgVector, Count: N, Fill: backend.Fill{Type: "Constant", Value: -5}, Output: true},
+		{Name: "a", Type: "float", Kind: backend.ArgVector, Count: N, Fill: backend.Fill{Type: "Constant", Value: 1}},
+		{Name: "b", Type: "float", Kind: backend.ArgVector, Count: N, Fill: backend.Fill{Type: "Constant", Value: 2}},
+		{Name: "n", Type: "int32", Kind: backend.ArgScalar, Scalar: N},
+	}
+	job := &backend.Job{Grid: [3]int{N / 256, 1, 1}, Block: [3]int{256, 1, 1}, Iterations: 3, Verify: true}
+	run := func(bin *backend.Binary, j *backend.Job) *backend.Result {
+		res, fatal := w.run(j, bin)
+		if fatal {
+			t.Fatalf("fatal: %+v", res)
+		}
+		return res
+	}
+
+	// Expected contents given: both stay on the host.
+	err := w.prepare(&backend.Problem{KernelName: "vector_add", Args: args,
+		Verification: &backend.Verification{Method: MethodSideBySide, Expected: map[string]backend.Fill{"c": {Type: "Constant", Value: 3}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := w.args[0]; c.pristine != 0 || len(c.init) != 4*N || c.ref != 0 || len(c.expected) != 4*N {
+		t.Fatalf("output c: pristine %#x, %d host bytes; ref %#x, %d expected host bytes", c.pristine, len(c.init), c.ref, len(c.expected))
+	}
+	if r := run(right, job); r.Status != backend.StatusValid || r.MaxError != 0 {
+		t.Fatalf("right kernel: %+v", r)
+	}
+	if r := run(wrong, job); r.Status != backend.StatusVerificationFailed || r.MaxError != 4 ||
+		r.Reason != "output c: SideBySideComparison error 4 exceeds threshold 0 (largest at element 0: got -1, want 3)" {
+		t.Fatalf("wrong kernel: %+v", r)
+	}
+
+	// A saved reference: compared on the host, read from its file.
+	ref := t.TempDir()
+	err = w.prepare(&backend.Problem{KernelName: "vector_add", Args: args,
+		Verification: &backend.Verification{Method: MethodAbsoluteDifference, ReferenceDir: ref}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := w.args[0]; c.pristine != 0 || c.ref != 0 {
+		t.Fatalf("output c: pristine %#x, ref %#x", c.pristine, c.ref)
+	}
+	sj := *job
+	sj.Verify, sj.SaveReference = false, true
+	if r := run(right, &sj); r.Status != backend.StatusValid {
+		t.Fatalf("save reference: %+v", r)
+	}
+	if r := run(wrong, job); r.Status != backend.StatusVerificationFailed || r.MaxError != 4*N ||
+		r.Reason != "output c: AbsoluteDifference error 2.68435456e+08 exceeds threshold 0 (largest at element 0: got -1, want 3)" {
+		t.Fatalf("wrong kernel against the reference: %+v", r)
+	}
+
+	// No verification: a reference run resets its output from the fill.
+	if err := w.prepare(&backend.Problem{KernelName: "vector_add", Args: args}); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(right, &sj); r.Status != backend.StatusVerificationFailed || r.Reason != "save_reference: the problem has no verification reference_dir" {
+		t.Fatalf("reference run without verification: %+v", r)
+	}
+	t.Logf("host fallbacks verified %d floats", N)
 }

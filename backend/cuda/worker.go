@@ -110,11 +110,25 @@ type devArg struct {
 	ptr    uint64 // device buffer (vector, not constant)
 	bytes  int64  // buffer size, bytes
 	scalar []byte // packed scalar value
-	// init holds the initial contents of outputs (to reset them before a
-	// verification launch) and of constant arguments (copied into each
-	// module's __constant__ symbol).
+	// pristine is a device copy of an output's initial contents, from
+	// which it is reset before each verification launch; 0 when there is
+	// no verification, or no device memory for it (reset from init).
+	pristine uint64
+	// init holds the initial contents of constant arguments (copied into
+	// each module's __constant__ symbol) and of outputs whose pristine
+	// copy did not fit on the device.
 	init []byte
-	// expected holds the expected contents from Verification.Expected.
+	// ref is a device buffer with an output's expected contents, compared
+	// with it on the GPU; 0 when the host compares (no device memory, or
+	// a type the comparison kernel lacks). It holds the
+	// Verification.Expected fill when expFill, else the ReferenceDir
+	// reference once refLoaded (saved by a SaveReference run of this
+	// worker, or read from its file at the first verification).
+	ref       uint64
+	expFill   bool
+	refLoaded bool
+	// expected holds the expected contents from Verification.Expected
+	// when the host compares them.
 	expected []byte
 }
 
@@ -133,6 +147,11 @@ type worker struct {
 	prob  *backend.Problem
 	args  []devArg
 	idleW float64 // idle power after Prepare, W (0: unknown)
+
+	// cmp is the GPU comparison module, loaded at the first Prepare with
+	// a verification; cmpErr why it could not be (the host compares).
+	cmp    *gpuCompare
+	cmpErr error
 }
 
 func (w *worker) init(index int) error {
@@ -263,6 +282,9 @@ func cstring(b []byte) string {
 
 func (w *worker) close() {
 	w.freeArgs()
+	if w.d != nil {
+		w.unloadCompare()
+	}
 	if w.d != nil && w.ctx != 0 {
 		w.d.cuDevicePrimaryCtxRel(w.dev)
 	}
@@ -306,8 +328,10 @@ func isSticky(err error) bool {
 
 func (w *worker) freeArgs() {
 	for _, a := range w.args {
-		if a.ptr != 0 {
-			w.d.cuMemFree(a.ptr)
+		for _, p := range []uint64{a.ptr, a.pristine, a.ref} {
+			if p != 0 {
+				w.d.cuMemFree(p)
+			}
 		}
 	}
 	w.args = nil
@@ -315,7 +339,9 @@ func (w *worker) freeArgs() {
 }
 
 // prepare allocates and fills every argument of p on the device and
-// builds the expected contents of the outputs.
+// sets up the verification of the outputs: a pristine device copy of
+// each output, and its expected contents on the device, both falling
+// back to host memory when the device has no room for them.
 func (w *worker) prepare(p *backend.Problem) error {
 	w.freeArgs()
 	d := w.d
@@ -344,13 +370,11 @@ func (w *worker) prepare(p *backend.Problem) error {
 			return fail(fmt.Errorf("argument %q: negative count %d", a.Name, a.Count))
 		}
 		da.bytes = a.Count * int64(t.Size())
-		if a.Constant || a.Output {
+		if a.Constant {
 			da.init = make([]byte, da.bytes)
 			if err := content(da.init, t, a.Fill, 0, a.Count, a.Name); err != nil {
 				return fail(err)
 			}
-		}
-		if a.Constant {
 			args = append(args, da)
 			continue
 		}
@@ -362,21 +386,8 @@ func (w *worker) prepare(p *backend.Problem) error {
 			}
 		}
 		args = append(args, da)
-		if da.init != nil {
-			if err := w.upload(da.ptr, da.init); err != nil {
-				return fail(fmt.Errorf("argument %q: %w", a.Name, err))
-			}
-			continue
-		}
-		buf := make([]byte, min(da.bytes, chunkBytes))
-		for off := int64(0); off < da.bytes; off += chunkBytes {
-			part := buf[:min(chunkBytes, da.bytes-off)]
-			if err := content(part, t, a.Fill, off, a.Count, a.Name); err != nil {
-				return fail(err)
-			}
-			if err := w.upload(da.ptr+uint64(off), part); err != nil {
-				return fail(fmt.Errorf("argument %q: %w", a.Name, err))
-			}
+		if err := w.fillDevice(da.ptr, da.bytes, t, a.Fill, a.Count, a.Name); err != nil {
+			return fail(err)
 		}
 	}
 	if v := p.Verification; v != nil {
@@ -390,10 +401,37 @@ func (w *worker) prepare(p *backend.Problem) error {
 			if i < 0 || args[i].arg.Kind != backend.ArgVector || !args[i].arg.Output {
 				return fail(fmt.Errorf("verification: expected contents given for %q, which is not an output vector argument", n))
 			}
-			da := &args[i]
-			da.expected = make([]byte, da.bytes)
-			if err := content(da.expected, da.typ, v.Expected[n], 0, da.arg.Count, n+" (expected)"); err != nil {
+		}
+		if w.needsCompare(args) {
+			if err := w.loadCompare(); err != nil && w.cmp == nil {
+				fmt.Fprintf(os.Stderr, "gtune cuda worker: %v (outputs are compared on the host)\n", err)
+			}
+		}
+		// Expected contents first: keeping them on the device saves more
+		// per run than the pristine copies do.
+		for _, n := range names {
+			if err := w.prepareExpected(&args[argIndex(args, n)], v.Expected[n]); err != nil {
 				return fail(err)
+			}
+		}
+		for i := range args {
+			da := &args[i]
+			if da.arg.Kind != backend.ArgVector || !da.arg.Output || da.arg.Constant || da.bytes == 0 {
+				continue
+			}
+			if err := w.preparePristine(da); err != nil {
+				return fail(err)
+			}
+			if _, given := v.Expected[da.arg.Name]; !given && v.ReferenceDir != "" && w.gpuComparable(da) {
+				ptr, oom, err := w.alloc(da.bytes)
+				switch {
+				case err == nil:
+					da.ref = ptr
+				case oom:
+					fmt.Fprintf(os.Stderr, "gtune cuda worker: output %q: no device memory for its reference (%d bytes); comparing on the host\n", da.arg.Name, da.bytes)
+				default:
+					return fail(fmt.Errorf("output %q: allocating %d bytes for its reference: %w", da.arg.Name, da.bytes, err))
+				}
 			}
 		}
 	}
@@ -411,6 +449,135 @@ func (w *worker) prepare(p *backend.Problem) error {
 		}
 	}
 	return nil
+}
+
+// needsCompare reports whether an output could be compared on the GPU.
+func (w *worker) needsCompare(args []devArg) bool {
+	for _, a := range args {
+		if a.arg.Kind == backend.ArgVector && a.arg.Output && !a.arg.Constant && a.bytes > 0 {
+			if _, ok := cmpKernelType(a.typ); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// gpuComparable reports whether output a can be compared on the GPU.
+func (w *worker) gpuComparable(a *devArg) bool {
+	_, ok := cmpKernelType(a.typ)
+	return ok && w.cmp != nil && a.bytes > 0 && !a.arg.Constant
+}
+
+// alloc allocates bytes of device memory. oom tells an out-of-memory
+// failure, which the callers survive by keeping the data on the host.
+func (w *worker) alloc(bytes int64) (ptr uint64, oom bool, err error) {
+	r := w.d.cuMemAlloc(&ptr, uint64(bytes))
+	if r == cuSuccess {
+		return ptr, false, nil
+	}
+	return 0, r == cuErrorOutOfMemory, w.d.check("cuMemAlloc_v2", r)
+}
+
+// fillDevice writes the contents fill f gives to a device buffer of
+// count elements of t (bytes long), generated or read piecewise so no
+// host copy of the whole buffer is needed. name names it in errors.
+func (w *worker) fillDevice(ptr uint64, bytes int64, t elemType, f backend.Fill, count int64, name string) error {
+	if bytes == 0 {
+		return nil
+	}
+	buf := make([]byte, min(bytes, chunkBytes))
+	for off := int64(0); off < bytes; off += chunkBytes {
+		part := buf[:min(chunkBytes, bytes-off)]
+		if err := content(part, t, f, off, count, name); err != nil {
+			return err
+		}
+		if err := w.upload(ptr+uint64(off), part); err != nil {
+			return fmt.Errorf("argument %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// prepareExpected puts the expected contents f of output a on the device
+// when the GPU can compare it, else in host memory.
+func (w *worker) prepareExpected(a *devArg, f backend.Fill) error {
+	name := a.arg.Name + " (expected)"
+	if w.gpuComparable(a) {
+		ptr, oom, err := w.alloc(a.bytes)
+		if err == nil {
+			a.ref, a.expFill = ptr, true
+			return w.fillDevice(a.ref, a.bytes, a.typ, f, a.arg.Count, name)
+		}
+		if !oom {
+			return fmt.Errorf("output %q: allocating %d bytes for its expected contents: %w", a.arg.Name, a.bytes, err)
+		}
+		fmt.Fprintf(os.Stderr, "gtune cuda worker: output %q: no device memory for its expected contents (%d bytes); comparing on the host\n", a.arg.Name, a.bytes)
+	}
+	a.expected = make([]byte, a.bytes)
+	return content(a.expected, a.typ, f, 0, a.arg.Count, name)
+}
+
+// preparePristine keeps a device copy of output a's initial contents (or,
+// without device memory for it, a host copy).
+func (w *worker) preparePristine(a *devArg) error {
+	ptr, oom, err := w.alloc(a.bytes)
+	if err == nil {
+		a.pristine = ptr
+		return w.d.check("cuMemcpyDtoD_v2", w.d.cuMemcpyDtoD(a.pristine, a.ptr, uint64(a.bytes)))
+	}
+	if !oom {
+		return fmt.Errorf("output %q: allocating %d bytes for its pristine copy: %w", a.arg.Name, a.bytes, err)
+	}
+	fmt.Fprintf(os.Stderr, "gtune cuda worker: output %q: no device memory for its pristine copy (%d bytes); resetting it from the host\n", a.arg.Name, a.bytes)
+	a.init = make([]byte, a.bytes)
+	return w.download(a.init, a.ptr)
+}
+
+// resetOutput restores output a's initial contents before a verification
+// launch: on the device from its pristine copy, else from the host.
+func (w *worker) resetOutput(a *devArg) error {
+	switch {
+	case a.bytes == 0:
+		return nil
+	case a.pristine != 0:
+		return w.d.check("cuMemcpyDtoD_v2", w.d.cuMemcpyDtoD(a.ptr, a.pristine, uint64(a.bytes)))
+	case a.init != nil:
+		return w.upload(a.ptr, a.init)
+	}
+	// No verification was prepared (a SaveReference job without one):
+	// generate the contents again rather than keep them for this case.
+	return w.fillDevice(a.ptr, a.bytes, a.typ, a.arg.Fill, a.arg.Count, a.arg.Name)
+}
+
+// loadReference reads output a's reference file into a.ref. msg is set
+// (as the host path words it) when the file cannot be used; err is a
+// CUDA failure.
+func (w *worker) loadReference(a *devArg, path string) (msg string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("output %s: no expected contents (%v)", a.arg.Name, err), nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Sprintf("output %s: no expected contents (%v)", a.arg.Name, err), nil
+	}
+	if fi.Size() != a.bytes {
+		return fmt.Sprintf("output %s: output holds %d bytes, reference %d", a.arg.Name, a.bytes, fi.Size()), nil
+	}
+	buf := make([]byte, min(a.bytes, chunkBytes))
+	for off := int64(0); off < a.bytes; off += chunkBytes {
+		part := buf[:min(chunkBytes, a.bytes-off)]
+		if _, err := io.ReadFull(f, part); err != nil {
+			return fmt.Sprintf("output %s: no expected contents (%v)", a.arg.Name, &os.PathError{Op: "read", Path: path, Err: err}), nil
+		}
+		if err := w.upload(a.ref+uint64(off), part); err != nil {
+			return "", err
+		}
+	}
+	a.refLoaded = true
+	return "", nil
 }
 
 func argIndex(args []devArg, name string) int {
@@ -559,9 +726,9 @@ func (w *worker) run(j *backend.Job, b *backend.Binary) (*backend.Result, bool) 
 
 	// Verification launch (also the one whose outputs a reference run saves).
 	if (j.Verify && w.prob.Verification != nil) || j.SaveReference {
-		for _, a := range w.args {
-			if a.arg.Output && !a.arg.Constant {
-				if err := w.upload(a.ptr, a.init); err != nil {
+		for i := range w.args {
+			if a := &w.args[i]; a.arg.Output && !a.arg.Constant {
+				if err := w.resetOutput(a); err != nil {
 					return failure(res, "resetting output "+a.arg.Name, err, false)
 				}
 			}
@@ -647,54 +814,99 @@ func (w *worker) run(j *backend.Job, b *backend.Binary) (*backend.Result, bool) 
 	return res, false
 }
 
-// verify compares the outputs after the verification launch and saves
-// them when the job asks. done is true when the result is final.
+// verify compares the outputs after the verification launch (on the GPU
+// where their expected contents are on the device) and saves them when
+// the job asks. done is true when the result is final.
 func (w *worker) verify(j *backend.Job, res *backend.Result) (r *backend.Result, fatal, done bool) {
 	v := w.prob.Verification
 	var failures []string
-	for _, a := range w.args {
+	for i := range w.args {
+		a := &w.args[i]
 		if !a.arg.Output || a.arg.Constant {
 			continue
 		}
-		got := make([]byte, a.bytes)
-		if err := w.download(got, a.ptr); err != nil {
-			r, fatal := failure(res, "reading output "+a.arg.Name, err, true)
-			return r, fatal, true
-		}
+		var got []byte // the output on the host, read only when needed
 		if j.SaveReference {
 			if v == nil || v.ReferenceDir == "" {
 				res.Status, res.Reason = backend.StatusVerificationFailed, "save_reference: the problem has no verification reference_dir"
 				return res, false, true
 			}
+			got = make([]byte, a.bytes)
+			if err := w.download(got, a.ptr); err != nil {
+				r, fatal := failure(res, "reading output "+a.arg.Name, err, true)
+				return r, fatal, true
+			}
 			if err := writeReference(v.ReferenceDir, a.arg.Name, got); err != nil {
 				res.Status, res.Reason = backend.StatusVerificationFailed, "save_reference: "+err.Error()
 				return res, false, true
+			}
+			if a.ref != 0 && !a.expFill {
+				if err := w.d.check("cuMemcpyDtoD_v2", w.d.cuMemcpyDtoD(a.ref, a.ptr, uint64(a.bytes))); err != nil {
+					r, fatal := failure(res, "keeping the reference of output "+a.arg.Name, err, true)
+					return r, fatal, true
+				}
+				a.refLoaded = true
 			}
 		}
 		if !j.Verify || v == nil {
 			continue
 		}
-		want := a.expected
-		if want == nil {
-			if v.ReferenceDir == "" {
-				failures = append(failures, fmt.Sprintf("output %s: no expected contents and no reference_dir", a.arg.Name))
-				continue
-			}
-			path := filepath.Join(v.ReferenceDir, a.arg.Name+".bin")
-			b, err := os.ReadFile(path)
-			if err != nil {
-				if j.SaveReference {
+		var c comparison
+		if a.ref != 0 {
+			if !a.expFill && !a.refLoaded {
+				msg, err := w.loadReference(a, filepath.Join(v.ReferenceDir, a.arg.Name+".bin"))
+				if err != nil {
+					r, fatal := failure(res, "loading the reference of output "+a.arg.Name, err, false)
+					return r, fatal, true
+				}
+				if msg != "" {
+					if !j.SaveReference {
+						failures = append(failures, msg)
+					}
 					continue
 				}
-				failures = append(failures, fmt.Sprintf("output %s: no expected contents (%v)", a.arg.Name, err))
+			}
+			var methodErr, err error
+			c, methodErr, err = w.compareDevice(v.Method, v.Threshold, a.typ, a.ptr, a.ref, a.bytes/int64(a.typ.CompSize))
+			if err != nil {
+				r, fatal := failure(res, "comparing output "+a.arg.Name, err, true)
+				return r, fatal, true
+			}
+			if methodErr != nil {
+				failures = append(failures, fmt.Sprintf("output %s: %v", a.arg.Name, methodErr))
 				continue
 			}
-			want = b
-		}
-		c, err := compare(v.Method, v.Threshold, a.typ, got, want)
-		if err != nil {
-			failures = append(failures, fmt.Sprintf("output %s: %v", a.arg.Name, err))
-			continue
+		} else {
+			if got == nil {
+				got = make([]byte, a.bytes)
+				if err := w.download(got, a.ptr); err != nil {
+					r, fatal := failure(res, "reading output "+a.arg.Name, err, true)
+					return r, fatal, true
+				}
+			}
+			want := a.expected
+			if want == nil {
+				if v.ReferenceDir == "" {
+					failures = append(failures, fmt.Sprintf("output %s: no expected contents and no reference_dir", a.arg.Name))
+					continue
+				}
+				path := filepath.Join(v.ReferenceDir, a.arg.Name+".bin")
+				b, err := os.ReadFile(path)
+				if err != nil {
+					if j.SaveReference {
+						continue
+					}
+					failures = append(failures, fmt.Sprintf("output %s: no expected contents (%v)", a.arg.Name, err))
+					continue
+				}
+				want = b
+			}
+			var err error
+			c, err = compare(v.Method, v.Threshold, a.typ, got, want)
+			if err != nil {
+				failures = append(failures, fmt.Sprintf("output %s: %v", a.arg.Name, err))
+				continue
+			}
 		}
 		if c.Error > res.MaxError || math.IsNaN(c.Error) {
 			res.MaxError = c.Error
