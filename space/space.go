@@ -1,17 +1,21 @@
 // Package space holds the tunable parameters of a kernel, its restrictions,
 // and the search space: the list of valid configurations (those for which
-// every restriction is true), built once by backtracking.
+// every restriction is true), built once by constraint-satisfaction
+// backtracking (Build), with neighbourhoods (Neighbors), uniform and Latin
+// hypercube sampling.
 //
 // Configurations are numbered 0..Len()-1 in the order of Python's
 // itertools.product over the parameters in the order given (the first
 // parameter varies slowest), which is Kernel Tuner's order. A configuration
-// is stored as one value index per parameter.
+// is stored as its value indexes (the position of each value in its
+// parameter's list) packed into one uint64 when they fit.
 package space
 
 import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 	"sync"
 
@@ -40,58 +44,126 @@ func (r Restriction) label() string {
 }
 
 // Space is an immutable search space, safe for concurrent use.
+//
+// Storage: each valid configuration is its value indexes packed into
+// words uint64 words (parameter p in bits [shift[p], shift[p]+width[p]) of
+// word[p], the first parameter most significant, a single-valued parameter
+// taking no bits), so configurations in itertools.product order are in
+// ascending code order and a prefix of parameters is a contiguous range.
+// Membership (Lookup, IndexOf) goes through an open-addressing hash table
+// of int32 (built on first use, at most 50% full). For the benchmark
+// spaces this is one word, 8 bytes per configuration, plus 4 to 16 bytes
+// of table: see BytesPerConfig.
 type Space struct {
 	params       []Param
 	restrictions []Restriction
-	n            int     // valid configurations
-	idx          []int32 // row-major: configuration i is idx[i*np : (i+1)*np]
+	n            int // valid configurations
 	raw          float64
 	strs         [][]string         // PyStr of each value, per parameter
 	valIdx       []map[string]int32 // PyStr -> value index, per parameter
 	splitKeys    bool               // keys can be split at ","
-	radix        []uint64           // mixed-radix strides (when codesOK)
-	codesOK      bool
 
-	once    sync.Once
-	byCode  map[uint64]int32
-	byKey   map[string]int32 // only when !splitKeys
-	byIdxes map[string]int32 // only when !codesOK
+	words int      // uint64 words per configuration
+	word  []int    // per parameter: which word holds its field
+	shift []uint8  // per parameter: bit offset of its field in that word
+	mask  []uint64 // per parameter: field mask (0 for a single value)
+	codes []uint64 // n*words, ascending
+
+	once  sync.Once
+	table []int32 // open addressing: configuration+1, 0 empty
+	tbits uint
+	byKey map[string]int32 // only when !splitKeys
+
+	presentOnce sync.Once
+	present     [][]bool // per parameter: value index used by some valid configuration
 }
 
-// Build enumerates the valid configurations of params under restrictions.
-// consts supplies names restrictions may read besides the parameters (may
-// be nil). Each restriction is compiled once (expr.Bind) and evaluated as
-// soon as the parameters it reads are bound, so a prefix that violates it
-// prunes every configuration below it.
+// layout packs the fields of the parameters into words, first parameter
+// in the most significant bits, never splitting a field across words.
+func (s *Space) layout() {
+	np := len(s.params)
+	s.word = make([]int, np)
+	s.shift = make([]uint8, np)
+	s.mask = make([]uint64, np)
+	w, free := 0, 64
+	for p, prm := range s.params {
+		b := bits.Len(uint(len(prm.Values) - 1))
+		if b > free {
+			w, free = w+1, 64
+		}
+		free -= b
+		s.word[p], s.shift[p] = w, uint8(free)
+		s.mask[p] = (uint64(1) << b) - 1
+	}
+	s.words = w + 1
+}
+
+// field gives the value index of parameter p in configuration i.
+func (s *Space) field(i, p int) int32 {
+	return int32((s.codes[i*s.words+s.word[p]] >> s.shift[p]) & s.mask[p])
+}
+
+// Build enumerates the valid configurations of params under restrictions,
+// as a constraint satisfaction problem. consts supplies names restrictions
+// may read besides the parameters (may be nil).
+//
+// Method (see build.go): parameters are bound in the order of orderParams
+// (single-valued ones first, then the parameters of the most restrictive
+// restrictions first, free parameters last) by backtracking. Each
+// restriction is compiled once (expr.Bind) and checked as soon as all the
+// parameters it reads are bound. A restriction whose parameters span at
+// most 8,192 raw combinations is tabulated up front, with its exact
+// projections onto each prefix of its parameters, so that the values of
+// the parameter being bound are filtered by table lookup (forward
+// checking, e.g. 32 <= x*y <= 1024, a % b == 0, a == b*c) and the most
+// selective table supplies the candidate values directly. A larger one is
+// forward-checked by interval arithmetic over its syntax tree (unbound
+// parameters as [min, max]; exact for bounded sums and products) and
+// evaluated in full once complete. The codes are then sorted into
+// itertools.product order, so the result is exactly what BuildBruteForce
+// gives.
 //
 // Errors: no parameters; a parameter with no values or a duplicate name;
 // more than 2^31-1 values for one parameter; a restriction reading a name
 // that is neither a parameter nor a constant (the error names the
 // restriction and the name); a restriction whose evaluation fails (e.g.
 // ZeroDivisionError), naming the restriction and the partial configuration
-// — Kernel Tuner would raise there too. Note that a restriction is only
-// evaluated on partial configurations that passed the restrictions
-// checkable earlier, so an error hidden behind another restriction is not
-// reported.
+// (the bound parameters, in spec order) — Kernel Tuner would raise there
+// too. Note that a restriction is only evaluated on partial configurations
+// that passed the checks made earlier (in binding order), so an error
+// hidden behind another restriction is not reported, and which of two
+// failing restrictions is reported may differ from Kernel Tuner.
 func Build(params []Param, restrictions []Restriction, consts expr.Env) (*Space, error) {
+	s, pos, rs, empty, err := prepare(params, restrictions, consts, true)
+	if err != nil || empty {
+		return s, err
+	}
+	if err := s.enumerate(rs, pos, consts); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// prepare checks the parameters, lays out the packed codes and compiles
+// the restrictions (with selectivity estimates when sel).
+func prepare(params []Param, restrictions []Restriction, consts expr.Env, sel bool) (s *Space, pos map[string]int, rs []*rinfo, empty bool, err error) {
 	if len(params) == 0 {
-		return nil, fmt.Errorf("space: no tunable parameters")
+		return nil, nil, nil, false, fmt.Errorf("space: no tunable parameters")
 	}
 	np := len(params)
-	pos := make(map[string]int, np)
-	s := &Space{params: params, restrictions: restrictions, raw: 1, splitKeys: true, codesOK: true}
+	pos = make(map[string]int, np)
+	s = &Space{params: params, restrictions: restrictions, raw: 1, splitKeys: true}
 	s.strs = make([][]string, np)
 	s.valIdx = make([]map[string]int32, np)
-	s.radix = make([]uint64, np)
 	for i, p := range params {
 		if _, dup := pos[p.Name]; dup {
-			return nil, fmt.Errorf("space: duplicate tunable parameter %q", p.Name)
+			return nil, nil, nil, false, fmt.Errorf("space: duplicate tunable parameter %q", p.Name)
 		}
 		if len(p.Values) == 0 {
-			return nil, fmt.Errorf("space: tunable parameter %q has no values", p.Name)
+			return nil, nil, nil, false, fmt.Errorf("space: tunable parameter %q has no values", p.Name)
 		}
 		if len(p.Values) > math.MaxInt32 {
-			return nil, fmt.Errorf("space: tunable parameter %q has too many values", p.Name)
+			return nil, nil, nil, false, fmt.Errorf("space: tunable parameter %q has too many values", p.Name)
 		}
 		pos[p.Name] = i
 		s.raw *= float64(len(p.Values))
@@ -108,104 +180,13 @@ func Build(params []Param, restrictions []Restriction, consts expr.Env) (*Space,
 			}
 		}
 	}
-	// Strides for the mixed-radix code of a configuration (first parameter
-	// most significant), usable when the raw count fits in a uint64.
-	stride := uint64(1)
-	for i := np - 1; i >= 0; i-- {
-		s.radix[i] = stride
-		hi, lo := bits.Mul64(stride, uint64(len(params[i].Values)))
-		if hi != 0 {
-			s.codesOK = false
-		}
-		stride = lo
-	}
+	s.layout()
 
-	// levels[d]: restrictions checkable once parameters 0..d are bound.
-	levels := make([][]*expr.Bound, np)
-	levelSrc := make([][]Restriction, np)
-	slot := func(name string) (int, bool) { i, ok := pos[name]; return i, ok }
-	for _, r := range restrictions {
-		if r.Expr == nil {
-			return nil, fmt.Errorf("space: restriction %s has no expression", r.Source)
-		}
-		last := -1
-		for _, n := range r.Expr.Names() {
-			if i, ok := pos[n]; ok {
-				last = max(last, i)
-				continue
-			}
-			if consts != nil {
-				if _, ok := consts.Lookup(n); ok {
-					continue
-				}
-			}
-			return nil, fmt.Errorf("space: restriction %s reads %q, which is neither a tunable parameter nor a constant", r.label(), n)
-		}
-		b, err := r.Expr.Bind(slot, consts)
-		if err != nil {
-			return nil, fmt.Errorf("space: restriction %s: %v", r.label(), err)
-		}
-		if last < 0 {
-			// Reads no parameter: decides the whole space at once.
-			ok, err := b.Truthy(nil)
-			if err != nil {
-				return nil, fmt.Errorf("space: restriction %s: %v", r.label(), err)
-			}
-			if !ok {
-				return s, nil
-			}
-			continue
-		}
-		levels[last] = append(levels[last], b)
-		levelSrc[last] = append(levelSrc[last], r)
+	rs, empty, err = analyse(params, pos, restrictions, consts, sel)
+	if err != nil {
+		return nil, nil, nil, false, err
 	}
-
-	vals := make([]expr.Value, np)
-	cur := make([]int32, np)
-	var out []int32
-	var fail error
-	var rec func(d int) bool
-	rec = func(d int) bool {
-		p := params[d]
-		for j, v := range p.Values {
-			vals[d] = v
-			cur[d] = int32(j)
-			ok := true
-			for k, b := range levels[d] {
-				t, err := b.Truthy(vals)
-				if err != nil {
-					fail = fmt.Errorf("space: restriction %s failed at %s: %v", levelSrc[d][k].label(), describe(params, vals[:d+1]), err)
-					return false
-				}
-				if !t {
-					ok = false
-					break
-				}
-			}
-			if !ok {
-				continue
-			}
-			if d == np-1 {
-				out = append(out, cur...)
-				s.n++
-				if s.n > math.MaxInt32 {
-					fail = fmt.Errorf("space: more than %d valid configurations", math.MaxInt32)
-					return false
-				}
-				continue
-			}
-			if !rec(d + 1) {
-				return false
-			}
-		}
-		return true
-	}
-	rec(0)
-	if fail != nil {
-		return nil, fail
-	}
-	s.idx = out
-	return s, nil
+	return s, pos, rs, empty, nil
 }
 
 func describe(params []Param, vals []expr.Value) string {
@@ -235,19 +216,30 @@ func (s *Space) RawCount() float64 { return s.raw }
 func (s *Space) Len() int { return s.n }
 
 // Indexes gives the value index of each parameter of configuration i
-// (0 <= i < Len()). The slice is a view into the space: do not modify it.
-func (s *Space) Indexes(i int) []int32 {
+// (0 <= i < Len()), in a new slice.
+func (s *Space) Indexes(i int) []int32 { return s.IndexesTo(nil, i) }
+
+// IndexesTo is Indexes writing into dst (grown as needed), for loops that
+// must not allocate.
+func (s *Space) IndexesTo(dst []int32, i int) []int32 {
 	np := len(s.params)
-	return s.idx[i*np : (i+1)*np : (i+1)*np]
+	if cap(dst) < np {
+		dst = make([]int32, np)
+	}
+	dst = dst[:np]
+	row := s.codes[i*s.words : (i+1)*s.words]
+	for p := range dst {
+		dst[p] = int32((row[s.word[p]] >> s.shift[p]) & s.mask[p])
+	}
+	return dst
 }
 
 // Values gives the parameter values of configuration i, in parameter
 // order, in a new slice.
 func (s *Space) Values(i int) []expr.Value {
-	ix := s.Indexes(i)
-	out := make([]expr.Value, len(ix))
-	for p, j := range ix {
-		out[p] = s.params[p].Values[j]
+	out := make([]expr.Value, len(s.params))
+	for p := range out {
+		out[p] = s.params[p].Values[s.field(i, p)]
 	}
 	return out
 }
@@ -269,73 +261,88 @@ func (s *Space) KeyOf(indexes []int32) string {
 	return b.String()
 }
 
-func (s *Space) code(ix []int32) uint64 {
-	var c uint64
-	for p, j := range ix {
-		c += uint64(j) * s.radix[p]
+// hash mixes the words of a packed configuration (Fibonacci hashing).
+func hash(ws []uint64) uint64 {
+	h := uint64(0)
+	for _, w := range ws {
+		h = (h ^ w) * 0x9E3779B97F4A7C15
+		h ^= h >> 29
 	}
-	return c
+	return h * 0x9E3779B97F4A7C15
 }
 
-func idxString(ix []int32) string {
-	var b strings.Builder
-	for _, j := range ix {
-		fmt.Fprintf(&b, "%d,", j)
-	}
-	return b.String()
-}
-
-// index builds the lookup tables on first use, so that building a space
-// for enumeration alone does not pay for them.
+// index builds the lookup table on first use, so that building a space
+// for enumeration alone does not pay for it.
 func (s *Space) index() {
 	s.once.Do(func() {
-		if s.codesOK {
-			s.byCode = make(map[uint64]int32, s.n)
-		} else {
-			s.byIdxes = make(map[string]int32, s.n)
+		s.tbits = tableBits(s.n)
+		s.table = make([]int32, 1<<s.tbits)
+		m := uint64(len(s.table) - 1)
+		for i := 0; i < s.n; i++ {
+			h := hash(s.codes[i*s.words:(i+1)*s.words]) >> (64 - s.tbits)
+			for s.table[h] != 0 {
+				h = (h + 1) & m
+			}
+			s.table[h] = int32(i + 1)
 		}
 		if !s.splitKeys {
 			s.byKey = make(map[string]int32, s.n)
-		}
-		for i := 0; i < s.n; i++ {
-			ix := s.Indexes(i)
-			if s.codesOK {
-				s.byCode[s.code(ix)] = int32(i)
-			} else {
-				s.byIdxes[idxString(ix)] = int32(i)
-			}
-			if !s.splitKeys {
-				s.byKey[s.KeyOf(ix)] = int32(i)
+			for i := 0; i < s.n; i++ {
+				s.byKey[s.Key(i)] = int32(i)
 			}
 		}
 	})
 }
 
+// tableBits sizes the membership table: a power of two at least 2n.
+func tableBits(n int) uint {
+	return max(1, uint(bits.Len(uint(2*n-1))))
+}
+
+// find gives the configuration whose packed code is ws.
+func (s *Space) find(ws []uint64) (int, bool) {
+	s.index()
+	m := uint64(len(s.table) - 1)
+	h := hash(ws) >> (64 - s.tbits)
+	for {
+		e := s.table[h]
+		if e == 0 {
+			return 0, false
+		}
+		i := int(e - 1)
+		if slices.Equal(s.codes[i*s.words:(i+1)*s.words], ws) {
+			return i, true
+		}
+		h = (h + 1) & m
+	}
+}
+
 // IndexOf gives the number of the valid configuration with these value
 // indexes (one per parameter), or false when it is not valid or the
-// indexes are out of range. O(1) after a one-time index build.
+// indexes are out of range. O(1) expected (open-addressing hash of the
+// packed code, built on first use).
 func (s *Space) IndexOf(indexes []int32) (int, bool) {
 	if len(indexes) != len(s.params) {
 		return 0, false
+	}
+	var buf [4]uint64
+	var ws []uint64
+	if s.words <= len(buf) {
+		ws = buf[:s.words]
+	} else {
+		ws = make([]uint64, s.words)
 	}
 	for p, j := range indexes {
 		if j < 0 || int(j) >= len(s.params[p].Values) {
 			return 0, false
 		}
+		ws[s.word[p]] |= uint64(j) << s.shift[p]
 	}
-	s.index()
-	var i int32
-	var ok bool
-	if s.codesOK {
-		i, ok = s.byCode[s.code(indexes)]
-	} else {
-		i, ok = s.byIdxes[idxString(indexes)]
-	}
-	return int(i), ok
+	return s.find(ws)
 }
 
 // Lookup gives the number of the valid configuration with this Kernel Tuner
-// key (see Key), or false. O(1) after a one-time index build.
+// key (see Key), or false. O(1) expected after a one-time index build.
 func (s *Space) Lookup(key string) (int, bool) {
 	if !s.splitKeys {
 		s.index()
@@ -362,6 +369,17 @@ func (s *Space) Lookup(key string) (int, bool) {
 		ix[p] = j
 	}
 	return s.IndexOf(ix)
+}
+
+// BytesPerConfig is the memory the stored space takes per valid
+// configuration, in bytes: the packed codes plus the membership table
+// (counted whether or not it was built yet), excluding the per-parameter
+// value lists, which do not grow with the space. 0 for an empty space.
+func (s *Space) BytesPerConfig() float64 {
+	if s.n == 0 {
+		return 0
+	}
+	return float64(8*len(s.codes)+4*(1<<tableBits(s.n))) / float64(s.n)
 }
 
 // IndexesOf maps parameter values (one per parameter, in order) to value
