@@ -48,6 +48,23 @@ type DeviceInfo struct {
 	MinPowerLimitW     float64 `json:"min_power_limit_w"`
 	MaxPowerLimitW     float64 `json:"max_power_limit_w"`
 	HasEnergyCounter   bool    `json:"has_energy_counter"`
+
+	// Occupancy limits as the driver reports them (cuDeviceGetAttribute);
+	// 0 where the backend does not report them. Bytes and registers.
+	WarpSize                     int   `json:"warp_size,omitempty"`
+	MaxThreadsPerSM              int   `json:"max_threads_per_sm,omitempty"`
+	MaxBlocksPerSM               int   `json:"max_blocks_per_sm,omitempty"`
+	RegistersPerSM               int   `json:"registers_per_sm,omitempty"`
+	MaxRegistersPerBlock         int   `json:"max_registers_per_block,omitempty"`
+	SharedMemoryPerSM            int   `json:"shared_memory_per_sm,omitempty"`
+	SharedMemoryPerBlock         int   `json:"shared_memory_per_block,omitempty"`
+	SharedMemoryPerBlockOptin    int   `json:"shared_memory_per_block_optin,omitempty"`
+	ReservedSharedMemoryPerBlock int   `json:"reserved_shared_memory_per_block,omitempty"`
+	L2Bytes                      int64 `json:"l2_bytes,omitempty"`
+	// From NVML (read-only): the default power limit (W) and the supported
+	// SM clocks (MHz, descending) keyed by supported memory clock (MHz).
+	DefaultPowerLimitW float64       `json:"default_power_limit_w,omitempty"`
+	SupportedClocksMHz map[int][]int `json:"supported_clocks_mhz,omitempty"`
 }
 
 // ArgKind tells scalars from device buffers.

@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -77,10 +79,38 @@ type Description struct {
 	MemoryBytes        int64   `json:"memory_bytes"`
 
 	HasPowerSensor bool `json:"has_power_sensor"`
+	// SensorCapacitanceS is the constant C of the power-sensor lag correction
+	// P̂(t_i) = P_m(t_i) + C·(P_m(t_{i+1}) − P_m(t_{i−1}))/(t_{i+1} − t_{i−1})
+	// (multi-kernel-autotuning-performance-energy.md equation 6), in s
+	// (W per W/s); 0 where no paper gives one.
+	SensorCapacitanceS float64 `json:"sensor_capacitance_s"`
+
+	// ClockTables lists the supported SM clocks per memory clock (nvidia-smi
+	// -q -d SUPPORTED_CLOCKS), memory clocks descending; empty when only
+	// CoreClocksMHz (at MemoryClockMHz) is known.
+	ClockTables []ClockTable `json:"clock_tables,omitempty"`
+
+	// AMD GPUs have no CUDA compute capability (ComputeMajor 0, the CUDA
+	// limits above 0); these describe them instead.
+	WavefrontSize    int `json:"wavefront_size,omitempty"`      // threads per wavefront
+	ComputeUnits     int `json:"compute_units,omitempty"`       // CUs (SIMD engines on VLIW parts)
+	LDSBytesPerCU    int `json:"lds_bytes_per_cu,omitempty"`    // local data share per CU
+	MaxWorkGroupSize int `json:"max_work_group_size,omitempty"` // OpenCL work-items per work-group
 
 	// Sources maps a JSON field name to where its value comes from.
 	Sources map[string]string `json:"sources"`
 }
+
+// ClockTable is the SM clocks (MHz, descending) supported at one memory
+// clock (MHz).
+type ClockTable struct {
+	MemoryClockMHz int   `json:"memory_clock_mhz"`
+	CoreClocksMHz  []int `json:"core_clocks_mhz"`
+}
+
+// IsCUDA tells whether CUDA's occupancy rules apply: an NVIDIA GPU with a
+// compute capability.
+func (d *Description) IsCUDA() bool { return d.Vendor == "NVIDIA" && d.ComputeMajor > 0 }
 
 // MaxCoreClockMHz is the highest supported SM clock: the first of
 // CoreClocksMHz, or BoostClockMHz when the list is empty.
@@ -166,25 +196,11 @@ func (d *Description) Validate() error {
 			return fail(field, "missing")
 		}
 	}
-	positive := []struct {
+	type num struct {
 		name string
 		v    float64
-	}{
-		{"compute_major", float64(d.ComputeMajor)},
-		{"sms", float64(d.SMs)}, {"warp_size", float64(d.WarpSize)},
-		{"max_threads_per_block", float64(d.MaxThreadsPerBlock)},
-		{"max_threads_per_sm", float64(d.MaxThreadsPerSM)},
-		{"max_blocks_per_sm", float64(d.MaxBlocksPerSM)},
-		{"max_warps_per_sm", float64(d.MaxWarpsPerSM)},
-		{"registers_per_sm", float64(d.RegistersPerSM)},
-		{"max_registers_per_block", float64(d.MaxRegistersPerBlock)},
-		{"max_registers_per_thread", float64(d.MaxRegistersPerThread)},
-		{"register_alloc_unit", float64(d.RegisterAllocUnit)},
-		{"warp_alloc_granularity", float64(d.WarpAllocGranularity)},
-		{"shared_memory_per_sm", float64(d.SharedMemoryPerSM)},
-		{"shared_memory_per_block", float64(d.SharedMemoryPerBlock)},
-		{"shared_memory_per_block_optin", float64(d.SharedMemoryPerBlockOptin)},
-		{"shared_memory_alloc_unit", float64(d.SharedMemoryAllocUnit)},
+	}
+	positive := []num{
 		{"base_clock_mhz", float64(d.BaseClockMHz)},
 		{"boost_clock_mhz", float64(d.BoostClockMHz)},
 		{"memory_clock_mhz", float64(d.MemoryClockMHz)},
@@ -195,47 +211,71 @@ func (d *Description) Validate() error {
 		{"peak_fp32_gflops", d.PeakFP32GFLOPS},
 		{"peak_fp64_gflops", d.PeakFP64GFLOPS},
 		{"memory_bandwidth_gbs", d.MemoryBandwidthGBs},
-		{"l2_bytes", float64(d.L2Bytes)}, {"memory_bytes", float64(d.MemoryBytes)},
+		{"memory_bytes", float64(d.MemoryBytes)},
+	}
+	switch d.Vendor {
+	case "NVIDIA":
+		positive = append(positive, []num{
+			{"compute_major", float64(d.ComputeMajor)},
+			{"sms", float64(d.SMs)}, {"warp_size", float64(d.WarpSize)},
+			{"max_threads_per_block", float64(d.MaxThreadsPerBlock)},
+			{"max_threads_per_sm", float64(d.MaxThreadsPerSM)},
+			{"max_blocks_per_sm", float64(d.MaxBlocksPerSM)},
+			{"max_warps_per_sm", float64(d.MaxWarpsPerSM)},
+			{"registers_per_sm", float64(d.RegistersPerSM)},
+			{"max_registers_per_block", float64(d.MaxRegistersPerBlock)},
+			{"max_registers_per_thread", float64(d.MaxRegistersPerThread)},
+			{"register_alloc_unit", float64(d.RegisterAllocUnit)},
+			{"warp_alloc_granularity", float64(d.WarpAllocGranularity)},
+			{"shared_memory_per_sm", float64(d.SharedMemoryPerSM)},
+			{"shared_memory_per_block", float64(d.SharedMemoryPerBlock)},
+			{"shared_memory_per_block_optin", float64(d.SharedMemoryPerBlockOptin)},
+			{"shared_memory_alloc_unit", float64(d.SharedMemoryAllocUnit)},
+		}...)
+	case "AMD":
+		positive = append(positive, []num{
+			{"wavefront_size", float64(d.WavefrontSize)},
+			{"compute_units", float64(d.ComputeUnits)},
+			{"lds_bytes_per_cu", float64(d.LDSBytesPerCU)},
+			{"max_work_group_size", float64(d.MaxWorkGroupSize)},
+		}...)
+		if d.ComputeMajor != 0 || d.SMs != 0 || d.RegistersPerSM != 0 || d.MaxThreadsPerSM != 0 {
+			return fail("compute_major", "an AMD GPU has no CUDA compute capability or CUDA limits (use wavefront_size, compute_units, lds_bytes_per_cu)")
+		}
+	default:
+		return fail("vendor", "%q is neither NVIDIA nor AMD", d.Vendor)
 	}
 	for _, p := range positive {
 		if !(p.v > 0) {
 			return fail(p.name, "must be > 0, got %v", p.v)
 		}
 	}
-	for i := range 3 {
-		if d.MaxBlockDims[i] <= 0 || d.MaxGridDims[i] <= 0 {
-			return fail("max_block_dims/max_grid_dims", "every dimension must be > 0")
+	if d.L2Bytes < 0 || d.SensorCapacitanceS < 0 {
+		return fail("l2_bytes/sensor_capacitance_s", "must be >= 0 (0: none)")
+	}
+	if d.Vendor == "NVIDIA" {
+		if err := d.validateCUDA(fail); err != nil {
+			return err
 		}
-	}
-	if d.ReservedSharedMemoryPerBlock < 0 || d.BlockBarriersPerSM < 0 {
-		return fail("reserved_shared_memory_per_block/block_barriers_per_sm", "must be >= 0")
-	}
-	if d.MaxWarpsPerSM*d.WarpSize != d.MaxThreadsPerSM {
-		return fail("max_warps_per_sm", "%d warps × %d threads != max_threads_per_sm %d", d.MaxWarpsPerSM, d.WarpSize, d.MaxThreadsPerSM)
-	}
-	if d.SharedMemoryPerBlockOptin < d.SharedMemoryPerBlock || d.SharedMemoryPerBlockOptin > d.SharedMemoryPerSM {
-		return fail("shared_memory_per_block_optin", "%d must lie between shared_memory_per_block %d and shared_memory_per_sm %d", d.SharedMemoryPerBlockOptin, d.SharedMemoryPerBlock, d.SharedMemoryPerSM)
-	}
-	for i, c := range d.SharedMemoryCarveoutsKiB {
-		if c < 0 || (i > 0 && c <= d.SharedMemoryCarveoutsKiB[i-1]) {
-			return fail("shared_memory_carveouts_kib", "must be ascending and >= 0")
-		}
-	}
-	if n := len(d.SharedMemoryCarveoutsKiB); n > 0 && d.SharedMemoryCarveoutsKiB[n-1]*1024 != d.SharedMemoryPerSM {
-		return fail("shared_memory_carveouts_kib", "largest carveout %d KiB != shared_memory_per_sm %d bytes", d.SharedMemoryCarveoutsKiB[n-1], d.SharedMemoryPerSM)
 	}
 	for name, list := range map[string][]int{"core_clocks_mhz": d.CoreClocksMHz, "memory_clocks_mhz": d.MemoryClocksMHz} {
-		if len(list) == 0 {
-			return fail(name, "missing")
-		}
-		for i, c := range list {
-			if c <= 0 || (i > 0 && c >= list[i-1]) {
-				return fail(name, "must be positive and strictly descending")
-			}
+		if err := descending(list); err != nil {
+			return fail(name, "%v", err)
 		}
 	}
 	if d.CoreClocksMHz[0] < d.BaseClockMHz {
 		return fail("core_clocks_mhz", "highest clock %d below base clock %d", d.CoreClocksMHz[0], d.BaseClockMHz)
+	}
+	for i, t := range d.ClockTables {
+		if err := descending(t.CoreClocksMHz); err != nil {
+			return fail("clock_tables", "memory clock %d MHz: %v", t.MemoryClockMHz, err)
+		}
+		if !contains(d.MemoryClocksMHz, t.MemoryClockMHz) || (i > 0 && t.MemoryClockMHz >= d.ClockTables[i-1].MemoryClockMHz) {
+			return fail("clock_tables", "memory clock %d MHz not in memory_clocks_mhz or not descending", t.MemoryClockMHz)
+		}
+		if t.MemoryClockMHz == d.MemoryClockMHz && !equalInts(t.CoreClocksMHz, d.CoreClocksMHz) {
+			return fail("clock_tables", "table at the default memory clock %d MHz differs from core_clocks_mhz", t.MemoryClockMHz)
+		}
 	}
 	if !contains(d.MemoryClocksMHz, d.MemoryClockMHz) {
 		return fail("memory_clock_mhz", "%d not in memory_clocks_mhz", d.MemoryClockMHz)
@@ -266,6 +306,13 @@ func (d *Description) clone() *Description {
 	c.SharedMemoryCarveoutsKiB = append([]int(nil), d.SharedMemoryCarveoutsKiB...)
 	c.CoreClocksMHz = append([]int(nil), d.CoreClocksMHz...)
 	c.MemoryClocksMHz = append([]int(nil), d.MemoryClocksMHz...)
+	c.ClockTables = make([]ClockTable, len(d.ClockTables))
+	for i, t := range d.ClockTables {
+		c.ClockTables[i] = ClockTable{t.MemoryClockMHz, append([]int(nil), t.CoreClocksMHz...)}
+	}
+	if d.ClockTables == nil {
+		c.ClockTables = nil
+	}
 	c.Sources = make(map[string]string, len(d.Sources))
 	for k, v := range d.Sources {
 		c.Sources[k] = v
@@ -350,3 +397,60 @@ func levenshtein(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// validateCUDA checks the CUDA limits of an NVIDIA description: internal
+// consistency, and equality with the compute capability's row of the
+// table (ComputeLimits), so a file cannot drift from its capability.
+func (d *Description) validateCUDA(fail func(string, string, ...any) error) error {
+	for i := range 3 {
+		if d.MaxBlockDims[i] <= 0 || d.MaxGridDims[i] <= 0 {
+			return fail("max_block_dims/max_grid_dims", "every dimension must be > 0")
+		}
+	}
+	if d.ReservedSharedMemoryPerBlock < 0 || d.BlockBarriersPerSM < 0 {
+		return fail("reserved_shared_memory_per_block/block_barriers_per_sm", "must be >= 0")
+	}
+	if d.MaxWarpsPerSM*d.WarpSize != d.MaxThreadsPerSM {
+		return fail("max_warps_per_sm", "%d warps × %d threads != max_threads_per_sm %d", d.MaxWarpsPerSM, d.WarpSize, d.MaxThreadsPerSM)
+	}
+	if d.SharedMemoryPerBlockOptin < d.SharedMemoryPerBlock || d.SharedMemoryPerBlockOptin > d.SharedMemoryPerSM {
+		return fail("shared_memory_per_block_optin", "%d must lie between shared_memory_per_block %d and shared_memory_per_sm %d", d.SharedMemoryPerBlockOptin, d.SharedMemoryPerBlock, d.SharedMemoryPerSM)
+	}
+	for i, c := range d.SharedMemoryCarveoutsKiB {
+		if c < 0 || (i > 0 && c <= d.SharedMemoryCarveoutsKiB[i-1]) {
+			return fail("shared_memory_carveouts_kib", "must be ascending and >= 0")
+		}
+	}
+	if n := len(d.SharedMemoryCarveoutsKiB); n > 0 && d.SharedMemoryCarveoutsKiB[n-1]*1024 != d.SharedMemoryPerSM {
+		return fail("shared_memory_carveouts_kib", "largest carveout %d KiB != shared_memory_per_sm %d bytes", d.SharedMemoryCarveoutsKiB[n-1], d.SharedMemoryPerSM)
+	}
+	want, err := ComputeLimits(d.ComputeMajor, d.ComputeMinor)
+	if err != nil {
+		return fail("compute_major", "%v", err)
+	}
+	got := d.limitsOf()
+	want.Source = ""
+	if !reflect.DeepEqual(got, want) && !(len(got.SharedMemoryCarveoutsKiB) == 0 && len(want.SharedMemoryCarveoutsKiB) == 0 && sameButCarveouts(got, want)) {
+		return fail("compute_major", "CUDA limits %+v differ from compute capability %d.%d's %+v", got, d.ComputeMajor, d.ComputeMinor, want)
+	}
+	return nil
+}
+
+func sameButCarveouts(a, b Limits) bool {
+	a.SharedMemoryCarveoutsKiB, b.SharedMemoryCarveoutsKiB = nil, nil
+	return reflect.DeepEqual(a, b)
+}
+
+func descending(list []int) error {
+	if len(list) == 0 {
+		return fmt.Errorf("missing")
+	}
+	for i, c := range list {
+		if c <= 0 || (i > 0 && c >= list[i-1]) {
+			return fmt.Errorf("must be positive and strictly descending")
+		}
+	}
+	return nil
+}
+
+func equalInts(a, b []int) bool { return slices.Equal(a, b) }

@@ -196,3 +196,145 @@ func TestAgainstCUDA(t *testing.T) {
 		t.Errorf("oracle table: %d cases, %d with 0 blocks", n, zero)
 	}
 }
+
+// TestH100RealKernels compares every row of testdata/h100_occupancy.csv.gz
+// with Compute. The table is the CUDA driver's
+// cuOccupancyMaxActiveBlocksPerMultiprocessor (driver 580.159.04, CUDA 13.0)
+// on an H100 SXM5 for real kernels compiled with nvcc -arch=sm_90, their
+// registers and static shared memory as the compiler assigned them
+// (testdata/h100_occupancy.cu); carveout_pct -1 is the driver default.
+func TestH100RealKernels(t *testing.T) {
+	f, err := os.Open("testdata/h100_occupancy.csv.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := dev(t, "h100_sxm")
+	sc := bufio.NewScanner(zr)
+	rows, bad := 0, 0
+	regs := map[int]bool{}
+	statics := map[int]bool{}
+	carveouts := map[int]bool{}
+	limiters := map[Limiter]bool{}
+	header := false
+	for line := 0; sc.Scan(); {
+		line++
+		text := sc.Text()
+		if strings.HasPrefix(text, "#") {
+			continue
+		}
+		if !header {
+			if text != "block_size,registers,static_shared,dynamic_shared,carveout_pct,active_blocks" {
+				t.Fatalf("line %d: header %q", line, text)
+			}
+			header = true
+			continue
+		}
+		fs := strings.Split(text, ",")
+		if len(fs) != 6 {
+			t.Fatalf("line %d: %q", line, text)
+		}
+		v := make([]int, 6)
+		for i, s := range fs {
+			if v[i], err = strconv.Atoi(s); err != nil {
+				t.Fatalf("line %d: %q: %v", line, text, err)
+			}
+		}
+		kib, err := CarveoutKiBFromPercent(d, v[4])
+		if err != nil {
+			t.Fatalf("line %d: %v", line, err)
+		}
+		r, err := Compute(d, Input{BlockSize: v[0], RegistersPerThread: v[1], SharedMemoryPerBlock: v[2] + v[3], CarveoutKiB: kib})
+		rows++
+		regs[v[1]], statics[v[2]], carveouts[v[4]] = true, true, true
+		limiters[r.Limiter] = true
+		if err != nil || r.ActiveBlocksPerSM != v[5] {
+			if bad++; bad <= 20 {
+				t.Errorf("line %d %s: Compute %d blocks (%v, %v), CUDA %d", line, text, r.ActiveBlocksPerSM, r.Limiters, err, v[5])
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d rows differ from CUDA", bad, rows)
+	}
+	// The table covers what it claims: 62744 rows, 22 register counts from
+	// 10 to 255, static shared memory, every carveout and every limiter but
+	// barriers (real kernels use one barrier).
+	if rows != 62744 || len(regs) != 22 || !regs[10] || !regs[255] || len(statics) != 16 || len(carveouts) != 7 ||
+		!limiters[LimitWarps] || !limiters[LimitRegisters] || !limiters[LimitSharedMemory] || !limiters[LimitBlocks] {
+		t.Errorf("table: %d rows, registers %v, static shared %v, carveouts %v, limiters %v", rows, regs, statics, carveouts, limiters)
+	}
+}
+
+// Hand-checked cases for the older and other compute capabilities
+// (derivations in the comments; rules in the package doc).
+func TestHandCheckedOtherCCs(t *testing.T) {
+	cases := []struct {
+		id       string
+		in       Input
+		blocks   int
+		warps    int
+		limiters []Limiter
+	}{
+		// CC 2.0: 20 regs × 32 = 640/warp; ⌊16384/640⌋ = 25 per sub-partition × 2 = 50 warps
+		// → ⌊50/8⌋ = 6 blocks; warps ⌊48/8⌋ = 6.
+		{"gtx580", Input{BlockSize: 256, RegistersPerThread: 20}, 6, 48, []Limiter{LimitWarps, LimitRegisters}},
+		// CC 2.0, 21 regs allocate in 128s: 672 → 768/warp; ⌊16384/768⌋ = 21 × 2 = 42 warps
+		// → ⌊42/11⌋ = 3 blocks (with 64s it would be 704 → 46 warps → 4).
+		{"gtx580", Input{BlockSize: 352, RegistersPerThread: 21}, 3, 33, []Limiter{LimitRegisters}},
+		// 20000 B → 20096 (128 B units); ⌊49152/20096⌋ = 2.
+		{"c2050", Input{BlockSize: 128, SharedMemoryPerBlock: 20000}, 2, 8, []Limiter{LimitSharedMemory}},
+		// CC 1.3: 3 warps allocate as 4; 16 × 32 × 4 = 2048 regs per block → ⌊16384/2048⌋ = 8;
+		// warps ⌊32/4⌋ = 8; cap 8.
+		{"c1060", Input{BlockSize: 96, RegistersPerThread: 16}, 8, 24, []Limiter{LimitWarps, LimitRegisters, LimitBlocks}},
+		// 30 × 32 × 4 = 3840 → 4096 (512 units) → 4 blocks; warps ⌊32/4⌋ = 8.
+		{"c1060", Input{BlockSize: 128, RegistersPerThread: 30}, 4, 16, []Limiter{LimitRegisters}},
+		// 5000 B → 5120 (512 B units): ⌊16384/5120⌋ = 3.
+		{"c1060", Input{BlockSize: 64, SharedMemoryPerBlock: 5000}, 3, 6, []Limiter{LimitSharedMemory}},
+		// CC 3.0: 63 regs → 2016 → 2048/warp: 8 per sub-partition × 4 = 32 warps → 4 blocks of 8.
+		{"gtx680", Input{BlockSize: 256, RegistersPerThread: 63}, 4, 32, []Limiter{LimitRegisters}},
+		// CC 5.2: 2 warps per block, 32 blocks/SM cap = 64 warps.
+		{"gtx980", Input{BlockSize: 64}, 32, 64, []Limiter{LimitWarps, LimitBlocks}},
+		// 10000 B → 10240 (256 B units); ⌊98304/10240⌋ = 9.
+		{"titan_x_pascal", Input{BlockSize: 128, SharedMemoryPerBlock: 10000}, 9, 36, []Limiter{LimitSharedMemory}},
+		// CC 7.0 default carveout 96 KiB: 40000 → 40192; ⌊98304/40192⌋ = 2.
+		{"v100_sxm2", Input{BlockSize: 128, SharedMemoryPerBlock: 40000}, 2, 8, []Limiter{LimitSharedMemory}},
+		// Max-L1 carveout (0 KiB) raised to the smallest carveout holding 40192 B: 64 KiB → 1.
+		{"v100_sxm2", Input{BlockSize: 128, SharedMemoryPerBlock: 40000, CarveoutKiB: CarveoutMaxL1}, 1, 4, []Limiter{LimitSharedMemory}},
+		// CC 8.0: 1 KiB reserve per block: ⌊167936/1024⌋ = 164 > 32 block cap.
+		{"a100_80gb", Input{BlockSize: 32}, 32, 32, []Limiter{LimitBlocks}},
+	}
+	for _, c := range cases {
+		r, err := Compute(dev(t, c.id), c.in)
+		if err != nil {
+			t.Errorf("%s %+v: %v", c.id, c.in, err)
+			continue
+		}
+		if r.ActiveBlocksPerSM != c.blocks || r.ActiveWarpsPerSM != c.warps || !reflect.DeepEqual(r.Limiters, c.limiters) {
+			t.Errorf("%s %+v: got %d blocks %d warps %v; want %d %d %v", c.id, c.in, r.ActiveBlocksPerSM, r.ActiveWarpsPerSM, r.Limiters, c.blocks, c.warps, c.limiters)
+		}
+	}
+	if _, err := Compute(dev(t, "gtx680"), Input{BlockSize: 32, RegistersPerThread: 64}); !errors.Is(err, ErrRegisters) {
+		t.Errorf("64 registers on CC 3.0: %v, want ErrRegisters", err)
+	}
+	_, err := Compute(dev(t, "hd7970"), Input{BlockSize: 64})
+	if !errors.Is(err, ErrNotCUDA) || !strings.Contains(err.Error(), "hd7970") {
+		t.Errorf("AMD device: %v, want ErrNotCUDA naming hd7970", err)
+	}
+	for _, c := range []struct{ pct, kib int }{{-1, 0}, {0, CarveoutMaxL1}, {25, 57}, {10, 23}, {100, 228}} {
+		got, err := CarveoutKiBFromPercent(dev(t, "h100_sxm"), c.pct)
+		if err != nil || got != c.kib {
+			t.Errorf("CarveoutKiBFromPercent(%d) = %d, %v; want %d", c.pct, got, err, c.kib)
+		}
+	}
+	if _, err := CarveoutKiBFromPercent(dev(t, "h100_sxm"), 101); !errors.Is(err, ErrCarveout) {
+		t.Errorf("101 %%: %v", err)
+	}
+}

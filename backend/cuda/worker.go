@@ -218,6 +218,7 @@ func (w *worker) describe(index int) error {
 		MaxSMClockMHz:      w.attr(attrClockRateKHz) / 1000,
 		MemClockMHz:        w.attr(attrMemoryClockRateKHz) / 1000,
 	}
+	w.describeLimits(&info)
 	if d.cuDeviceGetUUID != nil {
 		var u [16]byte
 		if d.cuDeviceGetUUID(&u, w.dev) == cuSuccess {
@@ -261,6 +262,7 @@ func (w *worker) describe(index int) error {
 			if lo, hi, err := nd.PowerLimitConstraintsMW(); err == nil {
 				info.MinPowerLimitW, info.MaxPowerLimitW = float64(lo)/1000, float64(hi)/1000
 			}
+			describeClocks(nd, &info)
 			if _, err := nd.TotalEnergyMJ(); err == nil {
 				info.HasEnergyCounter = true
 				w.hasEnergy = true

@@ -17,12 +17,22 @@ import (
 )
 
 func newDevicesCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, all bool
 	c := &cobra.Command{
 		Use:   "devices",
-		Short: "List the GPUs (or, without a CUDA driver, the simulated ones)",
+		Short: "List the GPUs (or, without a CUDA driver, the simulated ones); --all lists the device database",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if all {
+				db := device.All()
+				if asJSON {
+					enc := json.NewEncoder(cmd.OutOrStdout())
+					enc.SetIndent("", "  ")
+					return enc.Encode(db)
+				}
+				writeDatabase(cmd.OutOrStdout(), db)
+				return nil
+			}
 			var devs []backend.DeviceInfo
 			if err := cuda.Available(); err == nil {
 				devs, err = listCUDADevices(cmd.Context())
@@ -32,6 +42,9 @@ func newDevicesCmd() *cobra.Command {
 			} else {
 				fmt.Fprintln(cmd.ErrOrStderr(), "gtune: no CUDA driver here; listing the simulated GPUs (gtune tune --backend cuda says why)")
 				for _, d := range device.All() {
+					if !d.IsCUDA() || d.ComputeMajor < 3 {
+						continue // the simulator models CUDA GPUs of CC >= 3.0
+					}
 					devs = append(devs, sim.New(d, sim.Options{}).Device())
 				}
 			}
@@ -45,7 +58,26 @@ func newDevicesCmd() *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.Flags().BoolVar(&all, "all", false, "list every GPU of the device database (ids for --device and --sim-device)")
 	return c
+}
+
+// writeDatabase prints one line per database GPU: clocks in MHz (base/
+// boost, memory), power limits min/default/max in W, peak FP32 in GFLOP/s,
+// bandwidth in GB/s. AMD GPUs show compute units and no compute capability.
+func writeDatabase(w io.Writer, db []*device.Description) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "id	name	architecture	cc	SMs/CUs	SM clock base/boost (MHz)	mem clock (MHz)	power limit min/default/max (W)	peak FP32 (GFLOP/s)	bandwidth (GB/s)")
+	for _, d := range db {
+		cc, units := fmt.Sprintf("%d.%d", d.ComputeMajor, d.ComputeMinor), fmt.Sprintf("%d", d.SMs)
+		if !d.IsCUDA() {
+			cc, units = "-", fmt.Sprintf("%d CUs", d.ComputeUnits)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%g/%g/%g\t%g\t%g\n", d.ID, d.Name, d.Architecture, cc, units,
+			d.BaseClockMHz, d.BoostClockMHz, d.MemoryClockMHz, d.PowerLimitMinW, d.PowerLimitDefaultW, d.PowerLimitMaxW,
+			d.PeakFP32GFLOPS, d.MemoryBandwidthGBs)
+	}
+	tw.Flush()
 }
 
 // listCUDADevices asks one worker per GPU for its description; NVML
