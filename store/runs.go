@@ -28,7 +28,7 @@ type Run struct {
 	DeviceName   string
 	DeviceUUID   string
 	Driver       string // driver version
-	Backend      string // "cuda" | "sim"
+	Backend      string // "cuda" | "sim" | "replay"
 	GtuneVersion string
 	// Settings is free-form, stored as JSON. It reads back as
 	// encoding/json decodes into any: numbers as float64, objects as
@@ -42,11 +42,11 @@ type Run struct {
 // BeginRun records a new run with status "running", started now, owned by
 // this process (MarkInterrupted uses the owner to tell a live run from an
 // abandoned one). It sets r.ID, r.StartedAt, r.Status and clears r.EndedAt.
-// It returns an error for a Backend other than "cuda" or "sim", or for
-// Settings that cannot be encoded as JSON.
+// It returns an error for a Backend other than "cuda", "sim" or "replay",
+// or for Settings that cannot be encoded as JSON.
 func (db *DB) BeginRun(r *Run) error {
-	if r.Backend != "cuda" && r.Backend != "sim" {
-		return fmt.Errorf("store: run backend %q is neither \"cuda\" nor \"sim\"", r.Backend)
+	if r.Backend != "cuda" && r.Backend != "sim" && r.Backend != "replay" {
+		return fmt.Errorf("store: run backend %q is not \"cuda\", \"sim\" or \"replay\"", r.Backend)
 	}
 	settings, err := encodeSettings(r.Settings)
 	if err != nil {

@@ -85,11 +85,12 @@ type migration func(ctx context.Context, tx *sql.Tx) error
 // was.
 var migrations = []migration{
 	migrateV1,
+	migrateV2,
 }
 
 // SchemaVersion is the schema version this package writes (PRAGMA
 // user_version of a database Open has upgraded); it equals len(migrations).
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 func init() {
 	if len(migrations) != SchemaVersion {
@@ -147,6 +148,48 @@ CREATE INDEX evaluations_run ON evaluations (run_id);
 `
 	_, err := tx.ExecContext(ctx, schema)
 	return err
+}
+
+// migrateV2 lets runs.backend be "replay" (runs replayed from a recorded
+// cache, package cache). SQLite cannot alter a CHECK constraint, and
+// rebuilding the table would cascade-delete the evaluations (foreign keys
+// cannot be switched off inside Open's transaction), so the constraint is
+// loosened in the stored schema text, the procedure SQLite documents for
+// such changes ("ALTER TABLE", section "Making Other Kinds Of Table Schema
+// Changes"); every existing row satisfies the looser constraint.
+func migrateV2(ctx context.Context, tx *sql.Tx) error {
+	const old = "CHECK (backend IN ('cuda', 'sim'))"
+	const loose = "CHECK (backend IN ('cuda', 'sim', 'replay'))"
+	var schemaVersion int
+	if err := tx.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&schemaVersion); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "PRAGMA writable_schema = ON"); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE sqlite_schema SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'runs'`, old, loose)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != 1 {
+		return fmt.Errorf("table runs not found")
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA schema_version = %d", schemaVersion+1)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "PRAGMA writable_schema = OFF"); err != nil {
+		return err
+	}
+	var sqlText string
+	if err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'runs'`).Scan(&sqlText); err != nil {
+		return err
+	}
+	if !strings.Contains(sqlText, loose) {
+		return fmt.Errorf("the backend constraint of table runs was not updated")
+	}
+	return nil
 }
 
 // Open opens the results database at path, creating the file and the

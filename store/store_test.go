@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -47,7 +48,7 @@ func TestPragmas(t *testing.T) {
 		{"synchronous", "2"}, // FULL
 		{"foreign_keys", "1"},
 		{"busy_timeout", "10000"},
-		{"user_version", "1"},
+		{"user_version", fmt.Sprint(SchemaVersion)},
 	} {
 		var got string
 		if err := db.sql.QueryRow("PRAGMA " + c.pragma).Scan(&got); err != nil {
@@ -445,11 +446,11 @@ func TestMigrationHook(t *testing.T) {
 		}
 		return errors.New("step fails")
 	})
-	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "from version 1 to 2: step fails") {
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("from version %d to %d: step fails", SchemaVersion, SchemaVersion+1)) {
 		t.Fatalf("failing migration: %v", err)
 	}
 	migrations = saved
-	db, err = Open(path) // still version 1, column not added
+	db, err = Open(path) // still version SchemaVersion, column not added
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,8 +473,8 @@ func TestMigrationHook(t *testing.T) {
 	if err := db.sql.QueryRow(`SELECT note FROM runs WHERE id = ?`, r.ID).Scan(&note); err != nil || note != "v2" {
 		t.Errorf("note = %q, %v", note, err)
 	}
-	if err := db.sql.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != 2 {
-		t.Errorf("user_version = %d, %v; want 2", version, err)
+	if err := db.sql.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != SchemaVersion+1 {
+		t.Errorf("user_version = %d, %v; want %d", version, err, SchemaVersion+1)
 	}
 }
 

@@ -51,9 +51,14 @@ type Config struct {
 	// MaxEvals bounds the configurations considered (evaluated or reused);
 	// 0 means no bound beyond the spec's Budget.
 	MaxEvals int
-	// TimeLimit bounds the run's wall time; 0 means no bound beyond the
-	// spec's Budget.
+	// TimeLimit bounds the run's wall time (or Clock's time); 0 means no
+	// bound beyond the spec's Budget.
 	TimeLimit time.Duration
+	// Clock, when set, gives the time elapsed since the run started, in
+	// place of the wall clock, for TimeLimit and Summary.Elapsed; a replay
+	// gives the recorded time charged so far (Kernel Tuner's simulation
+	// mode).
+	Clock func() time.Duration
 	// Fresh re-measures configurations the database already holds.
 	Fresh bool
 	// CompileWorkers is the size of the compile pool (default: CPU count).
@@ -164,8 +169,14 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	}
 	sum := &Summary{RunID: run.ID, Device: dev, Objective: c.Objective, Strategy: c.Strategy, SpaceSize: size}
 	start := time.Now()
+	elapsed := func() time.Duration {
+		if c.Clock != nil {
+			return c.Clock()
+		}
+		return time.Since(start)
+	}
 	finish := func(status string, err error) (*Summary, error) {
-		sum.Elapsed = time.Since(start)
+		sum.Elapsed = elapsed()
 		sortBest(sum)
 		if e := c.DB.EndRun(run.ID, status); e != nil && err == nil {
 			err = e
@@ -245,13 +256,18 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 
 	fill := func() error {
 		for !stopProposing && len(queue) < lookahead {
-			if considered >= maxEvals || (timeLimit > 0 && time.Since(start) >= timeLimit) {
+			if considered >= maxEvals || (timeLimit > 0 && elapsed() >= timeLimit) {
 				stopProposing = true
 				break
 			}
 			ids := strat.Next(min(lookahead-len(queue), maxEvals-considered))
 			if len(ids) == 0 {
-				stopProposing = true
+				// A strategy that needs outstanding results before it can
+				// propose more returns none meanwhile (strategy.Strategy.Next);
+				// only with nothing outstanding is the search over.
+				if len(queue) == 0 {
+					stopProposing = true
+				}
 				break
 			}
 			for _, idx := range ids {
@@ -302,7 +318,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 			sum.Interrupted = true
 			return finish("interrupted", nil)
 		}
-		if timeLimit > 0 && time.Since(start) >= timeLimit {
+		if timeLimit > 0 && elapsed() >= timeLimit {
 			stopProposing = true
 			queue = nil
 			break

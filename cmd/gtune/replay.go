@@ -1,0 +1,337 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gtune/gtune/cache"
+	"github.com/gtune/gtune/space"
+	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/store"
+	"github.com/gtune/gtune/strategy"
+	"github.com/gtune/gtune/tuner"
+)
+
+func init() { subcommands = append(subcommands, newReplayCmd) }
+
+type replayFlags struct {
+	spec, strategy, objective, db string
+	strategyParams                []string
+	maxEvals, repeats             int
+	timeLimit                     time.Duration
+	seed                          uint64
+	asJSON                        bool
+}
+
+func newReplayCmd() *cobra.Command {
+	var f replayFlags
+	c := &cobra.Command{
+		Use:   "replay CACHE",
+		Short: "Run a search strategy against a recorded Kernel Tuner cache or T4 file instead of a GPU",
+		Long: `Run a search strategy against the measurements recorded in a Kernel Tuner cache file (.json or
+.json.gz, also one still being written) or a T4 results file, as Kernel Tuner's simulation mode does:
+every configuration the strategy chooses is answered with its recorded times and status.
+
+The search space comes from --spec (its tunable parameters and restrictions; the cache must hold every
+configuration they allow). Without --spec it is the cache's tune_params restricted to the configurations
+the cache records. --time-limit is charged with the recorded compile, verification and benchmark times,
+not wall time. --repeats R runs the strategy R times with seeds seed .. seed+R-1.
+
+Nothing is kept unless --db is given (a temporary database is used and removed).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runReplay(cmd.Context(), cmd, args[0], f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.spec, "spec", "", "T1 spec whose tunable parameters and restrictions give the search space (default: the cache's recorded configurations)")
+	fl.StringVar(&f.strategy, "strategy", "", "search strategy: "+strings.Join(strategy.Names(), ", ")+" (default: the spec's Search.Name, else brute_force)")
+	fl.StringArrayVar(&f.strategyParams, "strategy-param", nil, "a strategy hyperparameter NAME=VALUE (repeatable)")
+	fl.StringVar(&f.objective, "objective", "", "objective: time, energy, power, edp or a metric of the spec (default: the spec's, else time)")
+	fl.IntVar(&f.maxEvals, "max-evals", 0, "evaluate at most this many configurations per repeat (0: no limit beyond the spec's Budget)")
+	fl.DurationVar(&f.timeLimit, "time-limit", 0, "stop when the recorded compile+verification+benchmark time reaches this, e.g. 1h (0: no limit)")
+	fl.IntVar(&f.repeats, "repeats", 1, "run the strategy this many times, with seeds seed, seed+1, ...")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of the first repeat")
+	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document instead of the table")
+	fl.StringVar(&f.db, "db", "", "keep the replayed runs in this results database (default: none)")
+	return c
+}
+
+// replayRepeat is one run of the strategy.
+type replayRepeat struct {
+	Seed      uint64         `json:"seed"`
+	RunID     int64          `json:"run"`
+	Evaluated int            `json:"evaluated"`
+	Invalid   int            `json:"invalid"`
+	ChargedS  float64        `json:"charged_s"` // recorded time charged, s
+	BestKey   string         `json:"best_key,omitempty"`
+	Best      *float64       `json:"best,omitempty"` // objective value of the best configuration found
+	Params    map[string]any `json:"params,omitempty"`
+}
+
+func loadReplaySpec(c *cache.Cache, path string) (*spec.Spec, func(), error) {
+	if path != "" {
+		s, err := spec.LoadWith(path, spec.LoadOptions{NoSource: true})
+		return s, func() {}, err
+	}
+	b, err := c.T1()
+	if err != nil {
+		return nil, nil, inputError{err}
+	}
+	dir, err := os.MkdirTemp("", "gtune-replay-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(c.Path), ".gz"), ".json") + ".T1.json"
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	s, err := spec.LoadWith(p, spec.LoadOptions{NoSource: true})
+	if err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("the spec made from %s: %w", c.Path, err)
+	}
+	return s, cleanup, nil
+}
+
+func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f replayFlags) error {
+	if f.repeats < 1 {
+		return badInput("--repeats must be ≥ 1, got %d", f.repeats)
+	}
+	if f.maxEvals < 0 {
+		return badInput("--max-evals must be ≥ 0, got %d", f.maxEvals)
+	}
+	if f.timeLimit < 0 {
+		return badInput("--time-limit must be ≥ 0, got %s", f.timeLimit)
+	}
+	c, err := cache.Load(cachePath)
+	if err != nil {
+		return inputError{err}
+	}
+	s, cleanup, err := loadReplaySpec(c, f.spec)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	obj, err := resolveObjective(s, f.objective)
+	if err != nil {
+		return err
+	}
+	stratName := f.strategy
+	if stratName == "" {
+		stratName = s.Strategy
+	}
+	if stratName == "" {
+		stratName = "brute_force"
+	}
+	if !slices.Contains(strategy.Names(), stratName) {
+		return badInput("unknown strategy %q (valid: %s)", stratName, strings.Join(strategy.Names(), ", "))
+	}
+	params, err := strategyParams(s, f.strategyParams)
+	if err != nil {
+		return err
+	}
+	sp, err := s.BuildSpace()
+	if err != nil {
+		return err
+	}
+	if sp.Len() == 0 {
+		return badInput("%s: the search space has no valid configuration", s.Path)
+	}
+	// Checked once here so that a mismatch is an input error before any run.
+	probe, err := cache.NewReplay(c, sp)
+	if err != nil {
+		return inputError{err}
+	}
+	optKey, optVal := replayOptimum(probe, sp, obj.Name)
+
+	dbPath := f.db
+	if dbPath == "" {
+		dir, err := os.MkdirTemp("", "gtune-replay-db-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		dbPath = filepath.Join(dir, "replay.db")
+	}
+	db, err := store.Open(dbPath)
+	if err != nil {
+		return inputError{err}
+	}
+	defer db.Close()
+
+	var reps []replayRepeat
+	for i := 0; i < f.repeats; i++ {
+		r, err := cache.NewReplay(c, sp)
+		if err != nil {
+			return inputError{err}
+		}
+		seed := f.seed + uint64(i)
+		sum, err := tuner.Run(ctx, tuner.Config{
+			Spec: s, Space: sp, Backend: r, DB: db, Objective: obj, Strategy: stratName, StrategyParams: params,
+			Seed: seed, MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Clock: r.Charged,
+			// Every repeat starts from nothing, and one compile worker
+			// keeps the strategy's view of outstanding results the same
+			// on every machine, so that a seed replays identically.
+			Fresh: true, CompileWorkers: 1, GtuneVersion: version,
+		})
+		if sum == nil {
+			return err
+		}
+		if err != nil && !errors.Is(err, tuner.ErrNoValid) {
+			return fmt.Errorf("repeat %d (seed %d): %w", i+1, seed, err)
+		}
+		if sum.Interrupted {
+			return errors.New("interrupted")
+		}
+		rep := replayRepeat{Seed: seed, RunID: sum.RunID, Evaluated: sum.Evaluated, Invalid: sum.Invalid, ChargedS: r.ChargedMs() / 1000}
+		if len(sum.Best) > 0 {
+			b := sum.Best[0]
+			v := b.Value
+			rep.BestKey, rep.Best = b.Key, &v
+			rep.Params = map[string]any{}
+			for _, p := range b.Params {
+				rep.Params[p.Name] = p.Value
+			}
+		}
+		reps = append(reps, rep)
+	}
+	if f.db == "" {
+		dbPath = ""
+	}
+	specLabel := s.Path
+	if f.spec == "" {
+		specLabel = "(the configurations the cache records)"
+	}
+	out := cmd.OutOrStdout()
+	if f.asJSON {
+		return writeReplayJSON(out, c, specLabel, sp, probe, stratName, obj.Name, obj.Direction(), optKey, optVal, reps, dbPath)
+	}
+	writeReplayTable(out, c, specLabel, sp, probe, stratName, obj.Name, optKey, optVal, reps, dbPath)
+	return nil
+}
+
+// replayOptimum is the best recorded value of a built-in objective over
+// the space's configurations, as the replay reports it: time (ms), energy
+// (J), power (W), edp (J·s); "" when the cache does not record it or the
+// objective is a metric.
+func replayOptimum(r *cache.Replay, sp *space.Space, objective string) (string, float64) {
+	best, bestKey := math.Inf(1), ""
+	for i := 0; i < sp.Len(); i++ {
+		e, ok := r.Entry(sp.Key(i))
+		if !ok || !e.Valid() {
+			continue
+		}
+		v := e.Time
+		if objective != "time" {
+			en := e.Energy()
+			switch {
+			case objective != "energy" && objective != "power" && objective != "edp":
+				return "", math.NaN()
+			case en == nil:
+				continue
+			case objective == "energy":
+				v = en.EnergyPerLaunchJ
+			case objective == "power":
+				v = en.MeanPowerW
+			default:
+				v = en.EnergyPerLaunchJ * e.Time / 1000
+			}
+		}
+		if !math.IsNaN(v) && v < best {
+			best, bestKey = v, sp.Key(i)
+		}
+	}
+	if bestKey == "" {
+		return "", math.NaN()
+	}
+	return bestKey, best
+}
+
+func replayMeans(reps []replayRepeat) (best float64, nBest int, evals, charged float64) {
+	for _, r := range reps {
+		if r.Best != nil {
+			best += *r.Best
+			nBest++
+		}
+		evals += float64(r.Evaluated)
+		charged += r.ChargedS
+	}
+	if nBest > 0 {
+		best /= float64(nBest)
+	} else {
+		best = math.NaN()
+	}
+	n := float64(len(reps))
+	return best, nBest, evals / n, charged / n
+}
+
+func writeReplayTable(w io.Writer, c *cache.Cache, specLabel string, sp *space.Space, r *cache.Replay, strat, objective, optKey string, optVal float64, reps []replayRepeat, dbPath string) {
+	dev := c.DeviceName
+	if dev == "" {
+		dev = "unknown device"
+	}
+	fmt.Fprintf(w, "cache: %s (%s, %s, %d entries)\n", c.Path, dev, c.Format, len(c.Entries))
+	fmt.Fprintf(w, "space: %s, %d valid configurations, %d recorded; strategy %s; objective %s\n", specLabel, sp.Len(), r.Recorded(), strat, objective)
+	if optKey != "" {
+		fmt.Fprintf(w, "recorded optimum: %s = %s\n", optKey, format(optVal))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "repeat\tseed\tevaluated\tinvalid\tcharged (s)\tbest\tbest configuration\t")
+	for i, rep := range reps {
+		best, key := "-", "-"
+		if rep.Best != nil {
+			best, key = format(*rep.Best), rep.BestKey
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t\n", i+1, rep.Seed, rep.Evaluated, rep.Invalid, rep.ChargedS, best, key)
+	}
+	mb, nb, me, mc := replayMeans(reps)
+	mbs := "-"
+	if nb > 0 {
+		mbs = format(mb)
+	}
+	fmt.Fprintf(tw, "mean\t\t%.1f\t\t%.1f\t%s\t\t\n", me, mc, mbs)
+	tw.Flush()
+	if dbPath != "" {
+		fmt.Fprintf(w, "results: %s\n", dbPath)
+	}
+}
+
+func writeReplayJSON(w io.Writer, c *cache.Cache, specLabel string, sp *space.Space, r *cache.Replay, strat, objective, direction, optKey string, optVal float64, reps []replayRepeat, dbPath string) error {
+	mb, nb, me, mc := replayMeans(reps)
+	doc := map[string]any{
+		"cache":     c.Path,
+		"format":    c.Format,
+		"device":    r.Device(),
+		"spec":      specLabel,
+		"space":     sp.Len(),
+		"recorded":  r.Recorded(),
+		"strategy":  strat,
+		"objective": map[string]any{"name": objective, "direction": direction},
+		"repeats":   reps,
+		"mean":      map[string]any{"evaluated": me, "charged_s": mc, "repeats_with_valid": nb},
+		"db":        dbPath,
+	}
+	if nb > 0 {
+		doc["mean"].(map[string]any)["best"] = mb
+	}
+	if optKey != "" {
+		doc["optimum"] = map[string]any{"key": optKey, "value": optVal}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}

@@ -1,0 +1,111 @@
+package store
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// A version-1 database (backend limited to cuda and sim) is upgraded in
+// place: its runs and evaluations survive, and replay runs are accepted
+// afterwards, by BeginRun and by the table's own constraint.
+func TestMigrationV2AcceptsReplay(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.db")
+	saved := migrations
+	migrations = saved[:1]
+	db, err := Open(path)
+	if err != nil {
+		migrations = saved
+		t.Fatal(err)
+	}
+	old := newRun(t, db, "h", "GPU-0")
+	if err := db.Add(&Evaluation{RunID: old.ID, Key: "1,2", Status: "valid", Objective: ptr(1.5)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.sql.Exec(`INSERT INTO runs (spec_hash, spec_path, kernel, objective, strategy, device_name,
+		device_uuid, driver, backend, gtune_version, started_at, status) VALUES
+		('h', '', '', '', '', '', '', '', 'replay', '', '2025-01-01T00:00:00.000000000Z', 'done')`)
+	if err == nil || !strings.Contains(err.Error(), "CHECK") {
+		t.Fatalf("version 1 accepted a replay run: %v", err)
+	}
+	db.Close()
+	migrations = saved
+
+	db, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var version int
+	if err := db.sql.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != 2 {
+		t.Fatalf("user_version = %d, %v; want 2", version, err)
+	}
+	var check string
+	if err := db.sql.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("integrity_check = %q, %v", check, err)
+	}
+	es, err := db.Evaluations(old.ID)
+	if err != nil || len(es) != 1 || es[0].Key != "1,2" || *es[0].Objective != 1.5 {
+		t.Fatalf("evaluations after the upgrade: %v, %v", es, err)
+	}
+	r := &Run{SpecHash: "h", DeviceUUID: "replay:NVIDIA A100-PCIE-40GB", Backend: "replay"}
+	if err := db.BeginRun(r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Run(r.ID)
+	if err != nil || got.Backend != "replay" {
+		t.Fatalf("Run(%d) = %+v, %v", r.ID, got, err)
+	}
+	if err := db.BeginRun(&Run{Backend: "opencl"}); err == nil || !strings.Contains(err.Error(), `"opencl"`) {
+		t.Fatalf("BeginRun(opencl) = %v", err)
+	}
+	_, err = db.sql.Exec(`UPDATE runs SET backend = 'opencl' WHERE id = ?`, r.ID)
+	if err == nil || !strings.Contains(err.Error(), "CHECK") {
+		t.Fatalf("the constraint accepts opencl: %v", err)
+	}
+}
+
+func TestAddMany(t *testing.T) {
+	db := openTemp(t)
+	r := newRun(t, db, "h", "GPU-0")
+	es := []*Evaluation{
+		{RunID: r.ID, Key: "16,1", Params: []Param{{"x", 16}, {"y", 1}}, Status: "valid", Objective: ptr(2.5),
+			Observations: map[string]float64{"time": 2.5}, Metrics: map[string]float64{"GFLOP/s": 10}, TimesMs: []float64{2, 3}, CompileMs: 900},
+		{RunID: r.ID, Key: "32,1", Params: []Param{{"x", 32}, {"y", 1}}, Status: "runtime_failed", Reason: "RuntimeFailedConfig"},
+	}
+	if err := db.AddMany(es); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Evaluations(r.ID)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Evaluations = %v, %v", got, err)
+	}
+	for i, e := range got {
+		if e.ID != es[i].ID || e.SpecHash != "h" || e.DeviceUUID != "GPU-0" || e.Key != es[i].Key || e.Status != es[i].Status ||
+			e.Reason != es[i].Reason || !reflect.DeepEqual(e.Params, es[i].Params) || !reflect.DeepEqual(e.TimesMs, es[i].TimesMs) {
+			t.Errorf("evaluation %d = %+v, want %+v", i, e, es[i])
+		}
+	}
+	if got[0].Metrics["GFLOP/s"] != 10 || *got[0].Objective != 2.5 || got[0].CompileMs != 900 {
+		t.Errorf("evaluation 0 = %+v", got[0])
+	}
+	// All or nothing: a bad evaluation anywhere stores none of them.
+	bad := []*Evaluation{
+		{RunID: r.ID, Key: "48,1", Status: "valid"},
+		{RunID: r.ID, Key: "64,1", Status: "exploded"},
+	}
+	if err := db.AddMany(bad); err == nil || !strings.Contains(err.Error(), `"64,1"`) {
+		t.Fatalf("AddMany with a bad status: %v", err)
+	}
+	mixed := []*Evaluation{{RunID: r.ID, Key: "48,1", Status: "valid"}, {RunID: r.ID + 1, Key: "64,1", Status: "valid"}}
+	if err := db.AddMany(mixed); err == nil || !strings.Contains(err.Error(), "belongs to run") {
+		t.Fatalf("AddMany across runs: %v", err)
+	}
+	if err := db.AddMany([]*Evaluation{{RunID: 999, Key: "1", Status: "valid"}}); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("AddMany to an unknown run: %v", err)
+	}
+	if got, _ := db.Evaluations(r.ID); len(got) != 2 {
+		t.Fatalf("%d evaluations after failed AddMany calls, want 2", len(got))
+	}
+}
