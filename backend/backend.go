@@ -157,6 +157,10 @@ type Job struct {
 	// Kernel Tuner names them); nil when the space has none. A backend that
 	// may not apply them reports the configuration as failed.
 	Settings *Settings `json:"settings,omitempty"`
+	// Protocol, when set, measures energy with repeated trials cut from
+	// one continuous run (measure.RunProtocol) instead of one window of
+	// EnergyWindow.
+	Protocol *EnergyProtocol `json:"protocol,omitempty"`
 }
 
 // Settings are GPU settings as tunable parameters; 0 means "leave as is".
@@ -202,6 +206,34 @@ type Energy struct {
 	TemperatureC      float64 `json:"temperature_c"`       // at the end of the window
 	ClockEventReasons uint64  `json:"clock_event_reasons"` // NVML clock-event-reason bitmask, OR over the window
 	Method            string  `json:"method"`              // how energy was measured, e.g. "nvml-energy-counter"
+
+	// Added with the measurement protocol (package measure); zero where a
+	// backend does not measure them.
+	IdlePowerW       float64   `json:"idle_power_w,omitempty"`       // idle power of this device state, W
+	DynamicEnergyJ   float64   `json:"dynamic_energy_j,omitempty"`   // EnergyJ − IdlePowerW·WindowS, J
+	PowerThrottleS   float64   `json:"power_throttle_s,omitempty"`   // power-cap throttle time inside the window, s
+	ThermalThrottleS float64   `json:"thermal_throttle_s,omitempty"` // thermal throttle time inside the window, s
+	Throttled        bool      `json:"throttled,omitempty"`          // thermal or hardware slowdown seen: the window is suspect
+	TrialsJ          []float64 `json:"trials_j,omitempty"`           // energy per launch of each trial, J; EnergyPerLaunchJ is their median
+	CILowJ           float64   `json:"ci_low_j,omitempty"`           // bootstrap 95 % interval of the median energy per launch, J
+	CIHighJ          float64   `json:"ci_high_j,omitempty"`          // J
+	CV               float64   `json:"cv,omitempty"`                 // coefficient of variation of the trials
+	Unstable         bool      `json:"unstable,omitempty"`           // CV above the protocol's flag (2 %)
+	WarmupS          float64   `json:"warmup_s,omitempty"`           // warm-up before the trials, s
+	GPUSeconds       float64   `json:"gpu_seconds,omitempty"`        // GPU time the energy measurement took (warm-up included), s
+	SampleEnergyJ    float64   `json:"sample_energy_j,omitempty"`    // sample-buffer integral over the same span as EnergyJ (cross-check), J
+}
+
+// EnergyProtocol configures repeated energy trials (measure.Protocol);
+// zero fields take measure's defaults.
+type EnergyProtocol struct {
+	Trials      int     `json:"trials"`       // at most (5)
+	MinTrials   int     `json:"min_trials"`   // before early stopping (3)
+	TargetCI    float64 `json:"target_ci"`    // stop once the 95 % interval's half-width / median is below this (0.01)
+	CVFlag      float64 `json:"cv_flag"`      // flag a configuration above this CV (0.02)
+	Warmup      bool    `json:"warmup"`       // warm up until the temperature is steady before the first window
+	WarmupSlope float64 `json:"warmup_slope"` // °C/s (0.25)
+	WarmupMaxS  float64 `json:"warmup_max_s"` // s (5)
 }
 
 // Result is the outcome of running one configuration.

@@ -79,9 +79,18 @@ func FromSpec(s *spec.Spec) Objective {
 // thread block), local_memory (bytes per thread), max_threads_per_block;
 // compile_time and benchmark_time (ms); and, when an energy window ran,
 // energy (J per launch), power (W), edp (J·s), sm_clock and mem_clock (MHz),
-// temperature (°C).
+// temperature (°C). The measurement protocol adds time_cv, time_ci_low and
+// time_ci_high (bootstrap 95 % interval of the median launch time, ms,
+// measure.BootstrapCI with seed 1) always, and with energy energy_ci_low,
+// energy_ci_high (J per launch), energy_cv, energy_trials, dynamic_energy
+// (J per launch above idle), idle_power (W), energy_gpu_time (s),
+// throttled and unstable (0/1); a window without trials counts as one
+// trial (interval = value, CV 0). Each trial's energy per launch is
+// recorded as energy_trial_1, energy_trial_2, ... (J): records for the
+// results database, not names a metric may read.
 func Observations(r *backend.Result, compileMs float64) map[string]float64 {
 	st := measure.Summarize(r.TimesMs)
+	tLo, tHi := measure.BootstrapCI(r.TimesMs, 2000, 0.95, 1)
 	obs := map[string]float64{
 		"time":                  st.Mean,
 		"time_median":           st.Median,
@@ -94,6 +103,9 @@ func Observations(r *backend.Result, compileMs float64) map[string]float64 {
 		"max_threads_per_block": float64(r.MaxThreadsPerBlock),
 		"compile_time":          compileMs,
 		"benchmark_time":        r.BenchmarkMs,
+		"time_cv":               st.CV(),
+		"time_ci_low":           tLo,
+		"time_ci_high":          tHi,
 	}
 	if e := r.Energy; e != nil {
 		obs[Energy] = e.EnergyPerLaunchJ
@@ -102,8 +114,32 @@ func Observations(r *backend.Result, compileMs float64) map[string]float64 {
 		obs["sm_clock"] = e.SMClockMHz
 		obs["mem_clock"] = e.MemClockMHz
 		obs["temperature"] = e.TemperatureC
+		obs["energy_ci_low"], obs["energy_ci_high"] = e.EnergyPerLaunchJ, e.EnergyPerLaunchJ
+		obs["energy_cv"], obs["energy_trials"] = e.CV, 1
+		if len(e.TrialsJ) > 0 {
+			obs["energy_ci_low"], obs["energy_ci_high"] = e.CILowJ, e.CIHighJ
+			obs["energy_trials"] = float64(len(e.TrialsJ))
+			for i, v := range e.TrialsJ {
+				obs[fmt.Sprintf("energy_trial_%d", i+1)] = v
+			}
+		}
+		// Per launch: the launch's share of the window's energy above idle.
+		obs["dynamic_energy"] = 0
+		if e.MeanPowerW > 0 {
+			obs["dynamic_energy"] = e.EnergyPerLaunchJ * (1 - e.IdlePowerW/e.MeanPowerW)
+		}
+		obs["idle_power"] = e.IdlePowerW
+		obs["energy_gpu_time"] = e.GPUSeconds
+		obs["throttled"], obs["unstable"] = b2f(e.Throttled), b2f(e.Unstable)
 	}
 	return obs
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // metricReads reports whether every name m reads is available, so that a

@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"maps"
+	"math"
 	"strings"
 
 	"github.com/gtune/gtune/backend"
@@ -125,8 +126,46 @@ func (s *Spec) evalInt(cfg []expr.Value, field string, b *expr.Bound) (int64, er
 	return n, nil
 }
 
+// isSetting reports whether a tunable parameter is a GPU setting
+// (backend.ParamCoreClock, ParamMemClock, ParamPowerLimit) rather than a
+// compile-time value.
+func isSetting(name string) bool {
+	return name == backend.ParamCoreClock || name == backend.ParamMemClock || name == backend.ParamPowerLimit
+}
+
+// setting fills the Job.Settings field of the reserved parameter name
+// from its value v: clocks in MHz as positive whole numbers, the power
+// limit in W as a positive number (Kernel Tuner's nvml_pwr_limit is in
+// W as well).
+func (s *Spec) setting(j *backend.Job, cfg []expr.Value, name string, v expr.Value) error {
+	if j.Settings == nil {
+		j.Settings = &backend.Settings{}
+	}
+	if name == backend.ParamPowerLimit {
+		f, ok := v.Float()
+		if !ok || !(f > 0) || math.IsInf(f, 0) {
+			return s.cfgErr(cfg, "%s is %s; a power limit must be a positive number of W", name, v.String())
+		}
+		j.Settings.PowerLimitW = f
+		return nil
+	}
+	n, ok := toInt(v)
+	if !ok || n <= 0 || n > math.MaxInt32 {
+		return s.cfgErr(cfg, "%s is %s; a clock must be a positive whole number of MHz", name, v.String())
+	}
+	if name == backend.ParamCoreClock {
+		j.Settings.CoreClockMHz = int(n)
+	} else {
+		j.Settings.MemClockMHz = int(n)
+	}
+	return nil
+}
+
 // Job gives the compile-and-measure description of one configuration (its
-// values in parameter order): Defines for every tunable parameter, the
+// values in parameter order): Defines for every tunable parameter but
+// the GPU settings nvml_gr_clock, nvml_mem_clock and nvml_pwr_limit, which
+// fill Settings instead (nil when the space has none; a value that is not
+// a positive number is an error), the
 // grid and thread block (see Spec for the geometry rules), dynamic shared
 // memory, the measurement settings, Verify when the spec has verification,
 // and Work from Gtune.Simulation (nil without). Errors: wrong number of
@@ -148,8 +187,19 @@ func (s *Spec) Job(cfg []expr.Value) (*backend.Job, error) {
 	if s.Measurement.Energy != nil {
 		j.Energy = *s.Measurement.Energy
 	}
+	if s.Measurement.Trials > 0 {
+		j.Protocol = s.Measurement.EnergyProtocol()
+	}
+	j.Defines = j.Defines[:0]
 	for i, v := range cfg {
-		j.Defines[i] = backend.Define{Name: s.Params[i].Name, Value: defineValue(v)}
+		name := s.Params[i].Name
+		if isSetting(name) {
+			if err := s.setting(j, cfg, name, v); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		j.Defines = append(j.Defines, backend.Define{Name: name, Value: defineValue(v)})
 	}
 	dims := [3]string{"X", "Y", "Z"}
 	for d := range 3 {

@@ -27,10 +27,19 @@ import (
 // per launch; power in W; edp in J·s; sm_clock, mem_clock in MHz;
 // temperature in °C; registers per thread; shared_memory (static, per
 // thread block) and local_memory (per thread) in bytes;
-// max_threads_per_block as compiled.
+// max_threads_per_block as compiled. From the measurement protocol:
+// time_cv (coefficient of variation of the timed launches) and
+// time_ci_low, time_ci_high (bootstrap 95 % interval of their median, ms);
+// energy_ci_low, energy_ci_high (J per launch), energy_cv, energy_trials
+// (count), dynamic_energy (J above idle per launch), idle_power (W),
+// energy_gpu_time (s of GPU time the energy measurement took), throttled
+// and unstable (0 or 1: thermal or hardware slowdown seen; energy CV above
+// Gtune.Measurement.CVFlag).
 var ObservationNames = []string{"time", "time_median", "time_min", "time_max", "time_std", "energy", "power", "edp",
 	"sm_clock", "mem_clock", "temperature", "registers", "shared_memory", "local_memory", "max_threads_per_block",
-	"compile_time", "benchmark_time"}
+	"compile_time", "benchmark_time",
+	"time_cv", "time_ci_low", "time_ci_high", "energy_ci_low", "energy_ci_high", "energy_cv", "energy_trials",
+	"dynamic_energy", "idle_power", "energy_gpu_time", "throttled", "unstable"}
 
 // BuiltinObjectives are the objectives every spec may name; they are all
 // minimised unless Gtune.ObjectiveDirection says otherwise.
@@ -41,6 +50,13 @@ const (
 	DefaultIterations   = 7
 	DefaultEnergyWindow = time.Second
 	DefaultTimeout      = 10 * time.Second
+	// Energy protocol defaults (measure.DefaultProtocol).
+	DefaultTrials      = 5
+	DefaultMinTrials   = 3
+	DefaultTargetCI    = 0.01
+	DefaultCVFlag      = 0.02
+	DefaultWarmupSlope = 0.25 // °C/s
+	DefaultWarmupMax   = 5 * time.Second
 	// DefaultRandomSeed seeds Random fills without a RandomSeed, so that
 	// runs repeat.
 	DefaultRandomSeed = 42
@@ -78,6 +94,18 @@ type Measurement struct {
 	EnergyWindow time.Duration // back-to-back window for the energy counter (default 1 s)
 	Timeout      time.Duration // per configuration (default 10 s)
 	Energy       *bool         // as written; nil: observe energy when NeedsEnergy
+	// Energy protocol: at most Trials trials (default 5), stopping after
+	// MinTrials (3) once the 95 % interval's half-width / median is below
+	// TargetCI (0.01); CV above CVFlag (0.02) is flagged; Warmup (true)
+	// until the temperature slope is below WarmupSlope °C/s (0.25), at
+	// most WarmupMax (5 s).
+	Trials      int
+	MinTrials   int
+	TargetCI    float64
+	CVFlag      float64
+	Warmup      bool
+	WarmupSlope float64
+	WarmupMax   time.Duration
 }
 
 // Simulation is the compiled Gtune.Simulation. Expressions are nil where
@@ -915,7 +943,7 @@ func (l *loader) gtune() error {
 	default:
 		return l.errf("Gtune.ObjectiveDirection", "unknown %q (valid: minimize, maximize)", g.ObjectiveDirection)
 	}
-	energyNames := []string{"energy", "power", "edp"}
+	energyNames := []string{"energy", "power", "edp", "energy_ci_low", "energy_ci_high", "energy_cv", "energy_trials", "dynamic_energy", "idle_power", "energy_gpu_time", "throttled", "unstable"}
 	s.NeedsEnergy = slices.Contains(energyNames, s.Objective)
 	for _, m := range s.Metrics {
 		for _, n := range m.Expr.Names() {
@@ -925,7 +953,9 @@ func (l *loader) gtune() error {
 		}
 	}
 	// Measurement.
-	s.Measurement = Measurement{Iterations: DefaultIterations, EnergyWindow: DefaultEnergyWindow, Timeout: DefaultTimeout}
+	s.Measurement = Measurement{Iterations: DefaultIterations, EnergyWindow: DefaultEnergyWindow, Timeout: DefaultTimeout,
+		Trials: DefaultTrials, MinTrials: DefaultMinTrials, TargetCI: DefaultTargetCI, CVFlag: DefaultCVFlag,
+		Warmup: true, WarmupSlope: DefaultWarmupSlope, WarmupMax: DefaultWarmupMax}
 	if m := g.Measurement; m != nil {
 		if m.Iterations < 0 {
 			return l.errf("Gtune.Measurement.Iterations", "must not be negative")
@@ -946,6 +976,9 @@ func (l *loader) gtune() error {
 			s.Measurement.Timeout = time.Duration(m.TimeoutSeconds * float64(time.Second))
 		}
 		s.Measurement.Energy = m.Energy
+		if err := resolveProtocol(l, m, &s.Measurement); err != nil {
+			return err
+		}
 	}
 	// Simulation.
 	if sm := g.Simulation; sm != nil {

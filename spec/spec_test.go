@@ -401,12 +401,12 @@ func TestBadInput(t *testing.T) {
 		{"metric unknown name", func(m map[string]any) {
 			obj(m, "Gtune").(map[string]any)["Metrics"] = map[string]any{"x": "tim * 2"}
 			obj(m, "Gtune").(map[string]any)["Objective"] = "x"
-		}, "Gtune.Metrics[0] (x).Expression", `"tim * 2" reads "tim", which is not a tunable parameter, constant, earlier metric or observation (observations: time, time_median, time_min, time_max, time_std, energy, power, edp, sm_clock, mem_clock, temperature, registers, shared_memory, local_memory, max_threads_per_block, compile_time, benchmark_time)`},
+		}, "Gtune.Metrics[0] (x).Expression", `"tim * 2" reads "tim", which is not a tunable parameter, constant, earlier metric or observation (observations: time, time_median, time_min, time_max, time_std, energy, power, edp, sm_clock, mem_clock, temperature, registers, shared_memory, local_memory, max_threads_per_block, compile_time, benchmark_time, time_cv, time_ci_low, time_ci_high, energy_ci_low, energy_ci_high, energy_cv, energy_trials, dynamic_energy, idle_power, energy_gpu_time, throttled, unstable)`},
 		{"metric reads later metric", func(m map[string]any) {
 			obj(m, "Gtune").(map[string]any)["Metrics"] = []any{
 				map[string]any{"Name": "a", "Expression": "b + 1"}, map[string]any{"Name": "b", "Expression": "time"}}
 			obj(m, "Gtune").(map[string]any)["Objective"] = "time"
-		}, "Gtune.Metrics[0] (a).Expression", `"b + 1" reads "b", which is not a tunable parameter, constant, earlier metric or observation (observations: time, time_median, time_min, time_max, time_std, energy, power, edp, sm_clock, mem_clock, temperature, registers, shared_memory, local_memory, max_threads_per_block, compile_time, benchmark_time)`},
+		}, "Gtune.Metrics[0] (a).Expression", `"b + 1" reads "b", which is not a tunable parameter, constant, earlier metric or observation (observations: time, time_median, time_min, time_max, time_std, energy, power, edp, sm_clock, mem_clock, temperature, registers, shared_memory, local_memory, max_threads_per_block, compile_time, benchmark_time, time_cv, time_ci_low, time_ci_high, energy_ci_low, energy_ci_high, energy_cv, energy_trials, dynamic_energy, idle_power, energy_gpu_time, throttled, unstable)`},
 		{"reference unknown parameter", func(m map[string]any) {
 			obj(m, "Gtune", "Reference").(map[string]any)["Configuration"] = map[string]any{"block": 32}
 		}, "Gtune.Reference.Configuration.block", `"block" is not a tunable parameter`},

@@ -168,6 +168,15 @@ type RawMeasurement struct {
 	EnergyWindowSeconds float64 `json:"EnergyWindowSeconds,omitempty" yaml:"EnergyWindowSeconds,omitempty"` // back-to-back window for the energy counter (default 1 s)
 	Energy              *bool   `json:"Energy,omitempty" yaml:"Energy,omitempty"`                           // force energy observation on/off (default: when the objective or a metric needs it)
 	TimeoutSeconds      float64 `json:"TimeoutSeconds,omitempty" yaml:"TimeoutSeconds,omitempty"`           // per-configuration limit before the worker is killed (default 10 s)
+	// Energy protocol (package measure): repeated trials, early stopping,
+	// warm-up.
+	Trials           int     `json:"Trials,omitempty" yaml:"Trials,omitempty"`                     // energy trials per configuration at most (default 5)
+	MinTrials        int     `json:"MinTrials,omitempty" yaml:"MinTrials,omitempty"`               // trials before early stopping (default 3)
+	TargetCI         float64 `json:"TargetCI,omitempty" yaml:"TargetCI,omitempty"`                 // stop once the 95 % interval's half-width / median is below this (default 0.01)
+	CVFlag           float64 `json:"CVFlag,omitempty" yaml:"CVFlag,omitempty"`                     // flag configurations whose coefficient of variation exceeds this (default 0.02)
+	Warmup           *bool   `json:"Warmup,omitempty" yaml:"Warmup,omitempty"`                     // warm up until the temperature is steady before the first window (default true)
+	WarmupSlope      float64 `json:"WarmupSlope,omitempty" yaml:"WarmupSlope,omitempty"`           // steady: temperature slope below this, °C/s (default 0.25)
+	WarmupMaxSeconds float64 `json:"WarmupMaxSeconds,omitempty" yaml:"WarmupMaxSeconds,omitempty"` // longest warm-up (default 5 s)
 }
 
 // RawSimulation describes a kernel's work for the simulated GPU. Each field but

@@ -55,6 +55,14 @@ type Options struct {
 	PrepareTimeout time.Duration
 	// RunTimeout is used for a Job with Timeout 0; default 10 min.
 	RunTimeout time.Duration
+	// AllowSettings accepts jobs with Job.Settings. The backend does not
+	// apply them itself: clocks and the power limit are NVML device
+	// settings, applied by the caller in this (the parent) process before
+	// Run (gpuctl.Wrap); the worker observes the clocks in the energy
+	// window. False (the default) reports such a job as launch_failed
+	// without running it, so that nothing measures a configuration at
+	// settings other than the ones it names.
+	AllowSettings bool
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -280,6 +288,9 @@ func (b *Backend) Run(ctx context.Context, j *backend.Job, bin *backend.Binary) 
 	if j == nil || bin == nil {
 		return nil, errors.New("cuda: Run needs a job and a binary")
 	}
+	if j.Settings != nil && !b.opts.AllowSettings {
+		return &backend.Result{Status: backend.StatusLaunchFailed, Reason: settingsRefused}, nil
+	}
 	start := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -355,3 +366,8 @@ func (b *Backend) Close() error {
 	p.waitExit(5 * time.Second)
 	return nil
 }
+
+// settingsRefused is the reason of a job with GPU settings on a backend
+// opened without Options.AllowSettings.
+const settingsRefused = "the configuration sets GPU settings (nvml_gr_clock, nvml_mem_clock or nvml_pwr_limit), " +
+	"but the backend was opened without permission to change them (gtune tune --allow-gpu-settings)"

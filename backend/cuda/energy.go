@@ -1,216 +1,448 @@
 package cuda
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/nvml"
 )
 
-// EnergyMethod names how Run measures energy, for Energy.Method.
-const EnergyMethod = "nvml-energy-counter"
+// EnergyMethod names how Run measures energy, for Energy.Method: one
+// stand-alone counter window (Job.Protocol nil) or repeated trials cut from
+// one continuous run (Job.Protocol set).
+const (
+	EnergyMethod         = "nvml-energy-counter"
+	EnergyMethodProtocol = "nvml-energy-counter-trials"
+)
 
-// pollEvery is the energy-counter polling period. The counter moves in
-// steps (every few to tens of ms, by driver and GPU); polling much faster
-// than a step bounds the error in the instants we align to.
-const pollEvery = 250 * time.Microsecond
-
-// waitUpdate polls the energy counter until it differs from prev and
-// returns the new value (mJ) and when it was seen.
-func (w *worker) waitUpdate(prev uint64, limit time.Duration) (uint64, time.Time, error) {
-	deadline := time.Now().Add(limit)
-	for {
-		v, err := w.nd.TotalEnergyMJ()
-		now := time.Now()
-		if err != nil {
-			return 0, now, err
-		}
-		if v != prev {
-			return v, now, nil
-		}
-		if now.After(deadline) {
-			return 0, now, fmt.Errorf("energy counter did not change within %v", limit)
-		}
-		time.Sleep(pollEvery)
-	}
+// meter is the worker's measurement state. The worker serves one GPU in
+// one process, so it lives here rather than in the worker struct: the
+// idle power per device state and whether the GPU has been warmed up.
+var meter struct {
+	mu     sync.Mutex
+	idle   map[string]measure.IdleResult // by stateKey
+	warmed bool
 }
 
-// alignedRead waits for the next counter update, so the reading belongs
-// to a known instant rather than anywhere within an update period.
-func (w *worker) alignedRead() (uint64, time.Time, error) {
-	v, err := w.nd.TotalEnergyMJ()
+// stateKey names a device state (the job's GPU settings): idle power is
+// measured once per state.
+func stateKey(s *backend.Settings) string {
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d/%g", s.CoreClockMHz, s.MemClockMHz, s.PowerLimitW)
+}
+
+// sensors reads an NVML device for package measure. Only reads.
+type sensors struct{ nd nvml.Device }
+
+func (s sensors) EnergyMJ() (uint64, error) { return s.nd.TotalEnergyMJ() }
+
+func (s sensors) TemperatureC() (float64, error) {
+	v, err := s.nd.TemperatureC()
+	return float64(v), err
+}
+
+func (s sensors) ClocksMHz() (float64, float64, error) {
+	sm, err := s.nd.ClockMHz(nvml.ClockSM)
 	if err != nil {
-		return 0, time.Time{}, err
+		return 0, 0, err
 	}
-	return w.waitUpdate(v, 2*time.Second)
+	mem, err := s.nd.ClockMHz(nvml.ClockMem)
+	return float64(sm), float64(mem), err
 }
 
-// idlePower measures the GPU's power with nothing running, W: the
-// counter difference between two aligned readings about 0.5 s apart.
-// Used to subtract the idle tail after the energy window.
-func (w *worker) idlePower() (float64, error) {
+func (s sensors) ClockEventReasons() (uint64, error) { return s.nd.ClockEventReasons() }
+
+func (s sensors) Throttle() (measure.ThrottleTimes, error) {
+	p, err := s.nd.ViolationNs(nvml.PolicyPower)
+	if err != nil {
+		return measure.ThrottleTimes{}, err
+	}
+	th, err := s.nd.ViolationNs(nvml.PolicyThermal)
+	if err != nil {
+		return measure.ThrottleTimes{}, err
+	}
+	return measure.ThrottleTimes{Power: time.Duration(p), Thermal: time.Duration(th)}, nil
+}
+
+func (s sensors) PowerSamples(since time.Time) ([]measure.PowerSample, error) {
+	var us uint64
+	if !since.IsZero() && since.UnixMicro() > 0 {
+		us = uint64(since.UnixMicro())
+	}
+	raw, err := s.nd.Samples(nvml.SamplesTotalPower, us)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]measure.PowerSample, len(raw))
+	for i, r := range raw {
+		out[i] = measure.PowerSample{At: time.UnixMicro(int64(r.TimeUs)), W: r.Value / 1000}
+	}
+	return out, nil
+}
+
+func (s sensors) InstantPowerW() (float64, error) {
+	v, err := s.nd.InstantPowerMW()
+	return v / 1000, err
+}
+
+// load launches a kernel back to back for package measure: Pump keeps
+// about queueAhead of work queued (from the per-launch estimate), in
+// batches of about batchTime; events around the run give its GPU time.
+type load struct {
+	d        *driver
+	launch   func() error
+	est      time.Duration // per launch
+	evs      [2]uintptr
+	queued   time.Time // when the queued work should end
+	launches int
+}
+
+const (
+	queueAhead = 30 * time.Millisecond
+	batchTime  = 5 * time.Millisecond
+)
+
+func newLoad(d *driver, launch func() error, estMs float64) (*load, error) {
+	l := &load{d: d, launch: launch, est: time.Duration(math.Max(estMs, 0.001) * float64(time.Millisecond))}
+	for i := range l.evs {
+		if err := d.check("cuEventCreate", d.cuEventCreate(&l.evs[i], 0)); err != nil {
+			l.destroy()
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+func (l *load) destroy() {
+	for _, e := range l.evs {
+		if e != 0 {
+			l.d.cuEventDestroy(e)
+		}
+	}
+}
+
+func (l *load) Start() error {
+	l.launches = 0
+	l.queued = time.Now()
+	return l.d.check("cuEventRecord", l.d.cuEventRecord(l.evs[0], 0))
+}
+
+func (l *load) Pump() error {
+	batch := max(1, int(batchTime/l.est))
+	for time.Until(l.queued) < queueAhead {
+		for range batch {
+			if err := l.launch(); err != nil {
+				return err
+			}
+		}
+		l.launches += batch
+		if now := time.Now(); l.queued.Before(now) {
+			l.queued = now
+		}
+		l.queued = l.queued.Add(time.Duration(batch) * l.est)
+	}
+	return nil
+}
+
+func (l *load) Finish() (int, time.Duration, error) {
+	d := l.d
+	if err := d.check("cuEventRecord", d.cuEventRecord(l.evs[1], 0)); err != nil {
+		return l.launches, 0, err
+	}
+	if err := d.check("cuEventSynchronize", d.cuEventSynchronize(l.evs[1])); err != nil {
+		return l.launches, 0, err
+	}
+	var ms float32
+	if err := d.check("cuEventElapsedTime", d.cuEventElapsedTime(&ms, l.evs[0], l.evs[1])); err != nil {
+		return l.launches, 0, err
+	}
+	return l.launches, time.Duration(float64(ms) * float64(time.Millisecond)), nil
+}
+
+// idleFor returns the idle power of a device state, measuring it (with the
+// GPU synchronised and nothing queued) the first time.
+func (w *worker) idleFor(key string) (measure.IdleResult, error) {
+	meter.mu.Lock()
+	defer meter.mu.Unlock()
+	if r, ok := meter.idle[key]; ok {
+		return r, nil
+	}
 	if err := w.d.check("cuCtxSynchronize", w.d.cuCtxSynchronize()); err != nil {
-		return 0, err
+		return measure.IdleResult{}, err
 	}
-	e0, t0, err := w.alignedRead()
+	r, err := measure.IdlePower(measure.WallClock{}, sensors{w.nd}, 500*time.Millisecond, measure.DefaultPoll)
 	if err != nil {
-		return 0, err
+		return r, err
 	}
-	time.Sleep(500 * time.Millisecond)
-	e1, t1, err := w.alignedRead()
-	if err != nil {
-		return 0, err
+	if meter.idle == nil {
+		meter.idle = map[string]measure.IdleResult{}
 	}
-	return float64(e1-e0) / 1000 / t1.Sub(t0).Seconds(), nil
+	meter.idle[key] = r
+	return r, nil
 }
 
-// sampler reads clocks and clock-event reasons every 10 ms during an
-// energy window from its own goroutine (NVML is thread-safe).
-type sampler struct {
-	stop    chan struct{}
-	done    sync.WaitGroup
-	smSum   float64
-	memSum  float64
-	n       int
-	reasons uint64
+// idlePower measures the GPU's idle power at Prepare, W (the state
+// without GPU settings); later device states are measured on first use.
+func (w *worker) idlePower() (float64, error) {
+	meter.mu.Lock()
+	meter.idle = nil
+	meter.mu.Unlock()
+	r, err := w.idleFor("")
+	return r.PowerW, err
 }
 
-func (w *worker) startSampler() *sampler {
-	s := &sampler{stop: make(chan struct{})}
-	s.done.Add(1)
-	go func() {
-		defer s.done.Done()
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			sm, err1 := w.nd.ClockMHz(nvml.ClockSM)
-			mem, err2 := w.nd.ClockMHz(nvml.ClockMem)
-			if err1 == nil && err2 == nil {
-				s.smSum += float64(sm)
-				s.memSum += float64(mem)
-				s.n++
-			}
-			if r, err := w.nd.ClockEventReasons(); err == nil {
-				s.reasons |= r
-			}
-			select {
-			case <-s.stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return s
-}
-
-func (s *sampler) finish() {
-	close(s.stop)
-	s.done.Wait()
-}
-
-// energyWindow runs the kernel back to back for j.EnergyWindow and
-// measures its energy with the NVML counter:
-//
-//  1. wait for a counter update (E0 at t0) and start launching at once;
-//  2. launch in batches of about 50 ms (from the median launch time
-//     estMs), keeping at most two batches queued, until the window has
-//     elapsed; synchronise and note the end tEnd;
-//  3. wait for the next counter update (E1 at t1);
-//  4. energy = (E1 - E0) - idle power × (t1 - tEnd): the tail between the
-//     end of the work and the update is idle and is taken out.
-//
-// cuErr is a CUDA failure (the configuration fails); eErr a sensor
-// failure (the energy is unknown, the configuration stands).
+// energyWindow measures the kernel's energy: with j.Protocol, repeated
+// trials cut from one continuous run (measure.RunProtocol), warming up
+// first on the worker's first window; without, one stand-alone counter
+// window of j.EnergyWindow (measure.CounterWindow). estMs is the median
+// launch time. cuErr is a CUDA failure (the configuration fails); eErr a
+// sensor failure (the energy is unknown, the configuration stands).
 func (w *worker) energyWindow(j *backend.Job, launch func() error, estMs float64) (e *backend.Energy, cuErr, eErr error) {
-	d := w.d
-	window := j.EnergyWindow
-	if window <= 0 {
-		window = time.Second
+	idle, err := w.idleFor(stateKey(j.Settings))
+	if err != nil {
+		return nil, nil, fmt.Errorf("idle power: %w", err)
 	}
-	batch := int(math.Ceil(50 / estMs))
-	batch = max(1, min(batch, 1_000_000))
-	var evs [2]uintptr
-	for i := range evs {
-		if err := d.check("cuEventCreate", d.cuEventCreate(&evs[i], 0)); err != nil {
-			return nil, err, nil
-		}
-	}
-	defer func() {
-		for _, ev := range evs {
-			d.cuEventDestroy(ev)
-		}
-	}()
-	if err := d.check("cuCtxSynchronize", d.cuCtxSynchronize()); err != nil {
+	l, err := newLoad(w.d, launch, estMs)
+	if err != nil {
 		return nil, err, nil
 	}
-	e0, t0, err := w.alignedRead()
-	if err != nil {
+	defer l.destroy()
+	if err := w.d.check("cuCtxSynchronize", w.d.cuCtxSynchronize()); err != nil {
+		return nil, err, nil
+	}
+	split := func(err error) (*backend.Energy, error, error) {
+		var we *measure.ErrWork
+		if errors.As(err, &we) {
+			return nil, we.Err, nil
+		}
 		return nil, nil, err
 	}
-	s := w.startSampler()
-	launches := 0
-	var runErr error
-	for i := 0; ; i++ {
-		for k := 0; k < batch; k++ {
-			if err := launch(); err != nil {
-				runErr = err
-				break
-			}
-			launches++
+	s := sensors{w.nd}
+	clk := measure.WallClock{}
+	if j.Protocol == nil {
+		window := j.EnergyWindow
+		if window <= 0 {
+			window = time.Second
 		}
-		if runErr != nil {
-			break
+		win, err := measure.CounterWindow(clk, s, l, window, idle.PowerW, measure.DefaultPoll)
+		if err != nil {
+			return split(err)
 		}
-		if err := d.check("cuEventRecord", d.cuEventRecord(evs[i%2], 0)); err != nil {
-			runErr = err
-			break
-		}
-		if i > 0 {
-			if err := d.check("cuEventSynchronize", d.cuEventSynchronize(evs[(i-1)%2])); err != nil {
-				runErr = err
-				break
-			}
-		}
-		if time.Since(t0) >= window {
-			break
-		}
+		out := energyOf(win)
+		out.Method = EnergyMethod
+		out.GPUSeconds = win.End.At.Sub(win.Start.At).Seconds()
+		return out, nil, nil
 	}
-	if runErr == nil {
-		runErr = d.check("cuCtxSynchronize", d.cuCtxSynchronize())
-	}
-	tEnd := time.Now()
-	s.finish()
-	if runErr != nil {
-		return nil, runErr, nil
-	}
-	eEnd, err := w.nd.TotalEnergyMJ()
+	p := protocolOf(j.Protocol)
+	p.Period = idle.Period
+	p.LaunchS = estMs / 1e3
+	meter.mu.Lock()
+	p.Warmup = j.Protocol.Warmup && !meter.warmed
+	meter.warmed = true
+	meter.mu.Unlock()
+	res, err := measure.RunProtocol(clk, s, l, idle.PowerW, p)
 	if err != nil {
-		return nil, nil, err
+		return split(err)
 	}
-	e1, t1, err := w.waitUpdate(eEnd, 2*time.Second)
-	if err != nil {
-		return nil, nil, err
-	}
-	temp, _ := w.nd.TemperatureC()
-	winS := tEnd.Sub(t0).Seconds()
-	tail := t1.Sub(tEnd).Seconds()
-	energy := float64(e1-e0)/1000 - w.idleW*tail
-	out := &backend.Energy{
-		WindowS:           winS,
-		Launches:          launches,
-		EnergyJ:           energy,
-		EnergyPerLaunchJ:  energy / float64(max(launches, 1)),
-		MeanPowerW:        energy / winS,
-		TemperatureC:      float64(temp),
-		ClockEventReasons: s.reasons,
-		Method:            EnergyMethod,
-	}
-	if s.n > 0 {
-		out.SMClockMHz = s.smSum / float64(s.n)
-		out.MemClockMHz = s.memSum / float64(s.n)
-	}
+	out := energyOfProtocol(res)
+	out.Method = EnergyMethodProtocol
 	return out, nil, nil
+}
+
+// protocolOf converts the job's protocol to measure's.
+func protocolOf(p *backend.EnergyProtocol) measure.Protocol {
+	return measure.Protocol{
+		MaxTrials: p.Trials, MinTrials: p.MinTrials, Target: p.TargetCI, CVFlag: p.CVFlag,
+		Warmup: p.Warmup, WarmupSlope: p.WarmupSlope, WarmupMax: time.Duration(p.WarmupMaxS * float64(time.Second)),
+	}
+}
+
+// energyOf converts a window to the backend's Energy.
+func energyOf(w *measure.Window) *backend.Energy {
+	return &backend.Energy{
+		WindowS: w.WindowS, Launches: w.Launches, EnergyJ: w.EnergyJ, EnergyPerLaunchJ: w.EnergyPerLaunchJ,
+		MeanPowerW: w.MeanPowerW, SMClockMHz: w.SMClockMHz, MemClockMHz: w.MemClockMHz, TemperatureC: w.TemperatureC,
+		ClockEventReasons: w.Reasons, IdlePowerW: w.IdlePowerW, DynamicEnergyJ: w.DynamicEnergyJ,
+		PowerThrottleS: w.PowerThrottleS, ThermalThrottleS: w.ThermalThrottleS, Throttled: w.Throttled,
+	}
+}
+
+// energyOfProtocol converts a protocol result to the backend's Energy.
+// Used by the simulated GPU as well, so both report alike.
+func energyOfProtocol(r *measure.ProtocolResult) *backend.Energy {
+	e := energyOf(&r.Window)
+	e.TrialsJ = r.TrialEnergyJ
+	e.CILowJ, e.CIHighJ, e.CV, e.Unstable = r.Energy.CILow, r.Energy.CIHigh, r.Energy.CV, r.Energy.Unstable
+	e.WarmupS, e.GPUSeconds = r.WarmupS, r.GPUS
+	if !math.IsNaN(r.SampleEnergyJ) {
+		e.SampleEnergyJ = r.SampleEnergyJ
+	}
+	return e
+}
+
+// burnSource is the sensor check's load: FMAs in a loop whose length sets
+// the busy time.
+const burnSource = `extern "C" __global__ void gtune_burn(float* out, unsigned int iters) {
+  float a = threadIdx.x * 1e-3f, b = 0.999f;
+  for (unsigned int i = 0; i < iters; ++i) { a = fmaf(a, b, 1e-3f); b = fmaf(b, 0.5f, a * 1e-6f); }
+  if (a == 0.123f) out[blockIdx.x * blockDim.x + threadIdx.x] = b;
+}
+`
+
+// pulse is the calibrated busy kernel of the sensor check.
+type pulse struct {
+	d       *driver
+	fn      uintptr
+	mod     uintptr
+	out     uint64
+	grid    uint32
+	perMs   float64 // loop iterations per ms of GPU time
+	pin     runtime.Pinner
+	outArg  uint64
+	iterArg uint32
+	params  [2]unsafe.Pointer
+}
+
+func (w *worker) newPulse() (*pulse, error) {
+	bin, err := Compile(context.Background(), CompileRequest{Source: burnSource, SourceName: "gtune_burn.cu", KernelName: "gtune_burn",
+		ComputeMajor: w.info.ComputeMajor, ComputeMinor: w.info.ComputeMinor})
+	if err != nil {
+		return nil, fmt.Errorf("compiling the sensor-check kernel: %w", err)
+	}
+	format, lowered, payload, err := decodeImage(bin.Image)
+	if err != nil {
+		return nil, err
+	}
+	if format == formatPTX {
+		payload = append(payload, 0)
+	}
+	d := w.d
+	p := &pulse{d: d, grid: uint32(max(1, w.info.SMs) * 4)}
+	if err := d.check("cuModuleLoadData", d.cuModuleLoadData(&p.mod, unsafe.Pointer(&payload[0]))); err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(payload)
+	if err := d.check("cuModuleGetFunction", d.cuModuleGetFunction(&p.fn, p.mod, lowered)); err != nil {
+		p.close()
+		return nil, err
+	}
+	if err := d.check("cuMemAlloc", d.cuMemAlloc(&p.out, uint64(p.grid)*256*4)); err != nil {
+		p.close()
+		return nil, err
+	}
+	p.outArg = p.out
+	p.pin.Pin(p) // the parameters point into p
+	p.params = [2]unsafe.Pointer{unsafe.Pointer(&p.outArg), unsafe.Pointer(&p.iterArg)}
+	// Calibrate: time 1<<18 iterations, then scale.
+	var ev [2]uintptr
+	for i := range ev {
+		if err := d.check("cuEventCreate", d.cuEventCreate(&ev[i], 0)); err != nil {
+			p.close()
+			return nil, err
+		}
+		defer d.cuEventDestroy(ev[i])
+	}
+	const n = 1 << 18
+	for range 2 { // the first launch warms up
+		d.cuEventRecord(ev[0], 0)
+		if err := p.launch(n); err != nil {
+			p.close()
+			return nil, err
+		}
+		d.cuEventRecord(ev[1], 0)
+		if err := d.check("cuEventSynchronize", d.cuEventSynchronize(ev[1])); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
+	var ms float32
+	if err := d.check("cuEventElapsedTime", d.cuEventElapsedTime(&ms, ev[0], ev[1])); err != nil {
+		p.close()
+		return nil, err
+	}
+	p.perMs = n / math.Max(float64(ms), 1e-3)
+	return p, nil
+}
+
+func (p *pulse) launch(iters uint32) error {
+	p.iterArg = iters
+	return p.d.check("cuLaunchKernel", p.d.cuLaunchKernel(p.fn, p.grid, 1, 1, 256, 1, 1, 0, 0, unsafe.Pointer(&p.params[0]), nil))
+}
+
+// Pulse queues about dur of GPU work and returns at once.
+func (p *pulse) Pulse(dur time.Duration) error {
+	it := math.Max(1, p.perMs*float64(dur)/float64(time.Millisecond))
+	return p.launch(uint32(math.Min(it, math.MaxUint32)))
+}
+
+func (p *pulse) Sync() error { return p.d.check("cuCtxSynchronize", p.d.cuCtxSynchronize()) }
+
+func (p *pulse) close() {
+	if p.out != 0 {
+		p.d.cuMemFree(p.out)
+	}
+	if p.mod != 0 {
+		p.d.cuModuleUnload(p.mod)
+	}
+	p.pin.Unpin()
+}
+
+// sensorCheck runs measure.SensorCheck on this GPU with the calibrated
+// busy kernel (the worker's opSensorCheck).
+func (w *worker) sensorCheck(o measure.SensorCheckOptions) (*measure.SensorReport, error) {
+	if !w.hasEnergy {
+		return nil, errors.New("this GPU or driver has no NVML energy counter")
+	}
+	p, err := w.newPulse()
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	r, err := measure.SensorCheck(measure.WallClock{}, sensors{w.nd}, p, o)
+	if err != nil {
+		return nil, err
+	}
+	r.Device = w.info.Name
+	return r, nil
+}
+
+// SensorCheck measures the GPU's energy sensors in the worker (the parent
+// never touches the GPU): see measure.SensorCheck. It needs no Prepare.
+// Errors: the worker cannot start, the GPU has no energy counter, the
+// sensor-check kernel does not compile, or the counter stops.
+func (b *Backend) SensorCheck(ctx context.Context, o measure.SensorCheckOptions) (*measure.SensorReport, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, errors.New("cuda: SensorCheck on a closed backend")
+	}
+	if b.w == nil {
+		if err := b.restartLocked(ctx); err != nil {
+			return nil, err
+		}
+	}
+	rep, err := b.w.call(ctx, &request{Op: opSensorCheck, SensorCheck: &o}, 2*time.Minute)
+	if err != nil {
+		b.w.kill()
+		b.w = nil
+		return nil, fmt.Errorf("cuda: sensor check: %w", err)
+	}
+	if rep.Err != "" {
+		if rep.Fatal {
+			b.w.waitExit(5 * time.Second)
+			b.w = nil
+		}
+		return nil, fmt.Errorf("cuda: sensor check: %s", rep.Err)
+	}
+	return rep.Sensors, nil
 }

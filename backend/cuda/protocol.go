@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/measure"
 )
 
 // The parent and its worker exchange gob-encoded messages over the
@@ -18,6 +19,8 @@ const (
 	opPrepare  = "prepare"
 	opRun      = "run"
 	opShutdown = "shutdown"
+	// opSensorCheck measures the energy sensors (measure.SensorCheck).
+	opSensorCheck = "sensor_check"
 )
 
 // request is one message from the parent.
@@ -26,6 +29,8 @@ type request struct {
 	Problem *backend.Problem // opPrepare
 	Job     *backend.Job     // opRun
 	Binary  *backend.Binary  // opRun
+	// SensorCheck holds opSensorCheck's options.
+	SensorCheck *measure.SensorCheckOptions
 }
 
 // reply is the worker's answer to one request.
@@ -38,6 +43,8 @@ type reply struct {
 	Fatal bool
 	// IdlePowerW is the idle power measured at Prepare (0 if none), W.
 	IdlePowerW float64
+	// Sensors is opSensorCheck's report.
+	Sensors *measure.SensorReport
 }
 
 // conn is one end of the protocol.

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/nvml"
 )
 
@@ -319,6 +320,16 @@ func (w *worker) handle(req *request) reply {
 		return reply{Result: res, Fatal: fatal}
 	case opShutdown:
 		return reply{}
+	case opSensorCheck:
+		var o measure.SensorCheckOptions
+		if req.SensorCheck != nil {
+			o = *req.SensorCheck
+		}
+		r, err := w.sensorCheck(o)
+		if err != nil {
+			return reply{Err: err.Error(), Fatal: isSticky(err)}
+		}
+		return reply{Sensors: r}
 	}
 	return reply{Err: fmt.Sprintf("unknown request %q", req.Op)}
 }

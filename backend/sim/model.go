@@ -95,6 +95,11 @@ func (m PowerModel) clockScale(f, fmax float64) float64 {
 // If P exceeds the power limit the SM clock steps down through the
 // supported clocks until it does not (as the driver's power capping does),
 // and time is recomputed at that clock.
+//
+// The SM clock f, the memory clock and the power limit are the job's
+// Settings where it gives them (see Sim.Run), else the simulator's. A
+// lower memory clock m scales the bandwidth by m / MemoryClockMHz; the
+// memory power term stays proportional to the bytes moved per second.
 type Prediction struct {
 	Occupancy   occupancy.Result
 	Blocks      int // thread blocks in the grid
@@ -104,6 +109,8 @@ type Prediction struct {
 	KernelMs    float64 // waves · t_wave
 	LaunchMs    float64 // KernelMs + launch overhead: one timed launch
 	SMClockMHz  int     // clock the kernel ran at (after power capping)
+	MemClockMHz int     // memory clock the kernel ran at
+	PowerLimitW float64 // power limit in force
 	PowerCapped bool    // the power limit lowered the clock
 	ComputeUtil float64 // u_c
 	MemoryUtil  float64 // u_m
@@ -157,6 +164,12 @@ func (s *Sim) predict(w *backend.Work, j *backend.Job) (Prediction, error) {
 	perWave := d.SMs * occ.ActiveBlocksPerSM
 	p.Waves = (p.Blocks + perWave - 1) / perWave
 
+	clock, memClock, limit, err := s.settings(j)
+	if err != nil {
+		return p, err
+	}
+	p.MemClockMHz, p.PowerLimitW = memClock, limit
+	bandwidth := d.MemoryBandwidthGBs * float64(memClock) / float64(d.MemoryClockMHz)
 	fmax := float64(d.MaxCoreClockMHz())
 	dyn := d.TDPW - d.IdlePowerW
 	eval := func(f int) {
@@ -166,7 +179,7 @@ func (s *Sim) predict(w *backend.Work, j *backend.Job) (Prediction, error) {
 			eff = 1
 		}
 		rc := d.PeakFP32GFLOPS * 1e9 * ff / fmax * eff * math.Min(1, occ.Occupancy/computeSaturationOccupancy)
-		rm := d.MemoryBandwidthGBs * 1e9 * eff * math.Min(1, occ.Occupancy/memorySaturationOccupancy)
+		rm := bandwidth * 1e9 * eff * math.Min(1, occ.Occupancy/memorySaturationOccupancy)
 		p.ComputeMs = w.Flops / rc * 1e3
 		p.MemoryMs = w.Bytes / rm * 1e3
 		frac := float64(perWave) / float64(p.Blocks)
@@ -179,15 +192,15 @@ func (s *Sim) predict(w *backend.Work, j *backend.Job) (Prediction, error) {
 		p.PowerW = d.IdlePowerW + dyn*m.clockScale(ff, fmax)*(m.ClockedIdle+m.Compute*p.ComputeUtil) + dyn*m.Memory*p.MemoryUtil
 		p.SMClockMHz = f
 	}
-	eval(s.clockMHz)
-	if p.PowerW > s.powerLimitW {
+	eval(clock)
+	if p.PowerW > limit {
 		for _, f := range d.CoreClocksMHz {
-			if f >= s.clockMHz {
+			if f >= clock {
 				continue
 			}
 			eval(f)
 			p.PowerCapped = true
-			if p.PowerW <= s.powerLimitW {
+			if p.PowerW <= limit {
 				break
 			}
 		}
@@ -211,4 +224,62 @@ func maxThreadsPerBlock(d *device.Description, regs int) int {
 		}
 	}
 	return 0
+}
+
+// settings resolves the job's GPU settings against the device: the SM
+// clock is the supported clock nearest to the one asked for (the lower on
+// a tie), the memory clock likewise among the supported memory clocks,
+// and the power limit is taken as given. A clock outside the supported
+// range or a power limit outside [PowerLimitMinW, PowerLimitMaxW] is a
+// *launchError (NVML refuses such settings). Zero fields, and a nil
+// Settings, keep the simulator's own clock and limit and the default
+// memory clock.
+func (s *Sim) settings(j *backend.Job) (clock, memClock int, limit float64, err error) {
+	d := s.dev
+	clock, memClock, limit = s.clockMHz, d.MemoryClockMHz, s.powerLimitW
+	st := j.Settings
+	if st == nil {
+		return clock, memClock, limit, nil
+	}
+	if st.CoreClockMHz != 0 {
+		if clock, err = nearestClock("SM clock", st.CoreClockMHz, d.CoreClocksMHz, d.Name); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	if st.MemClockMHz != 0 {
+		if memClock, err = nearestClock("memory clock", st.MemClockMHz, d.MemoryClocksMHz, d.Name); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	if st.PowerLimitW != 0 {
+		if st.PowerLimitW < d.PowerLimitMinW || st.PowerLimitW > d.PowerLimitMaxW || math.IsNaN(st.PowerLimitW) {
+			return 0, 0, 0, &launchError{fmt.Sprintf("settings: power limit %g W outside the supported %g–%g W of %s", st.PowerLimitW, d.PowerLimitMinW, d.PowerLimitMaxW, d.Name)}
+		}
+		limit = st.PowerLimitW
+	}
+	return clock, memClock, limit, nil
+}
+
+// nearestClock picks the supported clock (list descending) nearest to
+// want, the lower on a tie; want outside [lowest, highest] is a
+// *launchError.
+func nearestClock(what string, want int, list []int, dev string) (int, error) {
+	hi, lo := list[0], list[len(list)-1]
+	if want > hi || want < lo {
+		return 0, &launchError{fmt.Sprintf("settings: %s %d MHz outside the supported %d–%d MHz of %s", what, want, lo, hi, dev)}
+	}
+	best := list[0]
+	for _, c := range list {
+		if dc, db := abs(c-want), abs(best-want); dc < db || (dc == db && c < best) {
+			best = c
+		}
+	}
+	return best, nil
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

@@ -68,6 +68,7 @@ type Sim struct {
 	mu      sync.Mutex
 	problem *backend.Problem
 	closed  bool
+	meter   simMeter // sensors.go
 }
 
 // New returns a simulated d with opts (see Options for defaults). d is
@@ -259,7 +260,11 @@ func (s *Sim) decode(b *backend.Binary) (image, error) {
 
 // Run measures a compiled configuration in simulation: launch checks,
 // then Iterations noisy launch times (Job.Iterations <= 0 means 7),
-// verification and the energy window. Failures of the configuration are
+// verification and the energy window. Job.Settings, when given, set the
+// SM clock, memory clock and power limit of this configuration alone
+// (nearest supported clock; a clock or power limit out of the device's
+// range makes the configuration launch_failed); zero fields keep the
+// Options' values. Failures of the configuration are
 // in the Result; errors mean a closed backend, a cancelled context, a
 // missing Prepare or a binary Compile did not make.
 func (s *Sim) Run(ctx context.Context, j *backend.Job, b *backend.Binary) (*backend.Result, error) {
@@ -324,8 +329,12 @@ func (s *Sim) Run(ctx context.Context, j *backend.Job, b *backend.Binary) (*back
 		res.TimesMs[i] = p.LaunchMs * math.Max(0.5, 1+s.noise*s.normal(j.Key, "time", i))
 	}
 	if j.Energy {
-		res.Energy = s.energy(j, p)
-		res.BenchmarkMs += res.Energy.WindowS * 1e3
+		e, err := s.measureEnergy(j, p)
+		if err != nil {
+			return nil, err
+		}
+		res.Energy = e
+		res.BenchmarkMs += e.GPUSeconds * 1e3
 	}
 	res.Status = backend.StatusValid
 	return res, nil
@@ -336,32 +345,6 @@ const (
 	reasonApplicationsClocksSetting = 0x2
 	reasonSwPowerCap                = 0x4
 )
-
-// energy simulates the back-to-back energy window: launches =
-// ⌈window / launch time⌉, energy = noisy mean power × launches × time.
-func (s *Sim) energy(j *backend.Job, p Prediction) *backend.Energy {
-	window := j.EnergyWindow.Seconds()
-	if window <= 0 {
-		window = 1
-	}
-	tS := p.LaunchMs / 1e3
-	n := int(math.Ceil(window / tS))
-	power := math.Min(p.PowerW*(1+s.noise/2*s.normal(j.Key, "energy", 0)), s.powerLimitW)
-	e := &backend.Energy{
-		WindowS: float64(n) * tS, Launches: n, SMClockMHz: float64(p.SMClockMHz),
-		MemClockMHz: float64(s.dev.MemoryClockMHz), TemperatureC: p.TempC, Method: "sim-energy-counter",
-	}
-	e.EnergyJ = power * e.WindowS
-	e.EnergyPerLaunchJ = e.EnergyJ / float64(n)
-	e.MeanPowerW = e.EnergyJ / e.WindowS
-	if s.clockMHz < s.dev.MaxCoreClockMHz() {
-		e.ClockEventReasons |= reasonApplicationsClocksSetting
-	}
-	if p.PowerCapped {
-		e.ClockEventReasons |= reasonSwPowerCap
-	}
-	return e
-}
 
 // normal is a standard normal variate determined by (seed, key, stream,
 // repetition) alone.

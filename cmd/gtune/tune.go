@@ -33,6 +33,7 @@ type tuneFlags struct {
 	timeLimit                                   time.Duration
 	asJSON, fresh, noProgress, energy           bool
 	seed                                        uint64
+	gpu                                         gpuFlags
 }
 
 func newTuneCmd() *cobra.Command {
@@ -60,6 +61,7 @@ same device reuses what is stored unless --fresh is given.`,
 	fl.BoolVar(&f.fresh, "fresh", false, "re-measure configurations already in the database")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the strategy and the simulator")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar")
+	addGPUFlags(fl, &f.gpu)
 	fl.BoolVar(&f.energy, "energy", false, "measure energy and power for every configuration (an energy window of Gtune.Measurement.EnergyWindowSeconds each); --energy=false never measures them (default: when the objective or a metric needs them)")
 	return c
 }
@@ -93,6 +95,9 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if f.timeLimit < 0 {
 		return badInput("--time-limit must be ≥ 0, got %s", f.timeLimit)
 	}
+	if err := gpuPreflight(s, f.gpu, simulatedBackend(f.backend)); err != nil {
+		return err
+	}
 	sp, err := s.BuildSpace()
 	if err != nil {
 		return err
@@ -114,6 +119,19 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return err
 	}
 	defer be.Close()
+	// GPU settings (gpusettings.go): parameters added, checked, applied
+	// from this process before each Run and restored by the deferred close.
+	gr, err := setupGPU(ctx, cmd.ErrOrStderr(), cmd.OutOrStdout(), s, sp, be, f.gpu, db.Path())
+	if err != nil {
+		return err
+	}
+	defer gr.close()
+	if gr != nil {
+		if gr.done {
+			return nil
+		}
+		sp = gr.space
+	}
 
 	params, err := strategyParams(s, f.strategyParams)
 	if err != nil {
@@ -122,7 +140,16 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	cfg := tuner.Config{
 		Spec: s, Space: sp, Backend: be, DB: db, Objective: obj, Strategy: stratName, StrategyParams: params, Seed: f.seed,
 		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version,
+		Resources: declaredResources(be, s, sp),
 	}
+	// Strategies that reason about occupancy get the GPU and the launch
+	// geometry; a GPU missing from the device database stops only them.
+	if t, err := occupancyTarget(be, s, sp); err == nil {
+		cfg.Device = t
+	} else if strings.HasPrefix(stratName, "occupancy") {
+		return badInput("strategy %s: %v", stratName, err)
+	}
+	cfg.Backend = gr.wrap(be)
 	if !f.noProgress {
 		cfg.Progress = newProgress(cmd.ErrOrStderr(), obj)
 	}
@@ -194,7 +221,7 @@ func openBackend(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) 
 		if err := cuda.Available(); err != nil {
 			return nil, fmt.Errorf("--backend cuda: %w", err)
 		}
-		return cuda.Open(ctx, f.device, cuda.Options{})
+		return cuda.Open(ctx, f.device, cuda.Options{AllowSettings: f.gpu.allow && !f.gpu.dryRun})
 	case "sim":
 		return openSim(s, f)
 	case "auto":
@@ -206,7 +233,7 @@ func openBackend(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) 
 			fmt.Fprintf(log, "gtune: no CUDA driver here; tuning on the simulated GPU %s (--backend cuda says why)\n", b.Device().Name)
 			return b, nil
 		}
-		return cuda.Open(ctx, f.device, cuda.Options{})
+		return cuda.Open(ctx, f.device, cuda.Options{AllowSettings: f.gpu.allow && !f.gpu.dryRun})
 	default:
 		return nil, badInput("unknown backend %q (valid: auto, cuda, sim)", f.backend)
 	}
@@ -296,6 +323,7 @@ func writeTable(w io.Writer, s *spec.Spec, sum *tuner.Summary, dbPath string) {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	tw.Flush()
+	writeCapping(w, sum)
 	fmt.Fprintf(w, "results: %s (run %d)\n", dbPath, sum.RunID)
 }
 
@@ -354,6 +382,9 @@ func writeJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 		}
 	}
 	doc["invalid_by_status"] = reasons
+	if r := cappingReport(sum); r != nil {
+		doc["power_capping"] = r
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)

@@ -1,0 +1,364 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/measure"
+)
+
+// The simulated GPU's sensors behave as measured (read-only) on an H100
+// 80GB HBM3: the energy counter (whole mJ) moves once every 100 ms; the
+// power-sample buffer holds one sample every 20 ms (the mean power of
+// those 20 ms) for 2.4 s; the instantaneous power field is refreshed with
+// the counter, every 100 ms, and holds the mean of only the last 20 ms, so
+// a load pulsed at the refresh rate reads off by where its pulses fall.
+// Each 20 ms of power carries the simulator's sensor noise. Everything
+// runs on a simulated clock, and the energy observations of Run come from
+// the same package-measure code that measures a real GPU.
+const (
+	counterPeriod = 100 * time.Millisecond
+	sampleSpacing = 20 * time.Millisecond
+	sampleDepth   = 120 // samples: 2.4 s
+	// tempTau is the time constant of the simulated die temperature.
+	tempTau = 1500 * time.Millisecond
+)
+
+// simEpoch is the simulated clock's origin (any fixed instant will do).
+var simEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// simClock is a measure.Clock whose Sleep advances simulated time.
+type simClock struct{ t time.Time }
+
+func (c *simClock) Now() time.Time        { return c.t }
+func (c *simClock) Sleep(d time.Duration) { c.t = c.t.Add(max(d, time.Microsecond)) }
+
+type segment struct {
+	from, to time.Time
+	w        float64
+}
+
+// surface is a simulated NVML sensor surface (measure.Sensors).
+type surface struct {
+	clk    *simClock
+	idleW  float64
+	phase  time.Duration // counter updates at epoch + phase + k·period
+	noise  func(slot int64) float64
+	segs   []segment
+	tempSS func(w float64) float64
+
+	accT      time.Time
+	accJ      float64
+	slotJ     float64
+	tempC     float64
+	counterMJ uint64
+	samples   []measure.PowerSample
+	instantW  float64
+
+	smMHz, memMHz float64
+	reasons       uint64
+}
+
+// newSurface starts a surface at simEpoch with the GPU idle at idleW and
+// the die at tempC.
+func newSurface(idleW, tempC float64, phase time.Duration, noise func(int64) float64, tempSS func(float64) float64) *surface {
+	c := &simClock{t: simEpoch}
+	return &surface{clk: c, idleW: idleW, phase: phase, noise: noise, tempSS: tempSS, accT: simEpoch, tempC: tempC, instantW: idleW}
+}
+
+func (s *surface) baseAt(t time.Time) float64 {
+	for _, g := range s.segs {
+		if !t.Before(g.from) && t.Before(g.to) {
+			return g.w
+		}
+	}
+	return s.idleW
+}
+
+// next returns the first boundary after t that is a multiple of step
+// from origin.
+func next(t, origin time.Time, step time.Duration) time.Time {
+	k := t.Sub(origin)/step + 1
+	return origin.Add(k * step)
+}
+
+// advance integrates the power up to to, recording samples, counter
+// updates, the instantaneous field and the temperature on the way.
+func (s *surface) advance(to time.Time) {
+	for s.accT.Before(to) {
+		end := to
+		ns := next(s.accT, simEpoch, sampleSpacing)
+		nu := next(s.accT, simEpoch.Add(s.phase), counterPeriod)
+		end = minTime(end, ns, nu)
+		for _, g := range s.segs {
+			if g.from.After(s.accT) {
+				end = minTime(end, g.from)
+			}
+			if g.to.After(s.accT) {
+				end = minTime(end, g.to)
+			}
+		}
+		slot := int64(s.accT.Sub(simEpoch) / sampleSpacing)
+		w := s.baseAt(s.accT) * (1 + s.noise(slot))
+		dt := end.Sub(s.accT).Seconds()
+		s.accJ += w * dt
+		s.slotJ += w * dt
+		s.tempC += (s.tempSS(w) - s.tempC) * (1 - math.Exp(-dt/tempTau.Seconds()))
+		s.accT = end
+		if end.Equal(ns) {
+			s.samples = append(s.samples, measure.PowerSample{At: end, W: s.slotJ / sampleSpacing.Seconds()})
+			if len(s.samples) > sampleDepth {
+				s.samples = s.samples[len(s.samples)-sampleDepth:]
+			}
+			s.slotJ = 0
+		}
+		if end.Equal(nu) {
+			s.counterMJ = uint64(math.Floor(s.accJ * 1000))
+			if n := len(s.samples); n > 0 {
+				s.instantW = s.samples[n-1].W
+			}
+		}
+	}
+	// Drop segments that ended.
+	k := 0
+	for _, g := range s.segs {
+		if g.to.After(s.accT) {
+			s.segs[k] = g
+			k++
+		}
+	}
+	s.segs = s.segs[:k]
+}
+
+func minTime(t time.Time, ts ...time.Time) time.Time {
+	for _, u := range ts {
+		if u.Before(t) {
+			t = u
+		}
+	}
+	return t
+}
+
+func (s *surface) now() { s.advance(s.clk.Now()) }
+
+func (s *surface) EnergyMJ() (uint64, error) { s.now(); return s.counterMJ, nil }
+
+func (s *surface) TemperatureC() (float64, error) { s.now(); return math.Floor(s.tempC), nil }
+
+func (s *surface) ClocksMHz() (float64, float64, error) { return s.smMHz, s.memMHz, nil }
+
+func (s *surface) ClockEventReasons() (uint64, error) { return s.reasons, nil }
+
+func (s *surface) Throttle() (measure.ThrottleTimes, error) {
+	return measure.ThrottleTimes{}, measure.ErrNoSensor
+}
+
+func (s *surface) PowerSamples(since time.Time) ([]measure.PowerSample, error) {
+	s.now()
+	var out []measure.PowerSample
+	for _, p := range s.samples {
+		if p.At.After(since) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func (s *surface) InstantPowerW() (float64, error) { s.now(); return s.instantW, nil }
+
+// simLoad runs a configuration back to back on the surface (measure.Load):
+// the simulated GPU never runs dry between Start and Finish, and Finish
+// completes the last launch.
+type simLoad struct {
+	s        *surface
+	w        float64
+	launchS  float64
+	start    time.Time
+	segIndex int
+}
+
+func (l *simLoad) Start() error {
+	l.s.now()
+	l.start = l.s.clk.Now()
+	l.s.segs = append(l.s.segs, segment{from: l.start, to: l.start.Add(1000 * time.Hour), w: l.w})
+	return nil
+}
+
+func (l *simLoad) Pump() error { return nil }
+
+func (l *simLoad) Finish() (int, time.Duration, error) {
+	el := l.s.clk.Now().Sub(l.start).Seconds()
+	n := max(1, int(math.Ceil(el/l.launchS-1e-9)))
+	busy := time.Duration(float64(n) * l.launchS * float64(time.Second))
+	end := l.start.Add(busy)
+	for i := range l.s.segs {
+		if l.s.segs[i].from.Equal(l.start) {
+			l.s.segs[i].to = end
+		}
+	}
+	if end.After(l.s.clk.t) {
+		l.s.clk.t = end
+	}
+	return n, busy, nil
+}
+
+// simPulse queues busy periods of power w (measure.PulseLoad).
+type simPulse struct {
+	s      *surface
+	w      float64
+	queued time.Time
+}
+
+func (p *simPulse) Pulse(d time.Duration) error {
+	from := p.s.clk.Now()
+	if p.queued.After(from) {
+		from = p.queued
+	}
+	p.queued = from.Add(d)
+	p.s.segs = append(p.s.segs, segment{from: from, to: p.queued, w: p.w})
+	return nil
+}
+
+func (p *simPulse) Sync() error {
+	if p.queued.After(p.s.clk.t) {
+		p.s.clk.t = p.queued
+	}
+	return nil
+}
+
+// simMeter is the simulated GPU's measurement state: idle power per device
+// state and whether it has been warmed up.
+type simMeter struct {
+	idle   map[string]measure.IdleResult
+	warmed bool
+}
+
+// idlePowerW is the model's power with a context and no work at SM clock f.
+func (s *Sim) idlePowerW(f int) float64 {
+	d := s.dev
+	return d.IdlePowerW + (d.TDPW-d.IdlePowerW)*s.power.clockScale(float64(f), float64(d.MaxCoreClockMHz()))*s.power.ClockedIdle
+}
+
+func (s *Sim) newSurface(key string, idleW, tempC float64) *surface {
+	noise := func(slot int64) float64 {
+		if s.noise == 0 {
+			return 0
+		}
+		return s.noise / 2 * s.normal(key, "sensor", int(slot))
+	}
+	h := s.normal(key, "phase", 0)
+	phase := time.Duration((0.5 + 0.15*math.Max(-3, math.Min(3, h))) * float64(counterPeriod))
+	tss := func(w float64) float64 { return s.power.AmbientC + s.power.TempRiseAtTDPC*w/s.dev.TDPW }
+	return newSurface(idleW, tempC, phase, noise, tss)
+}
+
+func stateKey(j *backend.Job) string {
+	if j.Settings == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d/%g", j.Settings.CoreClockMHz, j.Settings.MemClockMHz, j.Settings.PowerLimitW)
+}
+
+// measureEnergy measures a configuration's energy on simulated sensors
+// with package measure: one stand-alone counter window of
+// j.EnergyWindow, or the repeated-trials protocol when j.Protocol is set.
+// Called with s.mu held.
+func (s *Sim) measureEnergy(j *backend.Job, p Prediction) (*backend.Energy, error) {
+	power := math.Min(p.PowerW*(1+s.noise/2*s.normal(j.Key, "energy", 0)), p.PowerLimitW)
+	idleW := s.idlePowerW(p.SMClockMHz)
+	tss := s.power.AmbientC + s.power.TempRiseAtTDPC*idleW/s.dev.TDPW
+	key := stateKey(j)
+	idle, ok := s.meter.idle[key]
+	if !ok {
+		surf := s.newSurface("idle:"+key, idleW, tss)
+		var err error
+		idle, err = measure.IdlePower(surf.clk, surf, 500*time.Millisecond, measure.DefaultPoll)
+		if err != nil {
+			return nil, err
+		}
+		if s.meter.idle == nil {
+			s.meter.idle = map[string]measure.IdleResult{}
+		}
+		s.meter.idle[key] = idle
+	}
+	warm := j.Protocol != nil && j.Protocol.Warmup && !s.meter.warmed
+	start := s.power.AmbientC + s.power.TempRiseAtTDPC*power/s.dev.TDPW
+	if warm {
+		start = tss
+	}
+	surf := s.newSurface(j.Key, idleW, start)
+	surf.smMHz, surf.memMHz = float64(p.SMClockMHz), float64(p.MemClockMHz)
+	if clock, _, _, err := s.settings(j); err == nil && clock < s.dev.MaxCoreClockMHz() {
+		surf.reasons |= reasonApplicationsClocksSetting
+	}
+	if p.PowerCapped {
+		surf.reasons |= reasonSwPowerCap
+	}
+	l := &simLoad{s: surf, w: power, launchS: p.LaunchMs / 1e3}
+	if j.Protocol == nil {
+		window := j.EnergyWindow
+		if window <= 0 {
+			window = time.Second
+		}
+		w, err := measure.CounterWindow(surf.clk, surf, l, window, idle.PowerW, measure.DefaultPoll)
+		if err != nil {
+			return nil, err
+		}
+		e := energyOf(w)
+		e.Method = "sim-energy-counter"
+		e.GPUSeconds = w.End.At.Sub(w.Start.At).Seconds()
+		return e, nil
+	}
+	pr := j.Protocol
+	mp := measure.Protocol{
+		MaxTrials: pr.Trials, MinTrials: pr.MinTrials, Target: pr.TargetCI, CVFlag: pr.CVFlag,
+		Warmup: warm, WarmupSlope: pr.WarmupSlope, WarmupMax: time.Duration(pr.WarmupMaxS * float64(time.Second)),
+		Period: idle.Period, LaunchS: p.LaunchMs / 1e3,
+	}
+	s.meter.warmed = s.meter.warmed || warm
+	r, err := measure.RunProtocol(surf.clk, surf, l, idle.PowerW, mp)
+	if err != nil {
+		return nil, err
+	}
+	e := energyOf(&r.Window)
+	e.TrialsJ = r.TrialEnergyJ
+	e.CILowJ, e.CIHighJ, e.CV, e.Unstable = r.Energy.CILow, r.Energy.CIHigh, r.Energy.CV, r.Energy.Unstable
+	e.WarmupS, e.GPUSeconds = r.WarmupS, r.GPUS
+	if !math.IsNaN(r.SampleEnergyJ) {
+		e.SampleEnergyJ = r.SampleEnergyJ
+	}
+	e.Method = "sim-energy-counter-trials"
+	return e, nil
+}
+
+func energyOf(w *measure.Window) *backend.Energy {
+	return &backend.Energy{
+		WindowS: w.WindowS, Launches: w.Launches, EnergyJ: w.EnergyJ, EnergyPerLaunchJ: w.EnergyPerLaunchJ,
+		MeanPowerW: w.MeanPowerW, SMClockMHz: w.SMClockMHz, MemClockMHz: w.MemClockMHz, TemperatureC: w.TemperatureC,
+		ClockEventReasons: w.Reasons, IdlePowerW: w.IdlePowerW, DynamicEnergyJ: w.DynamicEnergyJ,
+		PowerThrottleS: w.PowerThrottleS, ThermalThrottleS: w.ThermalThrottleS, Throttled: w.Throttled,
+	}
+}
+
+// SensorCheck runs measure.SensorCheck on the simulated sensors, with a
+// pulsed load at the power of FP32 work at the full SM clock (capped at
+// the power limit), so it shows what the real check shows on a GPU.
+func (s *Sim) SensorCheck(o measure.SensorCheckOptions) (*measure.SensorReport, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	d := s.dev
+	idleW := s.idlePowerW(s.clockMHz)
+	busy := math.Min(d.IdlePowerW+(d.TDPW-d.IdlePowerW)*s.power.clockScale(float64(s.clockMHz), float64(d.MaxCoreClockMHz()))*(s.power.ClockedIdle+s.power.Compute*0.75), s.powerLimitW)
+	surf := s.newSurface("sensor-check", idleW, s.power.AmbientC+s.power.TempRiseAtTDPC*idleW/d.TDPW)
+	r, err := measure.SensorCheck(surf.clk, surf, &simPulse{s: surf, w: busy}, o)
+	if err != nil {
+		return nil, err
+	}
+	r.Device = "Simulated " + d.Name
+	return r, nil
+}

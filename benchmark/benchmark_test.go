@@ -1,0 +1,148 @@
+package benchmark
+
+import (
+	"math"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/space"
+)
+
+func TestScoreHandComputed(t *testing.T) {
+	sorted := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	// Median 5.5. Start: target 1+0.5·4.5 = 3.25, 3 values reach it;
+	// round(11/(m+1)) <= 3 first at m = 3. End: target 1.18, 1 value;
+	// round(11/(m+1)) <= 1 first at m = 7.
+	if s, e := Window(sorted); s != 3 || e != 7 {
+		t.Fatalf("window [%d, %d), want [3, 7)", s, e)
+	}
+	// Random baseline at m = 3, 4, 5, 6: ranks round(11/4)=3, round(11/5)=2,
+	// round(11/6)=2, round(11/7)=2: values 3, 2, 2, 2.
+	for m, want := range map[int]float64{3: 3, 4: 2, 5: 2, 6: 2, 1: 6, 10: 1} {
+		if got := RandomBaseline(sorted, m); got != want {
+			t.Errorf("RandomBaseline(m=%d) = %g, want %g", m, got, want)
+		}
+	}
+	// Curve 4, 2, 2, 1, ...: m=3: (3−2)/(3−1) = 0.5; m=4,5,6: (2−1)/(2−1)
+	// = 1. Mean 3.5/4.
+	curve := []float64{4, 2, 2, 1, 1, 1, 1, 1}
+	if got := Score(sorted, curve); math.Abs(got-0.875) > 1e-12 {
+		t.Fatalf("score %g, want 0.875", got)
+	}
+	// A curve equal to random search scores 0.
+	flat := []float64{6, 4, 3, 2, 2, 2, 2}
+	if got := Score(sorted, flat); got != 0 {
+		t.Fatalf("random-search curve scores %g, want 0", got)
+	}
+}
+
+// subsets calls f with every m-subset of {0..n-1}.
+func subsets(n, m int, f func([]int)) {
+	cur := make([]int, 0, m)
+	var rec func(start int)
+	rec = func(start int) {
+		if len(cur) == m {
+			f(cur)
+			return
+		}
+		for i := start; i < n; i++ {
+			cur = append(cur, i)
+			rec(i + 1)
+			cur = cur[:len(cur)-1]
+		}
+	}
+	rec(0)
+}
+
+func TestRandomCurveMatchesEnumeration(t *testing.T) {
+	sorted := []float64{0.5, 1, 1, 2.5, 4, 7, 11}
+	n := len(sorted)
+	for m := 1; m <= n; m++ {
+		sumV, sumR, count := 0.0, 0.0, 0
+		subsets(n, m, func(s []int) {
+			sumV += sorted[s[0]] // subsets are ascending: s[0] is the best
+			sumR += float64(s[0] + 1)
+			count++
+		})
+		if got, want := ExpectedRandomBest(sorted, m), sumV/float64(count); math.Abs(got-want) > 1e-12 {
+			t.Errorf("m=%d: expected best %g, enumeration %g", m, got, want)
+		}
+		if got, want := ExpectedBestRank(n, m), sumR/float64(count); math.Abs(got-want) > 1e-12 {
+			t.Errorf("m=%d: expected rank %g, enumeration %g", m, got, want)
+		}
+	}
+}
+
+// tiny is a one-parameter problem of five configurations.
+func tiny(t *testing.T, times []float64) *Problem {
+	t.Helper()
+	vals := make([]expr.Value, len(times))
+	for i := range vals {
+		vals[i] = expr.Int(int64(i))
+	}
+	sp, err := space.Build([]space.Param{{Name: "x", Values: vals}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewProblem("tiny", sp, times, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestEvaluateBruteForce(t *testing.T) {
+	p := tiny(t, []float64{3, math.NaN(), 2, 4, 1})
+	curve, err := Run(p, "brute_force", nil, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{3, 3, 2, 2, 1, 1, 1}; !slices.Equal(curve, want) {
+		t.Fatalf("curve %v, want %v", curve, want)
+	}
+	rs, err := Evaluate(Config{Problems: []*Problem{p}, Strategies: []string{"brute_force"}, Seeds: 3, Budgets: []int{1, 3, 5}, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rs[0]
+	if !slices.Equal(r.Fraction, []float64{1.0 / 3, 0.5, 1}) || !slices.Equal(r.Success, []float64{0, 0, 1}) {
+		t.Fatalf("fraction %v success %v", r.Fraction, r.Success)
+	}
+	// Nothing valid yet counts 0.
+	q := tiny(t, []float64{math.NaN(), 2, 1})
+	rs, err = Evaluate(Config{Problems: []*Problem{q}, Strategies: []string{"brute_force"}, Seeds: 1, Budgets: []int{1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rs[0].Fraction, []float64{0, 0.5}) {
+		t.Fatalf("fraction %v", rs[0].Fraction)
+	}
+	if _, err := NewProblem("none", q.Space, []float64{math.NaN(), math.NaN(), math.NaN()}, nil); err == nil {
+		t.Fatal("a problem without a valid time was accepted")
+	}
+}
+
+func TestLoadProblemConvolutionA100(t *testing.T) {
+	const c = "../../shared/datasets/benchmark_hub/convolution_milo_A100.json.gz"
+	if _, err := os.Stat(c); err != nil {
+		t.Skip("benchmark_hub caches not present")
+	}
+	sp, err := FindSpec(c, []string{"../spec/testdata"})
+	if err != nil || sp != "../spec/testdata/convolution_milo.T1.json" {
+		t.Fatalf("FindSpec: %q, %v", sp, err)
+	}
+	p, err := LoadProblem(c, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cache holds all 4362 configurations of the space; 161 failed
+	// to compile or run.
+	if p.Space.Len() != 4362 || len(p.Sorted) != 4201 || p.Missing != 0 || p.Optimum() != 0.5536000076681376 {
+		t.Fatalf("%d configurations, %d valid, %d missing, optimum %v", p.Space.Len(), len(p.Sorted), p.Missing, p.Optimum())
+	}
+	if _, err := FindSpec("x/unknown_kernel_A100.json", []string{"../spec/testdata"}); err == nil {
+		t.Fatal("FindSpec found a spec for an unknown kernel")
+	}
+}

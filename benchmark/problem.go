@@ -1,0 +1,168 @@
+// Package benchmark compares search strategies on recorded search spaces
+// (Kernel Tuner caches replayed without a GPU and without the store): each
+// strategy runs many times, with different seeds, through the ask/tell
+// interface against the cache, and the best time found after each number
+// of evaluations gives the fraction of the optimum (Schoonhoven et al.,
+// "Benchmarking optimization algorithms for auto-tuning GPU kernels",
+// IEEE TEC 2022), the success rate, and the performance score of the
+// AutoTuningAssociation methodology (Willemsen et al., "A Methodology for
+// Comparing Optimization Algorithms for Auto-Tuning", FGCS 2024;
+// github.com/AutoTuningAssociation/autotuning_methodology).
+package benchmark
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/gtune/gtune/cache"
+	"github.com/gtune/gtune/space"
+	"github.com/gtune/gtune/spec"
+)
+
+// Problem is one search space with a recorded time (ms) per configuration.
+type Problem struct {
+	Name  string // e.g. convolution_milo_A100
+	Space *space.Space
+	// Times[i] is the time (ms) of configuration i; NaN when it is invalid
+	// (failed to compile or run) or not in the cache.
+	Times []float64
+	// Energy[i] is the energy (J) of configuration i when the cache has
+	// it, else NaN.
+	Energy []float64
+	// Sorted are the valid times, ascending; Sorted[0] is the optimum.
+	Sorted  []float64
+	Missing int // configurations of the space the cache does not hold
+}
+
+// NewProblem makes a problem from times (ms, NaN invalid), one per
+// configuration of sp. Errors: a length mismatch, no valid time.
+func NewProblem(name string, sp *space.Space, times, energy []float64) (*Problem, error) {
+	if len(times) != sp.Len() {
+		return nil, fmt.Errorf("benchmark %s: %d times for %d configurations", name, len(times), sp.Len())
+	}
+	if energy == nil {
+		energy = make([]float64, len(times))
+		for i := range energy {
+			energy[i] = math.NaN()
+		}
+	}
+	p := &Problem{Name: name, Space: sp, Times: times, Energy: energy}
+	for _, t := range times {
+		if !math.IsNaN(t) {
+			p.Sorted = append(p.Sorted, t)
+		}
+	}
+	if len(p.Sorted) == 0 {
+		return nil, fmt.Errorf("benchmark %s: no valid configuration", name)
+	}
+	sort.Float64s(p.Sorted)
+	return p, nil
+}
+
+// Optimum is the best valid time (ms).
+func (p *Problem) Optimum() float64 { return p.Sorted[0] }
+
+// LoadProblem reads a Kernel Tuner cache (cache.Load) and builds its
+// search space from the T1 spec at specPath, whose restrictions decide the
+// valid configurations. Configurations the cache records as failed, and
+// those of the space it does not hold, are invalid. The name is the cache
+// file's base name without .json/.json.gz. Errors: unreadable cache or
+// spec, a tunable parameter of the spec the cache lacks, no valid time.
+func LoadProblem(cachePath, specPath string) (*Problem, error) {
+	c, err := cache.Load(cachePath)
+	if err != nil {
+		return nil, err
+	}
+	s, err := spec.LoadWith(specPath, spec.LoadOptions{NoSource: true})
+	if err != nil {
+		return nil, err
+	}
+	sp, err := s.BuildSpace()
+	if err != nil {
+		return nil, err
+	}
+	pos := map[string]int{}
+	for j, n := range c.ParamNames {
+		pos[n] = j
+	}
+	params := sp.Params()
+	perm := make([]int, len(params))
+	for k, par := range params {
+		j, ok := pos[par.Name]
+		if !ok {
+			return nil, fmt.Errorf("benchmark: cache %s has no tunable parameter %q of spec %s", cachePath, par.Name, specPath)
+		}
+		perm[k] = j
+	}
+	n := sp.Len()
+	times, energy := make([]float64, n), make([]float64, n)
+	seen := make([]bool, n)
+	for i := range times {
+		times[i], energy[i] = math.NaN(), math.NaN()
+	}
+	vals := make([]any, len(params))
+	for _, e := range c.Entries {
+		if len(e.Params) != len(c.ParamNames) {
+			continue
+		}
+		for k, j := range perm {
+			vals[k] = e.Params[j]
+		}
+		i, ok := sp.Lookup(cache.KeyOf(vals))
+		if !ok {
+			continue
+		}
+		seen[i] = true
+		if e.Valid() && !math.IsNaN(e.Time) {
+			times[i] = e.Time
+			if en, ok := e.Extra["energy"]; ok {
+				energy[i] = en
+			}
+		}
+	}
+	p, err := NewProblem(ProblemName(cachePath), sp, times, energy)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range seen {
+		if !s {
+			p.Missing++
+		}
+	}
+	return p, nil
+}
+
+// ProblemName is a cache file's base name without .json or .json.gz.
+func ProblemName(path string) string {
+	b := filepath.Base(path)
+	b = strings.TrimSuffix(b, ".gz")
+	return strings.TrimSuffix(b, ".json")
+}
+
+// FindSpec gives the T1 spec for a cache: in dirs, the file NAME.T1.json
+// with the longest NAME that prefixes the cache's problem name followed by
+// "_" (convolution_milo_A100 → convolution_milo.T1.json). Error when none
+// matches, naming the cache and the directories searched.
+func FindSpec(cachePath string, dirs []string) (string, error) {
+	name := ProblemName(cachePath)
+	best := ""
+	bestLen := -1
+	for _, d := range dirs {
+		ms, _ := filepath.Glob(filepath.Join(d, "*.T1.json"))
+		slices.Sort(ms)
+		for _, m := range ms {
+			k := strings.TrimSuffix(filepath.Base(m), ".T1.json")
+			if strings.HasPrefix(name, k+"_") && len(k) > bestLen {
+				best, bestLen = m, len(k)
+			}
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("benchmark: no T1 spec for cache %s (looked for NAME.T1.json with %s starting with NAME_ in %s)", cachePath, name, strings.Join(dirs, ", "))
+	}
+	return best, nil
+}

@@ -1,0 +1,235 @@
+package benchmark
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/gtune/gtune/strategy"
+)
+
+// Batch is how many configurations Run asks a strategy for at a time
+// (strategies may return fewer); fixed, so that results do not depend on
+// the machine.
+const Batch = 8
+
+// Run runs strategy name once on p with the seed for evals evaluations
+// and gives its best-so-far curve: curve[k] is the best valid time (ms)
+// after k+1 evaluations, +Inf while none was valid. When the strategy
+// stops early (the space is exhausted) the curve stays at its last value.
+// Every proposal is checked: a configuration out of range or proposed
+// twice is an error naming the strategy and the seed.
+func Run(p *Problem, name string, params map[string]any, seed uint64, evals int) ([]float64, error) {
+	s, err := strategy.New(name, strategy.Options{Space: p.Space, Seed: seed, Params: params, Budget: evals})
+	if err != nil {
+		return nil, err
+	}
+	curve := make([]float64, evals)
+	seen := make([]bool, p.Space.Len())
+	best := math.Inf(1)
+	k := 0
+	for k < evals {
+		ids := s.Next(min(Batch, evals-k))
+		if len(ids) == 0 {
+			break
+		}
+		if len(ids) > evals-k {
+			return nil, fmt.Errorf("strategy %s (seed %d) proposed %d configurations when asked for %d", name, seed, len(ids), evals-k)
+		}
+		for _, i := range ids {
+			if i < 0 || i >= len(seen) || seen[i] {
+				return nil, fmt.Errorf("strategy %s (seed %d) proposed configuration %d twice or out of range", name, seed, i)
+			}
+			seen[i] = true
+		}
+		for _, i := range ids {
+			t := p.Times[i]
+			r := strategy.Result{Index: i, Score: math.Inf(1)}
+			if !math.IsNaN(t) {
+				r.Valid, r.Score = true, t
+				r.Observations = map[string]float64{"time": t}
+				if e := p.Energy[i]; !math.IsNaN(e) {
+					r.Observations["energy"] = e
+				}
+				best = min(best, t)
+			}
+			s.Tell(r)
+			curve[k] = best
+			k++
+		}
+	}
+	for ; k < evals; k++ {
+		curve[k] = best
+	}
+	return curve, nil
+}
+
+// Result is the outcome of one strategy on one problem over many runs.
+type Result struct {
+	Problem  string    `json:"problem"`
+	Strategy string    `json:"strategy"`
+	Runs     int       `json:"runs"`
+	Budgets  []int     `json:"budgets"`
+	Fraction []float64 `json:"fraction_of_optimum"` // per budget: mean over runs of optimum/best (0 with none valid)
+	Success  []float64 `json:"success_rate"`        // per budget: fraction of runs that found the optimum
+	Score    float64   `json:"score"`               // methodology performance score (NaN: undefined)
+	Window   [2]int    `json:"score_window"`        // evaluations [start, end) of the score
+}
+
+// Config is one comparison.
+type Config struct {
+	Problems   []*Problem
+	Strategies []string
+	Params     map[string]map[string]any // hyperparameters by strategy name (may be nil)
+	Seeds      int                       // runs per strategy and problem; seeds 1..Seeds
+	Budgets    []int                     // evaluations, ascending
+	Workers    int                       // parallel runs (0: runtime.NumCPU())
+}
+
+// Evaluate runs every strategy Seeds times on every problem, each run for
+// max(largest budget, end of the score window) evaluations, in parallel;
+// the results are in problem-major, strategy-minor order and do not
+// depend on Workers.
+func Evaluate(c Config) ([]Result, error) {
+	if c.Seeds <= 0 || len(c.Budgets) == 0 {
+		return nil, fmt.Errorf("benchmark: need at least one seed and one budget")
+	}
+	workers := c.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	type job struct{ p, s, seed int }
+	type cell struct {
+		curves [][]float64
+	}
+	cells := make([][]cell, len(c.Problems))
+	evals := make([]int, len(c.Problems))
+	for pi, p := range c.Problems {
+		cells[pi] = make([]cell, len(c.Strategies))
+		for si := range c.Strategies {
+			cells[pi][si].curves = make([][]float64, c.Seeds)
+		}
+		_, end := Window(p.Sorted)
+		evals[pi] = max(c.Budgets[len(c.Budgets)-1], end)
+	}
+	jobs := make(chan job)
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				name := c.Strategies[j.s]
+				curve, err := Run(c.Problems[j.p], name, c.Params[name], uint64(j.seed+1), evals[j.p])
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("%s: %w", c.Problems[j.p].Name, err)
+				}
+				cells[j.p][j.s].curves[j.seed] = curve
+				mu.Unlock()
+			}
+		}()
+	}
+	for pi := range c.Problems {
+		for si := range c.Strategies {
+			for seed := 0; seed < c.Seeds; seed++ {
+				jobs <- job{pi, si, seed}
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	var out []Result
+	for pi, p := range c.Problems {
+		for si, name := range c.Strategies {
+			out = append(out, summarise(p, name, cells[pi][si].curves, c.Budgets))
+		}
+	}
+	return out, nil
+}
+
+// summarise turns the runs' curves into a Result.
+func summarise(p *Problem, name string, curves [][]float64, budgets []int) Result {
+	opt := p.Optimum()
+	r := Result{Problem: p.Name, Strategy: name, Runs: len(curves), Budgets: budgets}
+	for _, b := range budgets {
+		frac, succ := 0.0, 0.0
+		for _, c := range curves {
+			best := c[min(b, len(c))-1]
+			if !math.IsInf(best, 1) {
+				frac += opt / best
+			}
+			if best <= opt {
+				succ++
+			}
+		}
+		r.Fraction = append(r.Fraction, frac/float64(len(curves)))
+		r.Success = append(r.Success, succ/float64(len(curves)))
+	}
+	// Mean curve; a run with nothing valid yet counts as the worst valid
+	// value.
+	n := len(curves[0])
+	mean := make([]float64, n)
+	worst := p.Sorted[len(p.Sorted)-1]
+	for _, c := range curves {
+		for k, v := range c {
+			if math.IsInf(v, 1) {
+				v = worst
+			}
+			mean[k] += v / float64(len(curves))
+		}
+	}
+	r.Score = Score(p.Sorted, mean)
+	s, e := Window(p.Sorted)
+	r.Window = [2]int{s, e}
+	return r
+}
+
+// Mean averages results per strategy over problems (in the order the
+// strategies first appear); Problem is "mean".
+func Mean(rs []Result) []Result {
+	var order []string
+	acc := map[string]*Result{}
+	count := map[string]int{}
+	scoreCount := map[string]int{}
+	for _, r := range rs {
+		a, ok := acc[r.Strategy]
+		if !ok {
+			a = &Result{Problem: "mean", Strategy: r.Strategy, Budgets: r.Budgets,
+				Fraction: make([]float64, len(r.Budgets)), Success: make([]float64, len(r.Budgets))}
+			acc[r.Strategy] = a
+			order = append(order, r.Strategy)
+		}
+		count[r.Strategy]++
+		a.Runs += r.Runs
+		for k := range r.Budgets {
+			a.Fraction[k] += r.Fraction[k]
+			a.Success[k] += r.Success[k]
+		}
+		if !math.IsNaN(r.Score) {
+			a.Score += r.Score
+			scoreCount[r.Strategy]++
+		}
+	}
+	var out []Result
+	for _, s := range order {
+		a := acc[s]
+		for k := range a.Fraction {
+			a.Fraction[k] /= float64(count[s])
+			a.Success[k] /= float64(count[s])
+		}
+		if scoreCount[s] > 0 {
+			a.Score /= float64(scoreCount[s])
+		} else {
+			a.Score = math.NaN()
+		}
+		out = append(out, *a)
+	}
+	return out
+}

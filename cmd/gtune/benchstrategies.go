@@ -1,0 +1,246 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gtune/gtune/benchmark"
+	"github.com/gtune/gtune/strategy"
+)
+
+func init() { subcommands = append(subcommands, newBenchStrategiesCmd) }
+
+// defaultHub is where the shared Kernel Tuner benchmark caches live,
+// relative to the repository root (the working directory of a run from
+// there).
+const defaultHub = "../shared/datasets/benchmark_hub"
+
+// benchExcluded are left out of the default strategy list: brute_force
+// does not depend on the seed, nsga2 optimises time and energy together,
+// and the occupancy-guided strategies need compiled resource usage.
+func benchDefaultStrategies() []string {
+	var out []string
+	for _, n := range strategy.Names() {
+		if n == "brute_force" || n == "nsga2" || strings.HasPrefix(n, "occupancy") {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func newBenchStrategiesCmd() *cobra.Command {
+	var caches, strategies, specDirs, params []string
+	var seeds, workers int
+	var budgets string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "bench-strategies",
+		Short: "Compare search strategies on replayed Kernel Tuner caches (no GPU, no database)",
+		Long: `bench-strategies runs each strategy many times (seeds 1..N) against recorded Kernel Tuner
+caches and reports, per budget of evaluations, the mean fraction of the optimum (optimum time /
+best time found, 0 while nothing valid was found), the success rate (runs that found the optimum),
+and the AutoTuningAssociation methodology score (best-so-far standardised against calculated
+random search, averaged over the budgets where random search goes from halfway between the median
+and the optimum to 96% of the way).
+
+Each cache's search space is built from the T1 spec NAME.T1.json whose NAME prefixes the cache's
+file name (convolution_milo_A100.json.gz -> convolution_milo.T1.json), looked up in --spec-dir.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bs, err := parseBudgets(budgets)
+			if err != nil {
+				return err
+			}
+			if seeds <= 0 {
+				return badInput("--seeds %d: want a positive number", seeds)
+			}
+			if len(caches) == 0 {
+				caches = defaultCaches()
+				if len(caches) == 0 {
+					return badInput("no --cache given and no caches in %s", defaultHub)
+				}
+			}
+			if len(specDirs) == 0 {
+				specDirs = []string{filepath.Join(defaultHub, "specs"), "spec/testdata"}
+				for _, c := range caches {
+					specDirs = append(specDirs, filepath.Join(filepath.Dir(c), "specs"))
+				}
+			}
+			if len(strategies) == 0 {
+				strategies = benchDefaultStrategies()
+			}
+			for _, s := range strategies {
+				if !slices.Contains(strategy.Names(), s) {
+					return badInput("unknown strategy %q (valid: %s)", s, strings.Join(strategy.Names(), ", "))
+				}
+			}
+			hp, err := parseStrategyParams(params)
+			if err != nil {
+				return err
+			}
+			var problems []*benchmark.Problem
+			for _, c := range caches {
+				sp, err := benchmark.FindSpec(c, specDirs)
+				if err != nil {
+					return inputError{err}
+				}
+				p, err := benchmark.LoadProblem(c, sp)
+				if err != nil {
+					return inputError{err}
+				}
+				problems = append(problems, p)
+			}
+			t0 := time.Now()
+			rs, err := benchmark.Evaluate(benchmark.Config{Problems: problems, Strategies: strategies, Params: hp, Seeds: seeds, Budgets: bs, Workers: workers})
+			if err != nil {
+				return inputError{err}
+			}
+			elapsed := time.Since(t0)
+			means := benchmark.Mean(rs)
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return writeBenchJSON(out, problems, rs, means, seeds, elapsed)
+			}
+			writeBenchTable(out, problems, rs, means, seeds, elapsed)
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringArrayVar(&caches, "cache", nil, "Kernel Tuner cache file (.json or .json.gz; repeatable; default: the caches in "+defaultHub+")")
+	fl.StringArrayVar(&strategies, "strategy", nil, "strategy to run (repeatable; default: all but brute_force, nsga2 and the occupancy-guided ones)")
+	fl.StringArrayVar(&specDirs, "spec-dir", nil, "directory of T1 specs NAME.T1.json (repeatable; default: "+defaultHub+"/specs, spec/testdata and specs/ beside each cache)")
+	fl.StringArrayVar(&params, "strategy-param", nil, "a hyperparameter STRATEGY.NAME=VALUE (repeatable)")
+	fl.IntVar(&seeds, "seeds", 50, "runs per strategy and cache (seeds 1..N)")
+	fl.IntVar(&workers, "workers", 0, "parallel runs (default: the number of CPUs)")
+	fl.StringVar(&budgets, "budgets", "25,100,400,1600", "budgets in evaluations, comma-separated")
+	fl.BoolVar(&asJSON, "json", false, "write JSON instead of a table")
+	return c
+}
+
+func defaultCaches() []string {
+	ms, _ := filepath.Glob(filepath.Join(defaultHub, "*.json.gz"))
+	var out []string
+	for _, m := range ms {
+		// *_T4 files hold the same runs as the caches, in T4 form.
+		if !strings.HasSuffix(benchmark.ProblemName(m), "_T4") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func parseBudgets(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		b, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || b <= 0 {
+			return nil, badInput("--budgets %q: want positive integers separated by commas", s)
+		}
+		if len(out) > 0 && b <= out[len(out)-1] {
+			return nil, badInput("--budgets %q: want ascending budgets", s)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// parseStrategyParams reads STRATEGY.NAME=VALUE flags; values parse as
+// JSON numbers or booleans, else strings.
+func parseStrategyParams(flags []string) (map[string]map[string]any, error) {
+	out := map[string]map[string]any{}
+	for _, kv := range flags {
+		k, val, ok := strings.Cut(kv, "=")
+		s, name, ok2 := strings.Cut(k, ".")
+		if !ok || !ok2 || s == "" || name == "" {
+			return nil, badInput("--strategy-param %q: want STRATEGY.NAME=VALUE", kv)
+		}
+		var v any
+		if err := json.Unmarshal([]byte(val), &v); err != nil {
+			v = val
+		}
+		if out[s] == nil {
+			out[s] = map[string]any{}
+		}
+		out[s][name] = v
+	}
+	return out, nil
+}
+
+func fmtScore(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+func writeBenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds int, elapsed time.Duration) {
+	fmt.Fprintf(w, "%d caches, %d seeds, %.1f s\n", len(problems), seeds, elapsed.Seconds())
+	for _, p := range problems {
+		s, e := benchmark.Window(p.Sorted)
+		fmt.Fprintf(w, "  %s: %d configurations, %d valid, optimum %.4g ms, score window [%d, %d)\n", p.Name, p.Space.Len(), len(p.Sorted), p.Optimum(), s, e)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "cache\tstrategy\t"
+	for _, b := range rs[0].Budgets {
+		head += fmt.Sprintf("frac@%d\t", b)
+	}
+	for _, b := range rs[0].Budgets {
+		head += fmt.Sprintf("succ@%d\t", b)
+	}
+	head += "score\t"
+	fmt.Fprintln(tw, head)
+	row := func(r benchmark.Result) {
+		line := r.Problem + "\t" + r.Strategy + "\t"
+		for _, f := range r.Fraction {
+			line += fmt.Sprintf("%.3f\t", f)
+		}
+		for _, f := range r.Success {
+			line += fmt.Sprintf("%.2f\t", f)
+		}
+		line += fmtScore(r.Score) + "\t"
+		fmt.Fprintln(tw, line)
+	}
+	for _, r := range rs {
+		row(r)
+	}
+	for _, r := range means {
+		row(r)
+	}
+	tw.Flush()
+}
+
+func writeBenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds int, elapsed time.Duration) error {
+	var ps []map[string]any
+	for _, p := range problems {
+		s, e := benchmark.Window(p.Sorted)
+		ps = append(ps, map[string]any{"name": p.Name, "configurations": p.Space.Len(), "valid": len(p.Sorted),
+			"missing": p.Missing, "optimum_ms": p.Optimum(), "median_ms": benchmark.Median(p.Sorted), "score_window": []int{s, e}})
+	}
+	conv := func(rs []benchmark.Result) []map[string]any {
+		var out []map[string]any
+		for _, r := range rs {
+			var score any
+			if !math.IsNaN(r.Score) {
+				score = r.Score
+			}
+			out = append(out, map[string]any{"problem": r.Problem, "strategy": r.Strategy, "runs": r.Runs,
+				"budgets": r.Budgets, "fraction_of_optimum": r.Fraction, "success_rate": r.Success, "score": score})
+		}
+		return out
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"seeds": seeds, "seconds": elapsed.Seconds(), "problems": ps, "results": conv(rs), "mean": conv(means)})
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/gpuctl"
+)
+
+func init() { subcommands = append(subcommands, newRestoreCmd) }
+
+func newRestoreCmd() *cobra.Command {
+	var journal, db string
+	c := &cobra.Command{
+		Use:   "restore",
+		Short: "Put back the GPU settings recorded in a journal after gtune tune --allow-gpu-settings was killed",
+		Long: `gtune tune --allow-gpu-settings writes the GPU's original clocks and power limit to a journal before its
+first change and restores them when it exits, also after SIGINT, SIGTERM or a panic. After a crash or
+kill -9 the journal remains; gtune restore reads it, checks its checksum and that it belongs to this GPU,
+puts the settings back (unlocking clocks, the application clocks, the power limit) and removes it.
+A corrupt journal, or one for another GPU, changes nothing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			explicit := cmd.Flags().Changed("journal")
+			if journal == "" {
+				journal = gpuctl.DefaultJournalPath(db)
+			}
+			return runRestore(cmd, journal, explicit)
+		},
+	}
+	c.Flags().StringVar(&journal, "journal", "", "the journal (default: the database path + .gpu-journal)")
+	c.Flags().StringVar(&db, "db", "gtune.db", "results database whose journal to use when --journal is not given")
+	return c
+}
+
+func runRestore(cmd *cobra.Command, path string, explicit bool) error {
+	out := cmd.OutOrStdout()
+	j, err := gpuctl.ReadJournal(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if explicit {
+			return badInput("no journal at %s: nothing to restore", path)
+		}
+		fmt.Fprintf(out, "no journal at %s: nothing to restore\n", path)
+		return nil
+	}
+	var je *gpuctl.JournalError
+	if errors.As(err, &je) {
+		return badInput("%v; nothing was changed. Restore by hand if the GPU's settings are wrong (nvidia-smi -rgc; nvidia-smi -rmc; nvidia-smi -rac; nvidia-smi -pl <default W>) and then delete the journal", err)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "journal %s: %s (%s), %s backend, written by process %d at %s\n", path, j.DeviceUUID, j.DeviceName, j.Backend, j.PID, j.Created)
+	o := j.Original
+	fmt.Fprintf(out, "original settings: SM clock %s, memory clock %s, application clocks %d/%d MHz (SM/memory), power limit %g W\n",
+		lockedText(o.CoreLockedMHz), lockedText(o.MemLockedMHz), o.AppCoreMHz, o.AppMemMHz, o.PowerLimitW)
+	var ctl gpuctl.Controller
+	switch j.Backend {
+	case "sim":
+		c, err := sim.OpenControl(j.SimState)
+		if err != nil {
+			return badInput("journal %s: the simulated GPU's state file: %v; nothing was changed", path, err)
+		}
+		if ctl, err = gpuctl.NewSim(c); err != nil {
+			return err
+		}
+	default:
+		if ctl, err = gpuctl.OpenNVML(j.DeviceUUID); err != nil {
+			return badInput("journal %s: GPU %s (%s): %v; nothing was changed", path, j.DeviceUUID, j.DeviceName, err)
+		}
+	}
+	if err := gpuctl.Restore(path, j, ctl); err != nil {
+		if errors.As(err, &je) {
+			return badInput("%v", err)
+		}
+		return err
+	}
+	fmt.Fprintf(out, "restored the original settings of %s; removed %s\n", j.DeviceUUID, path)
+	return nil
+}
+
+func lockedText(mhz int) string {
+	if mhz == 0 {
+		return "not locked"
+	}
+	return fmt.Sprintf("locked at %d MHz", mhz)
+}

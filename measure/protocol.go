@@ -1,0 +1,227 @@
+package measure
+
+import (
+	"math"
+	"time"
+)
+
+// ProtocolResult is what RunProtocol measured.
+type ProtocolResult struct {
+	// Window spans all trials: from the first trial's starting counter
+	// update to the last trial's ending one. Its EnergyPerLaunchJ is the
+	// median of the trials.
+	Window
+	TrialEnergyJ []float64 // energy per launch of each trial, J
+	TrialPowerW  []float64 // mean power of each trial, W
+	Energy       TrialStats
+	TrialS       float64 // length of one trial, s
+	WarmupS      float64 // warm-up before the trials (0: none), s
+	WarmupSteady bool    // the temperature slope fell below the threshold
+	GPUS         float64 // time the GPU was kept busy, warm-up included, s
+	// SampleEnergyJ is the sample-buffer integral (IntegrateSamples) over
+	// the same span as EnergyJ, a cross-check; NaN when the driver has no
+	// sample buffer.
+	SampleEnergyJ float64
+}
+
+// RunProtocol measures the energy per launch of a load with repeated
+// trials cut from one continuous back-to-back run (the default method):
+//
+//  1. warm up (when p.Warmup) until the temperature's least-squares slope
+//     over the last WarmupWindow is below WarmupSlope, or WarmupMax;
+//  2. keep running through two counter updates, so the sensor's lag (up
+//     to one period) is filled with this load's power, and mark the second;
+//  3. every m update periods mark a trial: its mean power is the counter
+//     difference over m mean update periods of the run (the CPU time from
+//     the first mark over the updates seen), m from
+//     WindowLength(Period, Edge, Target, 1) and at least two launches;
+//  4. stop after MinTrials once the bootstrap interval's half-width is
+//     under Target, or after MaxTrials; synchronise;
+//  5. energy per launch of a trial = its mean power × GPU time per launch
+//     (the launches' event time / launches, idle gaps included).
+//
+// Because the load never stops between marks, no idle tail needs
+// correcting and a trial is as short as one update period. Error model
+// per trial: ±2·Edge/T from the update instants plus the load's own power
+// fluctuation; the trials' spread measures both, and the interval bounds
+// the median. idleW gives DynamicEnergyJ. Power samples are read every
+// second while it runs (the H100's buffer holds 2.4 s). A Load failure
+// is an *ErrWork.
+func RunProtocol(c Clock, s Sensors, l Load, idleW float64, p Protocol) (*ProtocolResult, error) {
+	p = p.WithDefaults()
+	res := &ProtocolResult{SampleEnergyJ: math.NaN()}
+	res.IdlePowerW = idleW
+	if err := l.Start(); err != nil {
+		return nil, &ErrWork{err}
+	}
+	tStart := c.Now()
+	finished := false
+	defer func() {
+		if !finished {
+			l.Finish()
+		}
+	}()
+	sb := NewSampleBuffer(s, tStart.Add(-time.Millisecond))
+	haveSamples := sb.Read() == nil
+	lastRead := tStart
+	step := func() error {
+		if err := l.Pump(); err != nil {
+			return &ErrWork{err}
+		}
+		if haveSamples && c.Now().Sub(lastRead) >= time.Second {
+			haveSamples = sb.Read() == nil
+			lastRead = c.Now()
+		}
+		c.Sleep(p.Poll)
+		return nil
+	}
+
+	// 1. Warm-up.
+	if p.Warmup {
+		var ts, temps []float64
+		next := tStart
+		for {
+			now := c.Now()
+			el := now.Sub(tStart)
+			if !now.Before(next) {
+				next = now.Add(100 * time.Millisecond)
+				if v, err := s.TemperatureC(); err == nil {
+					ts = append(ts, el.Seconds())
+					temps = append(temps, v)
+				} else {
+					break // no thermometer: nothing to wait for
+				}
+				if el >= p.WarmupWindow {
+					k := 0
+					for k < len(ts) && ts[k] < el.Seconds()-p.WarmupWindow.Seconds() {
+						k++
+					}
+					if math.Abs(Slope(ts[k:], temps[k:])) < p.WarmupSlope {
+						res.WarmupSteady = true
+						break
+					}
+				}
+				if el >= p.WarmupMax {
+					break
+				}
+			}
+			if err := step(); err != nil {
+				return nil, err
+			}
+		}
+		res.WarmupS = c.Now().Sub(tStart).Seconds()
+	}
+
+	// 2. Lead-in: two updates.
+	prev, err := s.EnergyMJ()
+	if err != nil {
+		return nil, err
+	}
+	var mark CounterReading
+	deadline := c.Now().Add(3 * time.Second)
+	for seen := 0; seen < 2; {
+		v, err := s.EnergyMJ()
+		if err != nil {
+			return nil, err
+		}
+		if v != prev {
+			seen++
+			prev = v
+			mark = CounterReading{At: c.Now(), MJ: v}
+			continue
+		}
+		if c.Now().After(deadline) {
+			return nil, errNoUpdate
+		}
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	m := int(WindowLength(p.Period, p.Edge, p.Target, 1) / p.Period)
+	if p.LaunchS > 0 {
+		m = max(m, int(math.Ceil(2*p.LaunchS/p.Period.Seconds())))
+	}
+	first := mark
+	ex := startExtras(c, s)
+
+	// 3–4. Trials.
+	count, updates := 0, 0
+	var trialMJ []uint64 // counter difference of each trial, mJ
+	deadline = c.Now().Add(time.Duration(m*p.MaxTrials+10) * p.Period * 3)
+	for done := false; !done; {
+		v, err := s.EnergyMJ()
+		if err != nil {
+			return nil, err
+		}
+		if v != prev {
+			prev = v
+			count++
+			updates++
+			if count == m {
+				now := c.Now()
+				trialMJ = append(trialMJ, v-mark.MJ)
+				// The trial's time is m mean update periods of this run
+				// rather than its own CPU-timed interval: reading the
+				// counter takes up to milliseconds (2.5 ms on an H100), so
+				// single instants jitter by that much, while the driver
+				// updates on a regular timer and the mean over the run
+				// averages the jitter out.
+				per := now.Sub(first.At).Seconds() / float64(updates)
+				res.TrialPowerW = res.TrialPowerW[:0]
+				for _, e := range trialMJ {
+					res.TrialPowerW = append(res.TrialPowerW, float64(e)/1000/(float64(m)*per))
+				}
+				mark = CounterReading{At: now, MJ: v}
+				count = 0
+				done = p.Done(res.TrialPowerW)
+			}
+			continue
+		}
+		if c.Now().After(deadline) {
+			return nil, errNoUpdate
+		}
+		ex.poll()
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	if haveSamples {
+		haveSamples = sb.Read() == nil
+	}
+	finished = true
+	n, busy, err := l.Finish()
+	if err != nil {
+		return nil, &ErrWork{err}
+	}
+	res.GPUS = c.Now().Sub(tStart).Seconds()
+	res.Extras = ex.finish()
+	// 5. Energy per launch.
+	perLaunch := busy.Seconds() / float64(max(n, 1))
+	res.TrialS = float64(m) * p.Period.Seconds()
+	for _, w := range res.TrialPowerW {
+		res.TrialEnergyJ = append(res.TrialEnergyJ, w*perLaunch)
+	}
+	res.Energy = p.Summarize(res.TrialEnergyJ)
+	res.Start, res.End = first, mark
+	res.WindowS = mark.At.Sub(first.At).Seconds()
+	res.BusyS = busy.Seconds()
+	res.EnergyJ = float64(mark.MJ-first.MJ) / 1000
+	res.Launches = int(math.Round(res.WindowS / math.Max(perLaunch, 1e-12)))
+	if res.WindowS > 0 {
+		res.MeanPowerW = res.EnergyJ / res.WindowS
+	}
+	res.EnergyPerLaunchJ = res.Energy.Median
+	res.DynamicEnergyJ = res.EnergyJ - idleW*res.WindowS
+	if haveSamples {
+		if e, err := IntegrateSamples(sb.Samples, first.At, mark.At); err == nil {
+			res.SampleEnergyJ = e
+		}
+	}
+	return res, nil
+}
+
+type noUpdateError struct{}
+
+func (noUpdateError) Error() string { return "energy counter stopped updating during the run" }
+
+var errNoUpdate error = noUpdateError{}

@@ -1,0 +1,302 @@
+package strategy
+
+import (
+	"math"
+	"slices"
+)
+
+// bayes_opt is Bayesian optimisation over the discrete space (Willemsen,
+// van Nieuwpoort & van Werkhoven, "Bayesian optimization for auto-tuning
+// GPU kernels", PMBS 2021, which Kernel Tuner's bayes_opt follows): a
+// Gaussian process (gp.go) on the logarithm of the score, standardised,
+// over one coordinate in [0, 1] per parameter that has more than one value
+// (featureMap: value index or log value), with a Matérn 5/2 kernel whose
+// per-parameter length scales and noise maximise the log marginal
+// likelihood plus a weak prior over a grid (automatic relevance
+// determination: parameters that do not matter get long length scales).
+// The next configuration maximises expected improvement (Jones, Schonlau
+// & Welch 1998) over a candidate set of fresh configurations: the
+// Hamming and adjacent neighbours of the best configurations found plus a
+// uniform random sample. The initial design is a small Latin hypercube
+// sample (space.LatinHypercube), so that the model guides the search
+// early. Invalid configurations enter the model with the worst observed
+// value, so the model learns to avoid their region. The model is fitted on
+// at most max_points observations (the best half and a random half); the
+// hyperparameters are refitted on at most 100 of them, every refit
+// observations and at least every eighth of those told. After bo_evals
+// evaluations, or stall model-guided evaluations without improvement, the
+// search continues as iterated local search (greedy_ils) from the best
+// configuration, which is cheaper than the model and finishes the
+// neighbourhood of the optimum. Sequential after the initial design
+// (which Next hands out as one batch).
+//
+// Hyperparameters:
+//   - initial_samples: size of the initial design (default 10)
+//   - candidates: random fresh configurations in each candidate set
+//     (default 300)
+//   - top: best configurations whose neighbours join the candidates
+//     (default 5)
+//   - xi: exploration margin of expected improvement, in standardised
+//     units (default 0.01)
+//   - max_points: observations the model is fitted on (default 200)
+//   - bo_evals: evaluations guided by the model (default 400; 0: all)
+//   - refit: observations between hyperparameter fits (default 10)
+//   - stall: model-guided evaluations without a better configuration
+//     after which the search hands over to iterated local search early
+//     (default 20; 0: never)
+//   - scaling: "index" (default) or "log": placement of a parameter's
+//     values on its axis (featureMap)
+//   - ard: coordinate passes of the per-parameter length-scale fit
+//     (default 2; 0: one length scale for all parameters)
+type bayesOpt struct {
+	t          *tracker
+	nInit      int
+	nCand      int
+	nTop       int
+	xi         float64
+	maxPoints  int
+	boEvals    int
+	refit      int
+	ard        int
+	fm         *featureMap
+	design     []int
+	told       []int // configurations in the order told
+	hyp        hyperGP
+	lastFit    int
+	ils        *greedyILS
+	hamming    func(int) []int
+	adjacent   func(int) []int
+	waiting    int
+	stall      int
+	lastImpr   int     // t.nTold when the best last improved
+	lastBest   float64 // best score at lastImpr
+	handedOver bool
+}
+
+// hyperPoints bounds the observations the hyperparameters are fitted on:
+// the grid search costs O(points³) per grid point.
+const hyperPoints = 100
+
+func init() { Register("bayes_opt", newBayesOpt) }
+
+func newBayesOpt(o Options) (Strategy, error) {
+	h, err := newHyper("bayes_opt", o.Params, "initial_samples", "candidates", "top", "xi", "max_points", "bo_evals", "refit", "stall", "scaling", "ard")
+	if err != nil {
+		return nil, err
+	}
+	b := &bayesOpt{
+		nInit:     h.int("initial_samples", 10, 1, 1<<20),
+		nCand:     h.int("candidates", 300, 0, 1<<20),
+		nTop:      h.int("top", 5, 0, 1<<20),
+		xi:        h.float("xi", 0.01, 0, 10),
+		maxPoints: h.int("max_points", 200, 10, 1<<16),
+		boEvals:   h.int("bo_evals", 400, 0, math.MaxInt32),
+		refit:     h.int("refit", 10, 1, 1<<20),
+		stall:     h.int("stall", 20, 0, math.MaxInt32),
+		ard:       h.int("ard", 2, 0, 10),
+		lastBest:  math.Inf(1),
+		waiting:   -1,
+	}
+	scaling := h.choice("scaling", "index", "index", "log")
+	if h.err != nil {
+		return nil, h.err
+	}
+	if b.nCand == 0 && b.nTop == 0 {
+		return nil, errorf("bayes_opt: candidates and top are both 0: no candidate configurations")
+	}
+	b.t = newTracker(o.Space, newRand(o.Seed, 18))
+	b.fm = newFeatureMap(o.Space, scaling)
+	b.hamming = neighborFunc(o.Space, "Hamming")
+	b.adjacent = neighborFunc(o.Space, "adjacent")
+	ils, _ := newGreedyILS(Options{Space: o.Space, Seed: o.Seed})
+	b.ils = ils.(*greedyILS)
+	b.ils.t = b.t // share the record: never propose a configuration twice
+	b.ils.ls.t = b.t
+	return b, nil
+}
+
+func (b *bayesOpt) Name() string { return "bayes_opt" }
+
+func (b *bayesOpt) Next(n int) []int {
+	if n <= 0 || b.t.exhausted() {
+		return nil
+	}
+	if b.design == nil {
+		b.design = initial(b.t, b.nInit)
+	}
+	if len(b.design) > 0 {
+		var out []int
+		for len(out) < n && len(b.design) > 0 {
+			i := b.design[0]
+			b.design = b.design[1:]
+			if !b.t.proposed[i] {
+				b.t.propose(i)
+				out = append(out, i)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	if b.t.pending() > 0 {
+		return nil
+	}
+	if b.t.best < 0 {
+		// Nothing valid to model yet: sample at random.
+		i, ok := b.t.randomFresh()
+		if !ok {
+			return nil
+		}
+		b.t.propose(i)
+		return []int{i}
+	}
+	if b.t.bestScore < b.lastBest {
+		b.lastBest, b.lastImpr = b.t.bestScore, b.t.nTold
+	}
+	if b.handedOver || b.boEvals > 0 && b.t.nTold >= b.boEvals || b.stall > 0 && b.t.nTold-b.lastImpr >= b.stall && b.t.nTold > b.nInit {
+		if !b.handedOver {
+			b.handedOver = true
+			// Hand over: the incumbent is the model's best.
+			b.ils.ls.start(b.t.best, b.t.bestScore)
+			b.ils.active = true
+			b.ils.lastImpr = b.t.nTold
+		}
+		return b.ils.Next(n)
+	}
+	i, ok := b.maximiseEI()
+	if !ok {
+		return nil
+	}
+	b.t.propose(i)
+	b.waiting = i
+	return []int{i}
+}
+
+func (b *bayesOpt) Tell(r Result) {
+	if b.handedOver {
+		b.ils.Tell(r) // records in the shared tracker
+		return
+	}
+	if !math.IsNaN(b.t.tell(r)) {
+		b.told = append(b.told, r.Index)
+	}
+}
+
+// model fits the GP to (a subset of) the observations: targets are
+// log(score) standardised; invalid configurations get the worst value.
+func (b *bayesOpt) model() (*gp, float64, bool) {
+	obs := b.told
+	if len(obs) > b.maxPoints {
+		// The best half and a random half of the rest.
+		sorted := slices.Clone(obs)
+		slices.SortStableFunc(sorted, func(x, y int) int { return cmpScore(b.t.score[x], b.t.score[y]) })
+		keep := slices.Clone(sorted[:b.maxPoints/2])
+		rest := sorted[b.maxPoints/2:]
+		for _, k := range b.t.rng.Perm(len(rest))[:b.maxPoints-len(keep)] {
+			keep = append(keep, rest[k])
+		}
+		obs = keep
+	}
+	y := make([]float64, len(obs))
+	worst := math.Inf(-1)
+	for k, i := range obs {
+		s := b.t.score[i]
+		y[k] = transform(s)
+		if !math.IsInf(y[k], 0) && y[k] > worst {
+			worst = y[k]
+		}
+	}
+	if math.IsInf(worst, -1) {
+		return nil, 0, false
+	}
+	for k := range y {
+		if math.IsInf(y[k], 0) || math.IsNaN(y[k]) {
+			y[k] = worst
+		}
+	}
+	mean, sd := meanSD(y)
+	if sd == 0 {
+		sd = 1
+	}
+	best := math.Inf(1)
+	for k := range y {
+		y[k] = (y[k] - mean) / sd
+		best = min(best, y[k])
+	}
+	X := make([][]float64, len(obs))
+	for k, i := range obs {
+		X[k] = b.fm.at(i, nil)
+	}
+	if b.hyp.ls == nil || b.t.nTold-b.lastFit >= max(b.refit, b.t.nTold/8) {
+		b.lastFit = b.t.nTold
+		// Fit on the best and a spread of the rest: obs is sorted best
+		// first when it was subsampled, else in the order told.
+		hx, hy := X, y
+		if len(X) > hyperPoints {
+			hx, hy = nil, nil
+			for k := 0; k < hyperPoints; k++ {
+				j := k * len(X) / hyperPoints
+				hx, hy = append(hx, X[j]), append(hy, y[j])
+			}
+		}
+		hyp, ok := fitHyper(hx, hy, b.ard)
+		if !ok {
+			return nil, 0, false
+		}
+		b.hyp = hyp
+	}
+	g, ok := fitGP(X, y, b.hyp.inv(), b.hyp.noise)
+	return g, best, ok
+}
+
+// maximiseEI picks the fresh candidate of largest expected improvement.
+func (b *bayesOpt) maximiseEI() (int, bool) {
+	g, fbest, ok := b.model()
+	if !ok {
+		return b.t.randomFresh()
+	}
+	seen := map[int]bool{}
+	var cands []int
+	addC := func(i int) {
+		if !b.t.proposed[i] && !seen[i] {
+			seen[i] = true
+			cands = append(cands, i)
+		}
+	}
+	if b.nTop > 0 {
+		sorted := slices.Clone(b.told)
+		slices.SortStableFunc(sorted, func(x, y int) int { return cmpScore(b.t.score[x], b.t.score[y]) })
+		for _, i := range sorted[:min(b.nTop, len(sorted))] {
+			if math.IsInf(b.t.score[i], 1) {
+				break
+			}
+			for _, j := range b.hamming(i) {
+				addC(j)
+			}
+			for _, j := range b.adjacent(i) {
+				addC(j)
+			}
+		}
+	}
+	for k, added := 0, 0; k < b.nCand*4 && added < b.nCand && len(seen) < b.t.n-b.t.nProposed; k++ {
+		if i, ok := b.t.randomFresh(); ok && !seen[i] {
+			addC(i)
+			added++
+		}
+	}
+	if len(cands) == 0 {
+		return b.t.randomFresh()
+	}
+	scratch := make([]float64, len(g.X))
+	x := make([]float64, 0, len(b.fm.used))
+	bestI, bestEI := cands[0], math.Inf(-1)
+	for _, i := range cands {
+		x = b.fm.at(i, x)
+		mu, sd := g.predict(x, scratch)
+		ei := expectedImprovement(fbest-b.xi, mu, sd)
+		if ei > bestEI {
+			bestI, bestEI = i, ei
+		}
+	}
+	return bestI, true
+}

@@ -1,0 +1,195 @@
+package strategy
+
+import "math"
+
+// greedy_mls and greedy_ils: local search over the neighbourhood of a
+// configuration, after Kernel Tuner's strategies of the same names
+// (Schoonhoven et al., "Benchmarking optimization algorithms for
+// auto-tuning GPU kernels", IEEE TEC 2022, Sec. III). Both are sequential:
+// Next proposes one configuration and waits for its result.
+
+func init() {
+	Register("greedy_mls", newGreedyMLS)
+	Register("greedy_ils", newGreedyILS)
+}
+
+// greedyMLS is multi-start local search: hill-climb from a random
+// configuration to a local optimum, then start again from another random
+// configuration not yet evaluated.
+//
+// Hyperparameters:
+//   - neighbor: "Hamming" (default), "adjacent" or "strictly-adjacent"
+//   - restart: true (default) moves at the first improving neighbour
+//     (neighbours in random order); false scans every neighbour and moves
+//     to the best one.
+type greedyMLS struct {
+	t      *tracker
+	ls     localSearch
+	active bool
+	start  int // start configuration waiting for its result; -1 if none
+}
+
+func newGreedyMLS(o Options) (Strategy, error) {
+	h, err := newHyper("greedy_mls", o.Params, "neighbor", "restart")
+	if err != nil {
+		return nil, err
+	}
+	kind := h.choice("neighbor", "Hamming", neighborKinds...)
+	first := h.bool("restart", true)
+	if h.err != nil {
+		return nil, h.err
+	}
+	t := newTracker(o.Space, newRand(o.Seed, 11))
+	return &greedyMLS{t: t, ls: localSearch{t: t, neighbors: neighborFunc(o.Space, kind), first: first, waiting: -1}, start: -1}, nil
+}
+
+func (g *greedyMLS) Name() string { return "greedy_mls" }
+
+func (g *greedyMLS) Next(n int) []int {
+	if n <= 0 || g.t.pending() > 0 {
+		return nil
+	}
+	for {
+		if g.active {
+			if c, ok := g.ls.next(); ok {
+				g.t.propose(c)
+				return []int{c}
+			}
+			g.active = false
+		}
+		i, ok := g.t.randomFresh()
+		if !ok {
+			return nil
+		}
+		g.t.propose(i)
+		g.start = i
+		return []int{i}
+	}
+}
+
+func (g *greedyMLS) Tell(r Result) {
+	s := g.t.tell(r)
+	if math.IsNaN(s) {
+		return
+	}
+	if r.Index == g.start {
+		g.start = -1
+		g.ls.start(r.Index, s)
+		g.active = true
+		return
+	}
+	g.ls.told(r.Index, s)
+}
+
+// greedyILS is iterated local search: hill-climb to a local optimum, then
+// perturb the incumbent (the best local optimum so far) by a random walk
+// and climb again; the new local optimum becomes the incumbent when it is
+// better. After no_improvement evaluations without a better incumbent the
+// search restarts from a random configuration.
+//
+// Hyperparameters:
+//   - neighbor: "Hamming" (default), "adjacent" or "strictly-adjacent"
+//   - restart: true (default): first improvement; false: best improvement
+//   - random_walk: fraction of the parameters changed by a perturbation,
+//     in (0, 1] (default 0.3; at least one step)
+//   - no_improvement: evaluations without a better incumbent before a
+//     random restart (default 50)
+type greedyILS struct {
+	t        *tracker
+	ls       localSearch
+	walk     int
+	patience int
+	neigh    func(int) []int
+
+	active   bool
+	start    int // configuration waiting for its result to start a climb
+	inc      int // incumbent local optimum; -1 if none
+	incScore float64
+	lastImpr int // t.nTold when the incumbent last improved
+}
+
+func newGreedyILS(o Options) (Strategy, error) {
+	h, err := newHyper("greedy_ils", o.Params, "neighbor", "restart", "random_walk", "no_improvement")
+	if err != nil {
+		return nil, err
+	}
+	kind := h.choice("neighbor", "Hamming", neighborKinds...)
+	first := h.bool("restart", true)
+	frac := h.float("random_walk", 0.3, 1e-9, 1)
+	patience := h.int("no_improvement", 50, 1, math.MaxInt32)
+	if h.err != nil {
+		return nil, h.err
+	}
+	t := newTracker(o.Space, newRand(o.Seed, 12))
+	nf := neighborFunc(o.Space, kind)
+	walk := max(1, int(math.Round(frac*float64(len(o.Space.Params())))))
+	return &greedyILS{t: t, ls: localSearch{t: t, neighbors: nf, first: first, waiting: -1}, walk: walk, patience: patience, neigh: nf, start: -1, inc: -1, incScore: math.Inf(1)}, nil
+}
+
+func (g *greedyILS) Name() string { return "greedy_ils" }
+
+func (g *greedyILS) Next(n int) []int {
+	if n <= 0 || g.t.pending() > 0 {
+		return nil
+	}
+	for tries := 0; ; tries++ {
+		if g.active {
+			if c, ok := g.ls.next(); ok {
+				g.t.propose(c)
+				return []int{c}
+			}
+			g.active = false
+			if g.ls.curScore < g.incScore {
+				g.inc, g.incScore, g.lastImpr = g.ls.cur, g.ls.curScore, g.t.nTold
+			}
+		}
+		var i int
+		if g.inc < 0 || g.t.nTold-g.lastImpr >= g.patience || tries > 100 {
+			// (Re)start from a random configuration.
+			var ok bool
+			if i, ok = g.t.randomFresh(); !ok {
+				return nil
+			}
+			if g.inc >= 0 {
+				g.lastImpr = g.t.nTold
+				g.inc, g.incScore = -1, math.Inf(1)
+			}
+		} else {
+			i = g.perturb(g.inc)
+		}
+		if s, ok := g.t.known(i); ok {
+			g.ls.start(i, s)
+			g.active = true
+			continue
+		}
+		g.t.propose(i)
+		g.start = i
+		return []int{i}
+	}
+}
+
+// perturb walks g.walk random neighbour steps from i.
+func (g *greedyILS) perturb(i int) int {
+	for k := 0; k < g.walk; k++ {
+		nb := g.neigh(i)
+		if len(nb) == 0 {
+			break
+		}
+		i = nb[g.t.rng.IntN(len(nb))]
+	}
+	return i
+}
+
+func (g *greedyILS) Tell(r Result) {
+	s := g.t.tell(r)
+	if math.IsNaN(s) {
+		return
+	}
+	if r.Index == g.start {
+		g.start = -1
+		g.ls.start(r.Index, s)
+		g.active = true
+		return
+	}
+	g.ls.told(r.Index, s)
+}
