@@ -13,6 +13,7 @@ package benchmark
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -36,6 +37,9 @@ type Problem struct {
 	// Sorted are the valid times, ascending; Sorted[0] is the optimum.
 	Sorted  []float64
 	Missing int // configurations of the space the cache does not hold
+	// Path is the cache file the problem was loaded from and Spec the T1
+	// spec its space was built from ("" for a problem made in memory).
+	Path, Spec string
 }
 
 // NewProblem makes a problem from times (ms, NaN invalid), one per
@@ -133,6 +137,7 @@ func LoadProblem(cachePath, specPath string) (*Problem, error) {
 			p.Missing++
 		}
 	}
+	p.Path, p.Spec = cachePath, specPath
 	return p, nil
 }
 
@@ -165,4 +170,58 @@ func FindSpec(cachePath string, dirs []string) (string, error) {
 		return "", fmt.Errorf("benchmark: no T1 spec for cache %s (looked for NAME.T1.json with %s starting with NAME_ in %s)", cachePath, name, strings.Join(dirs, ", "))
 	}
 	return best, nil
+}
+
+// TransferPriors gives the caches the transfer strategy may learn from
+// when it tunes p: those of pool whose T1 spec (FindSpec in specDirs) is
+// p's — the same kernel and search space on other GPUs — less p's own
+// cache. Errors: p was not loaded from a cache, or a pool cache has no spec.
+func TransferPriors(p *Problem, pool, specDirs []string) ([]string, error) {
+	if p.Path == "" || p.Spec == "" {
+		return nil, fmt.Errorf("benchmark: problem %s was not loaded from a cache: no transfer priors", p.Name)
+	}
+	var out []string
+	for _, c := range pool {
+		if isSameCache(p, c) || slices.Contains(out, c) {
+			continue
+		}
+		s, err := FindSpec(c, specDirs)
+		if err != nil {
+			return nil, err
+		}
+		if sameFile(s, p.Spec) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// CheckPriors is the guard of every transfer run: the evaluated cache
+// must not be among its priors (that would be tuning with the answers).
+// Error naming the problem and the offending prior; also none given.
+func CheckPriors(p *Problem, priors []string) error {
+	if len(priors) == 0 {
+		return fmt.Errorf("benchmark %s: transfer needs prior caches of the same kernel on other GPUs; there are none", p.Name)
+	}
+	for _, c := range priors {
+		if isSameCache(p, c) {
+			return fmt.Errorf("benchmark %s: prior cache %s is the evaluated cache itself", p.Name, c)
+		}
+	}
+	return nil
+}
+
+// isSameCache: path is p's cache file, or a cache of the same problem
+// name (the same kernel on the same GPU, e.g. a copy or its .json twin).
+func isSameCache(p *Problem, path string) bool {
+	return ProblemName(path) == p.Name || p.Path != "" && sameFile(path, p.Path)
+}
+
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }

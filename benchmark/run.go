@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/gtune/gtune/strategy"
@@ -19,8 +20,14 @@ const Batch = 8
 // after k+1 evaluations, +Inf while none was valid. When the strategy
 // stops early (the space is exhausted) the curve stays at its last value.
 // Every proposal is checked: a configuration out of range or proposed
-// twice is an error naming the strategy and the seed.
+// twice is an error naming the strategy and the seed. A transfer run
+// whose priors include p's own cache is an error (CheckPriors).
 func Run(p *Problem, name string, params map[string]any, seed uint64, evals int) ([]float64, error) {
+	if name == TransferName {
+		if err := CheckPriors(p, priorList(params["prior"])); err != nil {
+			return nil, err
+		}
+	}
 	s, err := strategy.New(name, strategy.Options{Space: p.Space, Seed: seed, Params: params, Budget: evals})
 	if err != nil {
 		return nil, err
@@ -85,6 +92,55 @@ type Config struct {
 	Seeds      int                       // runs per strategy and problem; seeds 1..Seeds
 	Budgets    []int                     // evaluations, ascending
 	Workers    int                       // parallel runs (0: runtime.NumCPU())
+	// Priors are, by problem name, the prior caches of the transfer
+	// strategy (TransferPriors); its "prior" hyperparameter. Every
+	// transfer run is checked by CheckPriors.
+	Priors map[string][]string
+}
+
+// TransferName is the strategy that learns from prior caches.
+const TransferName = "transfer"
+
+// params gives the hyperparameters of strategy name on p: Params[name],
+// with the priors of p for transfer (an explicit "prior" is kept), checked
+// by CheckPriors.
+func (c Config) params(p *Problem, name string) (map[string]any, error) {
+	if name != TransferName {
+		return c.Params[name], nil
+	}
+	out := map[string]any{}
+	for k, v := range c.Params[name] {
+		out[k] = v
+	}
+	if _, ok := out["prior"]; !ok {
+		out["prior"] = c.Priors[p.Name]
+	}
+	if err := CheckPriors(p, priorList(out["prior"])); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// priorList reads a "prior" hyperparameter as the transfer strategy
+// does: a list of paths or one comma-separated string.
+func priorList(v any) []string {
+	var priors []string
+	switch x := v.(type) {
+	case []string:
+		priors = x
+	case string:
+		for _, s := range strings.Split(x, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				priors = append(priors, s)
+			}
+		}
+	case []any:
+		for _, e := range x {
+			s, _ := e.(string)
+			priors = append(priors, s)
+		}
+	}
+	return priors
 }
 
 // Evaluate runs every strategy Seeds times on every problem, each run for
@@ -113,6 +169,17 @@ func Evaluate(c Config) ([]Result, error) {
 		_, end := Window(p.Sorted)
 		evals[pi] = max(c.Budgets[len(c.Budgets)-1], end)
 	}
+	params := make([][]map[string]any, len(c.Problems))
+	for pi, p := range c.Problems {
+		params[pi] = make([]map[string]any, len(c.Strategies))
+		for si, name := range c.Strategies {
+			hp, err := c.params(p, name)
+			if err != nil {
+				return nil, err
+			}
+			params[pi][si] = hp
+		}
+	}
 	jobs := make(chan job)
 	var mu sync.Mutex
 	var firstErr error
@@ -123,7 +190,7 @@ func Evaluate(c Config) ([]Result, error) {
 			defer wg.Done()
 			for j := range jobs {
 				name := c.Strategies[j.s]
-				curve, err := Run(c.Problems[j.p], name, c.Params[name], uint64(j.seed+1), evals[j.p])
+				curve, err := Run(c.Problems[j.p], name, params[j.p][j.s], uint64(j.seed+1), evals[j.p])
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = fmt.Errorf("%s: %w", c.Problems[j.p].Name, err)

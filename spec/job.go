@@ -187,7 +187,9 @@ func (s *Spec) Job(cfg []expr.Value) (*backend.Job, error) {
 	if s.Measurement.Energy != nil {
 		j.Energy = *s.Measurement.Energy
 	}
-	if s.Measurement.Trials > 0 {
+	// One trial means one stand-alone counter window of EnergyWindow
+	// (Kernel Tuner's way); more use the repeated-trials protocol.
+	if s.Measurement.Trials > 1 {
 		j.Protocol = s.Measurement.EnergyProtocol()
 	}
 	j.Defines = j.Defines[:0]

@@ -165,12 +165,12 @@ type Reference struct {
 // RawMeasurement holds the measurement settings as written.
 type RawMeasurement struct {
 	Iterations          int     `json:"Iterations,omitempty" yaml:"Iterations,omitempty"`                   // timed launches after one warm-up (default 7)
-	EnergyWindowSeconds float64 `json:"EnergyWindowSeconds,omitempty" yaml:"EnergyWindowSeconds,omitempty"` // back-to-back window for the energy counter (default 1 s)
+	EnergyWindowSeconds float64 `json:"EnergyWindowSeconds,omitempty" yaml:"EnergyWindowSeconds,omitempty"` // with Trials 1: one stand-alone back-to-back window between two energy-counter reads (default 1 s)
 	Energy              *bool   `json:"Energy,omitempty" yaml:"Energy,omitempty"`                           // force energy observation on/off (default: when the objective or a metric needs it)
 	TimeoutSeconds      float64 `json:"TimeoutSeconds,omitempty" yaml:"TimeoutSeconds,omitempty"`           // per-configuration limit before the worker is killed (default 10 s)
 	// Energy protocol (package measure): repeated trials, early stopping,
 	// warm-up.
-	Trials           int     `json:"Trials,omitempty" yaml:"Trials,omitempty"`                     // energy trials per configuration at most (default 5)
+	Trials           int     `json:"Trials,omitempty" yaml:"Trials,omitempty"`                     // energy trials per configuration at most (default 5; 1: one window of EnergyWindowSeconds)
 	MinTrials        int     `json:"MinTrials,omitempty" yaml:"MinTrials,omitempty"`               // trials before early stopping (default 3)
 	TargetCI         float64 `json:"TargetCI,omitempty" yaml:"TargetCI,omitempty"`                 // stop once the 95 % interval's half-width / median is below this (default 0.01)
 	CVFlag           float64 `json:"CVFlag,omitempty" yaml:"CVFlag,omitempty"`                     // flag configurations whose coefficient of variation exceeds this (default 0.02)

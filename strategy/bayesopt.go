@@ -17,9 +17,9 @@ import (
 // The next configuration maximises expected improvement (Jones, Schonlau
 // & Welch 1998) over a candidate set of fresh configurations: the
 // Hamming and adjacent neighbours of the best configurations found plus a
-// uniform random sample. The initial design is a small Latin hypercube
-// sample (space.LatinHypercube), so that the model guides the search
-// early. Invalid configurations enter the model with the worst observed
+// uniform random sample. The initial design is a small uniform sample of
+// the valid configurations (7 by default), so that the model guides the
+// search early. Invalid configurations enter the model with the worst observed
 // value, so the model learns to avoid their region. The model is fitted on
 // at most max_points observations (the best half and a random half); the
 // hyperparameters are refitted on at most 100 of them, every refit
@@ -31,7 +31,7 @@ import (
 // (which Next hands out as one batch).
 //
 // Hyperparameters:
-//   - initial_samples: size of the initial design (default 10)
+//   - initial_samples: size of the initial design (default 7)
 //   - candidates: random fresh configurations in each candidate set
 //     (default 300)
 //   - top: best configurations whose neighbours join the candidates
@@ -46,9 +46,17 @@ import (
 //     (default 20; 0: never)
 //   - scaling: "index" (default) or "log": placement of a parameter's
 //     values on its axis (featureMap)
+//   - design: "random" (default: a uniform sample of the valid
+//     configurations, space.Sample) or "lhs" (space.LatinHypercube, whose
+//     snapping to valid configurations crowds the boundary of restricted
+//     spaces)
+//   - acquisition: "ei" (default) or "lcb" (lower confidence bound
+//     μ − kappa·σ, Srinivas et al. 2010)
+//   - kappa: exploration weight of lcb (default 1)
 //   - ard: coordinate passes of the per-parameter length-scale fit
 //     (default 2; 0: one length scale for all parameters)
 type bayesOpt struct {
+	name       string
 	t          *tracker
 	nInit      int
 	nCand      int
@@ -58,6 +66,9 @@ type bayesOpt struct {
 	boEvals    int
 	refit      int
 	ard        int
+	designKind string
+	acq        string
+	kappa      float64
 	fm         *featureMap
 	design     []int
 	told       []int // configurations in the order told
@@ -71,6 +82,14 @@ type bayesOpt struct {
 	lastImpr   int     // t.nTold when the best last improved
 	lastBest   float64 // best score at lastImpr
 	handedOver bool
+
+	// transfer (transfer.go): per prior device, a feature per
+	// configuration; configurations by mean prior rank, best first; how
+	// many of those join each candidate set.
+	prior       [][]float64
+	priorOrder  []int
+	priorCands  int
+	nRandomInit int
 }
 
 // hyperPoints bounds the observations the hyperparameters are fitted on:
@@ -80,12 +99,13 @@ const hyperPoints = 100
 func init() { Register("bayes_opt", newBayesOpt) }
 
 func newBayesOpt(o Options) (Strategy, error) {
-	h, err := newHyper("bayes_opt", o.Params, "initial_samples", "candidates", "top", "xi", "max_points", "bo_evals", "refit", "stall", "scaling", "ard")
+	h, err := newHyper("bayes_opt", o.Params, "initial_samples", "candidates", "top", "xi", "max_points", "bo_evals", "refit", "stall", "scaling", "ard", "design", "acquisition", "kappa")
 	if err != nil {
 		return nil, err
 	}
 	b := &bayesOpt{
-		nInit:     h.int("initial_samples", 10, 1, 1<<20),
+		name:      "bayes_opt",
+		nInit:     h.int("initial_samples", 7, 1, 1<<20),
 		nCand:     h.int("candidates", 300, 0, 1<<20),
 		nTop:      h.int("top", 5, 0, 1<<20),
 		xi:        h.float("xi", 0.01, 0, 10),
@@ -98,6 +118,9 @@ func newBayesOpt(o Options) (Strategy, error) {
 		waiting:   -1,
 	}
 	scaling := h.choice("scaling", "index", "index", "log")
+	b.designKind = h.choice("design", "random", "lhs", "random")
+	b.acq = h.choice("acquisition", "ei", "ei", "lcb")
+	b.kappa = h.float("kappa", 1, 0, 100)
 	if h.err != nil {
 		return nil, h.err
 	}
@@ -115,14 +138,20 @@ func newBayesOpt(o Options) (Strategy, error) {
 	return b, nil
 }
 
-func (b *bayesOpt) Name() string { return "bayes_opt" }
+func (b *bayesOpt) Name() string { return b.name }
 
 func (b *bayesOpt) Next(n int) []int {
 	if n <= 0 || b.t.exhausted() {
 		return nil
 	}
 	if b.design == nil {
-		b.design = initial(b.t, b.nInit)
+		if b.prior != nil {
+			b.design = b.priorDesign()
+		} else if b.designKind == "random" {
+			b.design = b.t.sp.Sample(b.t.rng, min(b.nInit, b.t.n))
+		} else {
+			b.design = initial(b.t, b.nInit)
+		}
 	}
 	if len(b.design) > 0 {
 		var out []int
@@ -225,7 +254,7 @@ func (b *bayesOpt) model() (*gp, float64, bool) {
 	}
 	X := make([][]float64, len(obs))
 	for k, i := range obs {
-		X[k] = b.fm.at(i, nil)
+		X[k] = b.features(i, nil)
 	}
 	if b.hyp.ls == nil || b.t.nTold-b.lastFit >= max(b.refit, b.t.nTold/8) {
 		b.lastFit = b.t.nTold
@@ -247,6 +276,16 @@ func (b *bayesOpt) model() (*gp, float64, bool) {
 	}
 	g, ok := fitGP(X, y, b.hyp.inv(), b.hyp.noise)
 	return g, best, ok
+}
+
+// features gives configuration i's GP inputs: its coordinates
+// (featureMap) and, for transfer, its feature on each prior device.
+func (b *bayesOpt) features(i int, dst []float64) []float64 {
+	dst = b.fm.at(i, dst)
+	for _, p := range b.prior {
+		dst = append(dst, p[i])
+	}
+	return dst
 }
 
 // maximiseEI picks the fresh candidate of largest expected improvement.
@@ -278,6 +317,12 @@ func (b *bayesOpt) maximiseEI() (int, bool) {
 			}
 		}
 	}
+	for k, added := 0, 0; k < len(b.priorOrder) && added < b.priorCands; k++ {
+		if i := b.priorOrder[k]; !b.t.proposed[i] && !seen[i] {
+			addC(i)
+			added++
+		}
+	}
 	for k, added := 0, 0; k < b.nCand*4 && added < b.nCand && len(seen) < b.t.n-b.t.nProposed; k++ {
 		if i, ok := b.t.randomFresh(); ok && !seen[i] {
 			addC(i)
@@ -288,12 +333,17 @@ func (b *bayesOpt) maximiseEI() (int, bool) {
 		return b.t.randomFresh()
 	}
 	scratch := make([]float64, len(g.X))
-	x := make([]float64, 0, len(b.fm.used))
+	x := make([]float64, 0, len(b.fm.used)+len(b.prior))
 	bestI, bestEI := cands[0], math.Inf(-1)
 	for _, i := range cands {
-		x = b.fm.at(i, x)
+		x = b.features(i, x)
 		mu, sd := g.predict(x, scratch)
-		ei := expectedImprovement(fbest-b.xi, mu, sd)
+		var ei float64
+		if b.acq == "lcb" {
+			ei = -(mu - b.kappa*sd)
+		} else {
+			ei = expectedImprovement(fbest-b.xi, mu, sd)
+		}
 		if ei > bestEI {
 			bestI, bestEI = i, ei
 		}

@@ -26,13 +26,15 @@ func init() { subcommands = append(subcommands, newBenchStrategiesCmd) }
 // there).
 const defaultHub = "../shared/datasets/benchmark_hub"
 
-// benchExcluded are left out of the default strategy list: brute_force
-// does not depend on the seed, nsga2 optimises time and energy together,
-// and the occupancy-guided strategies need compiled resource usage.
+// benchDefaultStrategies are the strategies run when none is named: all
+// but brute_force (does not depend on the seed), nsga2 (optimises time and
+// energy together), the occupancy-guided strategies (need compiled
+// resource usage) and transfer (learns from other GPUs' results: a
+// different setting, compared separately).
 func benchDefaultStrategies() []string {
 	var out []string
 	for _, n := range strategy.Names() {
-		if n == "brute_force" || n == "nsga2" || strings.HasPrefix(n, "occupancy") {
+		if n == "brute_force" || n == "nsga2" || n == benchmark.TransferName || strings.HasPrefix(n, "occupancy") {
 			continue
 		}
 		out = append(out, n)
@@ -41,7 +43,7 @@ func benchDefaultStrategies() []string {
 }
 
 func newBenchStrategiesCmd() *cobra.Command {
-	var caches, strategies, specDirs, params []string
+	var caches, strategies, specDirs, params, priorPool []string
 	var seeds, workers int
 	var budgets string
 	var asJSON bool
@@ -56,7 +58,11 @@ random search, averaged over the budgets where random search goes from halfway b
 and the optimum to 96% of the way).
 
 Each cache's search space is built from the T1 spec NAME.T1.json whose NAME prefixes the cache's
-file name (convolution_milo_A100.json.gz -> convolution_milo.T1.json), looked up in --spec-dir.`,
+file name (convolution_milo_A100.json.gz -> convolution_milo.T1.json), looked up in --spec-dir.
+
+The transfer strategy (never run unless named) learns from tuning results of the same kernel on
+other GPUs: on each cache, its priors are the other caches of the same spec among --prior-cache
+(default: the caches in ` + defaultHub + ` and the --cache files), never the evaluated cache itself.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bs, err := parseBudgets(budgets)
@@ -102,8 +108,22 @@ file name (convolution_milo_A100.json.gz -> convolution_milo.T1.json), looked up
 				}
 				problems = append(problems, p)
 			}
+			var priors map[string][]string
+			if slices.Contains(strategies, benchmark.TransferName) {
+				if len(priorPool) == 0 {
+					priorPool = append(defaultCaches(), caches...)
+				}
+				priors = map[string][]string{}
+				for _, p := range problems {
+					ps, err := benchmark.TransferPriors(p, priorPool, specDirs)
+					if err != nil {
+						return inputError{err}
+					}
+					priors[p.Name] = ps
+				}
+			}
 			t0 := time.Now()
-			rs, err := benchmark.Evaluate(benchmark.Config{Problems: problems, Strategies: strategies, Params: hp, Seeds: seeds, Budgets: bs, Workers: workers})
+			rs, err := benchmark.Evaluate(benchmark.Config{Problems: problems, Strategies: strategies, Params: hp, Seeds: seeds, Budgets: bs, Workers: workers, Priors: priors})
 			if err != nil {
 				return inputError{err}
 			}
@@ -111,9 +131,9 @@ file name (convolution_milo_A100.json.gz -> convolution_milo.T1.json), looked up
 			means := benchmark.Mean(rs)
 			out := cmd.OutOrStdout()
 			if asJSON {
-				return writeBenchJSON(out, problems, rs, means, seeds, elapsed)
+				return writeBenchJSON(out, problems, rs, means, seeds, elapsed, priors)
 			}
-			writeBenchTable(out, problems, rs, means, seeds, elapsed)
+			writeBenchTable(out, problems, rs, means, seeds, elapsed, priors)
 			return nil
 		},
 	}
@@ -122,6 +142,7 @@ file name (convolution_milo_A100.json.gz -> convolution_milo.T1.json), looked up
 	fl.StringArrayVar(&strategies, "strategy", nil, "strategy to run (repeatable; default: all but brute_force, nsga2 and the occupancy-guided ones)")
 	fl.StringArrayVar(&specDirs, "spec-dir", nil, "directory of T1 specs NAME.T1.json (repeatable; default: "+defaultHub+"/specs, spec/testdata and specs/ beside each cache)")
 	fl.StringArrayVar(&params, "strategy-param", nil, "a hyperparameter STRATEGY.NAME=VALUE (repeatable)")
+	fl.StringArrayVar(&priorPool, "prior-cache", nil, "cache the transfer strategy may take priors from (repeatable; default: the caches in "+defaultHub+" and the --cache files)")
 	fl.IntVar(&seeds, "seeds", 50, "runs per strategy and cache (seeds 1..N)")
 	fl.IntVar(&workers, "workers", 0, "parallel runs (default: the number of CPUs)")
 	fl.StringVar(&budgets, "budgets", "25,100,400,1600", "budgets in evaluations, comma-separated")
@@ -185,11 +206,18 @@ func fmtScore(v float64) string {
 	return fmt.Sprintf("%.3f", v)
 }
 
-func writeBenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds int, elapsed time.Duration) {
+func writeBenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds int, elapsed time.Duration, priors map[string][]string) {
 	fmt.Fprintf(w, "%d caches, %d seeds, %.1f s\n", len(problems), seeds, elapsed.Seconds())
 	for _, p := range problems {
 		s, e := benchmark.Window(p.Sorted)
 		fmt.Fprintf(w, "  %s: %d configurations, %d valid, optimum %.4g ms, score window [%d, %d)\n", p.Name, p.Space.Len(), len(p.Sorted), p.Optimum(), s, e)
+		if ps, ok := priors[p.Name]; ok {
+			var names []string
+			for _, c := range ps {
+				names = append(names, benchmark.ProblemName(c))
+			}
+			fmt.Fprintf(w, "    transfer priors (other GPUs): %s\n", strings.Join(names, ", "))
+		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "cache\tstrategy\t"
@@ -221,12 +249,16 @@ func writeBenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []ben
 	tw.Flush()
 }
 
-func writeBenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds int, elapsed time.Duration) error {
+func writeBenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds int, elapsed time.Duration, priors map[string][]string) error {
 	var ps []map[string]any
 	for _, p := range problems {
 		s, e := benchmark.Window(p.Sorted)
-		ps = append(ps, map[string]any{"name": p.Name, "configurations": p.Space.Len(), "valid": len(p.Sorted),
-			"missing": p.Missing, "optimum_ms": p.Optimum(), "median_ms": benchmark.Median(p.Sorted), "score_window": []int{s, e}})
+		m := map[string]any{"name": p.Name, "configurations": p.Space.Len(), "valid": len(p.Sorted),
+			"missing": p.Missing, "optimum_ms": p.Optimum(), "median_ms": benchmark.Median(p.Sorted), "score_window": []int{s, e}}
+		if pr, ok := priors[p.Name]; ok {
+			m["transfer_priors"] = pr
+		}
+		ps = append(ps, m)
 	}
 	conv := func(rs []benchmark.Result) []map[string]any {
 		var out []map[string]any
