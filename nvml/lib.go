@@ -3,9 +3,10 @@
 // CGO_ENABLED=0: energy counter (mJ), power (mW), power limits (mW), clocks
 // (MHz), temperature (°C) and clock-event reasons.
 //
-// The package is read-only on purpose: it binds no nvmlDeviceSet* or
-// nvmlDeviceReset* function, so nothing built on it can change a GPU's
-// clocks, power limit or modes.
+// Reading is the default: the Set*/Reset* functions that change clocks and
+// the power limit (control.go) are looked up only when Device.Control is
+// called, which package gpuctl does only under --allow-gpu-settings, after
+// journalling the original settings. Nothing else in gtune calls them.
 //
 // Every NVML failure is an *Error carrying the NVML return code, so callers
 // can tell a missing permission or an unsupported sensor from a broken GPU:

@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -130,15 +129,9 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 	if err != nil {
 		return err
 	}
-	stratName := f.strategy
-	if stratName == "" {
-		stratName = s.Strategy
-	}
-	if stratName == "" {
-		stratName = "brute_force"
-	}
-	if !slices.Contains(strategy.Names(), stratName) {
-		return badInput("unknown strategy %q (valid: %s)", stratName, strings.Join(strategy.Names(), ", "))
+	stratName, err := resolveStrategy(s, f.strategy)
+	if err != nil {
+		return err
 	}
 	params, err := strategyParams(s, f.strategyParams)
 	if err != nil {

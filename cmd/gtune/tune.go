@@ -79,15 +79,9 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if err != nil {
 		return err
 	}
-	stratName := f.strategy
-	if stratName == "" {
-		stratName = s.Strategy
-	}
-	if stratName == "" {
-		stratName = "brute_force"
-	}
-	if !slices.Contains(strategy.Names(), stratName) {
-		return badInput("unknown strategy %q (valid: %s)", stratName, strings.Join(strategy.Names(), ", "))
+	stratName, err := resolveStrategy(s, f.strategy)
+	if err != nil {
+		return err
 	}
 	if f.maxEvals < 0 {
 		return badInput("--max-evals must be ≥ 0, got %d", f.maxEvals)
@@ -169,6 +163,22 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return errors.New("interrupted; the evaluations done so far are in the database")
 	}
 	return err
+}
+
+// resolveStrategy picks the strategy: the flag, else the spec's T1
+// Search.Name, else brute_force; an unknown name is bad input.
+func resolveStrategy(s *spec.Spec, flag string) (string, error) {
+	name := flag
+	if name == "" {
+		name = s.Strategy
+	}
+	if name == "" {
+		name = "brute_force"
+	}
+	if !slices.Contains(strategy.Names(), name) {
+		return "", badInput("unknown strategy %q (valid: %s)", name, strings.Join(strategy.Names(), ", "))
+	}
+	return name, nil
 }
 
 // strategyParams merges the spec's Search.Attributes with --strategy-param
