@@ -250,6 +250,31 @@ type Result struct {
 	BenchmarkMs        float64   `json:"benchmark_ms"` // wall time of Run, ms
 }
 
+// Resources are what the compiler allotted to one compiled configuration:
+// the inputs of theoretical occupancy (package occupancy) besides the
+// launch geometry. The same quantities appear in Result after a Run.
+type Resources struct {
+	Registers          int `json:"registers"`             // per thread
+	SharedStaticBytes  int `json:"shared_static_bytes"`   // static shared memory per thread block, bytes (dynamic shared memory is Job.DynamicSharedBytes)
+	LocalBytes         int `json:"local_bytes"`           // local memory (spills, stack) per thread, bytes
+	MaxThreadsPerBlock int `json:"max_threads_per_block"` // the largest thread block the compiled kernel can launch with
+}
+
+// ResourceReporter is an optional capability of a Backend: reading a
+// compiled configuration's Resources without launching it, so that
+// occupancy-guided strategies (multi-kernel-autotuning-performance-
+// energy.md, Algorithms 1 and 2) can reduce the search space before
+// measuring anything. b is what Compile returned for j; like Compile,
+// Resources needs a prepared problem on backends that compile against
+// it. It is cheap next to Run (backend/cuda loads the module in its
+// worker and reads cuFuncGetAttribute; backend/sim decodes the Work) and
+// safe for concurrent use (backends serialise it with Run as needed).
+// Errors: a binary this backend did not make, or a module the driver
+// cannot load (the message names the configuration, j.Key).
+type ResourceReporter interface {
+	Resources(ctx context.Context, j *Job, b *Binary) (Resources, error)
+}
+
 // Backend is a GPU, real or simulated.
 type Backend interface {
 	// Device describes the GPU.

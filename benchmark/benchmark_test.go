@@ -146,3 +146,53 @@ func TestLoadProblemConvolutionA100(t *testing.T) {
 		t.Fatal("FindSpec found a spec for an unknown kernel")
 	}
 }
+
+func TestTransferPriorsNeverTheEvaluatedCache(t *testing.T) {
+	const hub = "../../shared/datasets/benchmark_hub/"
+	if _, err := os.Stat(hub + "convolution_milo_W6600.json.gz"); err != nil {
+		t.Skip("benchmark_hub caches not present")
+	}
+	dirs := []string{hub + "specs"}
+	target := hub + "convolution_milo_W6600.json.gz"
+	p, err := LoadProblem(target, hub+"specs/convolution_milo.T1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := []string{hub + "convolution_milo_A100.json.gz", target, hub + "dedispersion_milo_A100.json.gz",
+		hub + "convolution_milo_MI250X.json.gz", "../../shared/datasets/../datasets/benchmark_hub/convolution_milo_W6600.json.gz",
+		hub + "convolution_milo_A100.json.gz"}
+	got, err := TransferPriors(p, pool, dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The evaluated cache (under either path) and the other kernel are
+	// left out; the duplicate A100 counted once.
+	if want := []string{hub + "convolution_milo_A100.json.gz", hub + "convolution_milo_MI250X.json.gz"}; !slices.Equal(got, want) {
+		t.Fatalf("priors %v, want %v", got, want)
+	}
+	// The guard: the evaluated cache among the priors is an error, in
+	// Evaluate and in Run.
+	for _, bad := range [][]string{{hub + "convolution_milo_A100.json.gz", target}, {"elsewhere/convolution_milo_W6600.json"}, nil} {
+		if err := CheckPriors(p, bad); err == nil {
+			t.Errorf("CheckPriors accepted %v", bad)
+		}
+		_, err := Evaluate(Config{Problems: []*Problem{p}, Strategies: []string{TransferName}, Seeds: 1, Budgets: []int{1},
+			Priors: map[string][]string{p.Name: bad}})
+		if err == nil {
+			t.Errorf("Evaluate accepted priors %v", bad)
+		}
+		if _, err := Run(p, TransferName, map[string]any{"prior": bad}, 1, 1); err == nil {
+			t.Errorf("Run accepted priors %v", bad)
+		}
+	}
+	// With the priors found, transfer runs; its first proposal is a prior
+	// device's optimum, so it does better than the median at once.
+	rs, err := Evaluate(Config{Problems: []*Problem{p}, Strategies: []string{TransferName}, Seeds: 1, Budgets: []int{5},
+		Priors: map[string][]string{p.Name: got}, Params: map[string]map[string]any{TransferName: {"bo_evals": 10}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := rs[0].Fraction[0]; !(f > p.Optimum()/Median(p.Sorted)) {
+		t.Fatalf("fraction of optimum after 5: %v", f)
+	}
+}

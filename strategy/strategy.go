@@ -51,9 +51,10 @@ type Options struct {
 	// know, listing the valid ones.
 	Params map[string]any
 	// Resources, when set, gives a configuration's registers per thread and
-	// static shared memory per thread block (bytes) without running it —
-	// from compilation or from the spec's declarations. Occupancy-guided
-	// strategies need it.
+	// shared memory per thread block (static + dynamic, bytes) without
+	// running it — from earlier measurements, compilation or the spec's
+	// declarations (cmd/gtune/resources.go). Occupancy-guided strategies
+	// need it.
 	Resources func(index int) (registers, sharedMemory int, err error)
 	// Device describes the GPU for strategies that reason about it (e.g.
 	// occupancy); may be nil.

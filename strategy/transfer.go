@@ -35,9 +35,11 @@ func init() { Register("transfer", newTransfer) }
 // configurations of best mean rank over the prior devices. The initial
 // design is the best configuration of each prior device, then the
 // configurations of best mean rank, initial_samples in all (at least one
-// per prior device).
+// per prior device and random_initial uniform ones, so that the model
+// sees how far this device departs from the priors).
 //
-// Hyperparameters: those of bayes_opt (initial_samples default 5), and
+// Hyperparameters: those of bayes_opt (but initial_samples default 5,
+// stall default 60), and
 //   - prior: the prior tuning results, Kernel Tuner cache files (.json or
 //     .json.gz) of the same kernel on other GPUs: a list of paths or one
 //     string of paths separated by commas (required). Their tunable
@@ -45,6 +47,8 @@ func init() { Register("transfer", newTransfer) }
 //     of the space a cache lacks count as failed there.
 //   - prior_candidates: configurations of best mean prior rank in each
 //     candidate set (default 200)
+//   - random_initial: uniformly sampled configurations in the initial
+//     design (default 3)
 func newTransfer(o Options) (Strategy, error) {
 	params := map[string]any{}
 	var paths []string
@@ -75,6 +79,11 @@ func newTransfer(o Options) (Strategy, error) {
 	}
 	if _, ok := params["initial_samples"]; !ok {
 		params["initial_samples"] = 5
+	}
+	if _, ok := params["stall"]; !ok {
+		// The neighbourhood of a prior device's optimum can be a local
+		// optimum here: let the model look further before handing over.
+		params["stall"] = 60
 	}
 	s, err := newBayesOpt(Options{Space: o.Space, Seed: o.Seed, Params: params, Budget: o.Budget})
 	if err != nil {

@@ -21,14 +21,17 @@ const (
 	opShutdown = "shutdown"
 	// opSensorCheck measures the energy sensors (measure.SensorCheck).
 	opSensorCheck = "sensor_check"
+	// opResources loads a binary's module and reads its kernel's
+	// attributes, without a launch (Backend.Resources).
+	opResources = "resources"
 )
 
 // request is one message from the parent.
 type request struct {
 	Op      string
 	Problem *backend.Problem // opPrepare
-	Job     *backend.Job     // opRun
-	Binary  *backend.Binary  // opRun
+	Job     *backend.Job     // opRun, opResources
+	Binary  *backend.Binary  // opRun, opResources
 	// SensorCheck holds opSensorCheck's options.
 	SensorCheck *measure.SensorCheckOptions
 }
@@ -45,6 +48,8 @@ type reply struct {
 	IdlePowerW float64
 	// Sensors is opSensorCheck's report.
 	Sensors *measure.SensorReport
+	// Resources is opResources' answer.
+	Resources *backend.Resources
 }
 
 // conn is one end of the protocol.

@@ -320,6 +320,15 @@ func (w *worker) handle(req *request) reply {
 		return reply{Result: res, Fatal: fatal}
 	case opShutdown:
 		return reply{}
+	case opResources:
+		if req.Binary == nil {
+			return reply{Err: "resources without a binary"}
+		}
+		r, err := w.resources(req.Binary)
+		if err != nil {
+			return reply{Err: err.Error(), Fatal: isSticky(err)}
+		}
+		return reply{Resources: r}
 	case opSensorCheck:
 		var o measure.SensorCheckOptions
 		if req.SensorCheck != nil {

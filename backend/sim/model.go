@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/device"
@@ -22,27 +23,45 @@ const (
 // PowerModel holds the coefficients of the board power model (see
 // Prediction). Fractions are of the dynamic range TDPW − IdlePowerW.
 //
-// Calibration, provisional: ClockedIdle, Memory and Compute are fitted to
-// measurements on an H100 80GB HBM3 (SXM5) at 1980 MHz: 127 W with a
-// CUDA context and no work, 393 W for a device-to-device copy at 2985 GB/s,
-// 698 W (at the 700 W limit, clock 1965 MHz) for FP32 SGEMM at 50 TFLOP/s
-// = 75 % of peak. The voltage curve (knee at 71 % of the highest clock,
-// 73 % of the top voltage below it, rising as x^1.5 above it) is fitted to
+// Calibration of DefaultPowerModel, provisional: ClockedIdle, Memory and
+// Compute are fitted to measurements on an H100 80GB HBM3 (SXM5) at
+// 1980 MHz: 127 W with a CUDA context and no work, 393 W for a
+// device-to-device copy at 2985 GB/s, 698 W (at the 700 W limit, clock
+// 1965 MHz) for FP32 SGEMM at 50 TFLOP/s = 75 % of peak. The voltage
+// curve (knee at 71 % of the highest clock, 73 % of the top voltage below
+// it, rising as x^1.5 above it) is fitted to
 // ../shared/datasets/kernel_tuner_energy/synthetic_fp32_cache_NVIDIA_A100-PCIE-40GB.json
-// (power from 42 W at 210 MHz to 153 W at 1410 MHz, within 1 W).
+// (power from 42 W at 210 MHz to 153 W at 1410 MHz, within 1 W). Busy,
+// MemoryClocked and StaticTempCoeff are 0 there: the H100 figures do not
+// separate them from ClockedIdle, Memory and Compute. K20 boards use
+// K20PowerModel (calibration.go); PowerModelFor picks the model of a
+// device.
 type PowerModel struct {
-	ClockedIdle    float64 // clock tree and uncore at the highest clock, no work (H100: 0.09)
-	Compute        float64 // SMs issuing FP32 at peak rate at the highest clock (1.2)
-	Memory         float64 // DRAM traffic at full bandwidth (0.48)
+	ClockedIdle float64 // clock tree and uncore at the highest clock, no work (H100: 0.09)
+	// Busy is the SMs' activity while a kernel's blocks are resident
+	// (warp scheduling, stalled warps polling), at the highest clock, on
+	// top of ClockedIdle; it scales with s(f) and with the fraction of
+	// the launch the SMs hold blocks (H100: 0, folded into Compute/Memory).
+	Busy    float64
+	Compute float64 // SMs issuing FP32 at peak rate at the highest clock (1.2)
+	Memory  float64 // DRAM traffic at full bandwidth (0.48)
+	// MemoryClocked is the DRAM interface and chips' background power at
+	// the highest memory clock, proportional to the memory clock (H100: 0).
+	MemoryClocked  float64
 	KneeFraction   float64 // SM clock (of the highest) below which voltage is flat (0.71)
 	MinVoltage     float64 // voltage below the knee, fraction of the top voltage (0.73)
 	VoltageExpo    float64 // shape of the voltage rise above the knee (1.5)
 	AmbientC       float64 // temperature at 0 W, °C (28)
 	TempRiseAtTDPC float64 // steady-state temperature rise at TDP, °C (37; H100: 35 °C at 127 W, 45 °C at 393 W, 65 °C at 698 W)
+	// StaticTempCoeff is the relative rise of the static power IdlePowerW
+	// per °C above the idle board's steady temperature (leakage), 1/°C
+	// (0: temperature-independent). See staticGain for why no published
+	// steady-state figure can determine it.
+	StaticTempCoeff float64
 }
 
 // DefaultPowerModel returns the provisional calibration described at
-// PowerModel.
+// PowerModel (the H100's).
 func DefaultPowerModel() PowerModel {
 	return PowerModel{
 		ClockedIdle: 0.09, Compute: 1.2, Memory: 0.48,
@@ -87,19 +106,26 @@ func (m PowerModel) clockScale(f, fmax float64) float64 {
 // so a grid that fills whole waves runs at the roofline max(F/R_c, B/R_m)
 // and one extra block costs a whole wave.
 //
-// Board power (W), with D = TDP − IdlePowerW and utilisations over the
-// launch u_c = Flops / (t · PeakFP32 · f/fmax), u_m = Bytes / (t · Bandwidth):
+// Board power (W), with D = TDP − IdlePowerW, memory clock m of the
+// highest mmax, and over the launch the utilisations
+// u_c = Flops / (t · PeakFP32 · f/fmax), u_m = Bytes / (t · Bandwidth)
+// and the SM-busy fraction u_b = (KernelMs / LaunchMs) · (mean fraction
+// of SMs holding a block, over the waves):
 //
-//	P(f) = IdlePowerW + D·s(f)·(ClockedIdle + Compute·u_c) + D·Memory·u_m
+//	P_dyn = D·s(f)·(ClockedIdle + Busy·u_b + Compute·u_c)
+//	      + D·(MemoryClocked·m/mmax + Memory·u_m)
+//	P(f)  = IdlePowerW + g·P_dyn,   g = staticGain (leakage rising with temperature)
 //
 // If P exceeds the power limit the SM clock steps down through the
-// supported clocks until it does not (as the driver's power capping does),
-// and time is recomputed at that clock.
+// clocks supported at the memory clock until it does not (as the driver's
+// power capping does), and time is recomputed at that clock.
 //
 // The SM clock f, the memory clock and the power limit are the job's
-// Settings where it gives them (see Sim.Run), else the simulator's. A
-// lower memory clock m scales the bandwidth by m / MemoryClockMHz; the
-// memory power term stays proportional to the bytes moved per second.
+// Settings where it gives them (see Sim.Run), else the simulator's; the SM
+// clock is one of the clocks supported at that memory clock
+// (Description.ClockTables). A lower memory clock m scales the bandwidth
+// by m / MemoryClockMHz and the background term MemoryClocked by m/mmax;
+// the traffic term stays proportional to the bytes moved per second.
 type Prediction struct {
 	Occupancy   occupancy.Result
 	Blocks      int // thread blocks in the grid
@@ -114,6 +140,7 @@ type Prediction struct {
 	PowerCapped bool    // the power limit lowered the clock
 	ComputeUtil float64 // u_c
 	MemoryUtil  float64 // u_m
+	BusyUtil    float64 // u_b
 	PowerW      float64 // mean board power while launching back to back
 	TempC       float64 // steady-state temperature at PowerW
 }
@@ -171,7 +198,7 @@ func (s *Sim) predict(w *backend.Work, j *backend.Job) (Prediction, error) {
 	p.MemClockMHz, p.PowerLimitW = memClock, limit
 	bandwidth := d.MemoryBandwidthGBs * float64(memClock) / float64(d.MemoryClockMHz)
 	fmax := float64(d.MaxCoreClockMHz())
-	dyn := d.TDPW - d.IdlePowerW
+	fill := smFill(p.Blocks, perWave, d.SMs)
 	eval := func(f int) {
 		ff := float64(f)
 		eff := w.Efficiency
@@ -188,13 +215,13 @@ func (s *Sim) predict(w *backend.Work, j *backend.Job) (Prediction, error) {
 		t := p.LaunchMs / 1e3
 		p.ComputeUtil = w.Flops / (t * d.PeakFP32GFLOPS * 1e9 * ff / fmax)
 		p.MemoryUtil = w.Bytes / (t * d.MemoryBandwidthGBs * 1e9)
-		m := s.power
-		p.PowerW = d.IdlePowerW + dyn*m.clockScale(ff, fmax)*(m.ClockedIdle+m.Compute*p.ComputeUtil) + dyn*m.Memory*p.MemoryUtil
+		p.BusyUtil = p.KernelMs / p.LaunchMs * fill
+		p.PowerW, p.TempC = s.power.boardPower(d, ff, float64(memClock), activity{busy: p.BusyUtil, compute: p.ComputeUtil, memory: p.MemoryUtil})
 		p.SMClockMHz = f
 	}
 	eval(clock)
 	if p.PowerW > limit {
-		for _, f := range d.CoreClocksMHz {
+		for _, f := range supportedCoreClocks(d, memClock) {
 			if f >= clock {
 				continue
 			}
@@ -205,7 +232,6 @@ func (s *Sim) predict(w *backend.Work, j *backend.Job) (Prediction, error) {
 			}
 		}
 	}
-	p.TempC = s.power.AmbientC + s.power.TempRiseAtTDPC*p.PowerW/d.TDPW
 	return p, nil
 }
 
@@ -226,9 +252,10 @@ func maxThreadsPerBlock(d *device.Description, regs int) int {
 	return 0
 }
 
-// settings resolves the job's GPU settings against the device: the SM
-// clock is the supported clock nearest to the one asked for (the lower on
-// a tie), the memory clock likewise among the supported memory clocks,
+// settings resolves the job's GPU settings against the device: the memory
+// clock is the supported memory clock nearest to the one asked for (the
+// lower on a tie), the SM clock likewise among the clocks supported at
+// that memory clock (Description.ClockTables),
 // and the power limit is taken as given. A clock outside the supported
 // range or a power limit outside [PowerLimitMinW, PowerLimitMaxW] is a
 // *launchError (NVML refuses such settings). Zero fields, and a nil
@@ -241,15 +268,25 @@ func (s *Sim) settings(j *backend.Job) (clock, memClock int, limit float64, err 
 	if st == nil {
 		return clock, memClock, limit, nil
 	}
-	if st.CoreClockMHz != 0 {
-		if clock, err = nearestClock("SM clock", st.CoreClockMHz, d.CoreClocksMHz, d.Name); err != nil {
-			return 0, 0, 0, err
-		}
-	}
 	if st.MemClockMHz != 0 {
 		if memClock, err = nearestClock("memory clock", st.MemClockMHz, d.MemoryClocksMHz, d.Name); err != nil {
 			return 0, 0, 0, err
 		}
+	}
+	table := supportedCoreClocks(d, memClock)
+	if st.CoreClockMHz != 0 {
+		what := "SM clock"
+		if memClock != d.MemoryClockMHz {
+			what = fmt.Sprintf("SM clock at memory clock %d MHz", memClock)
+		}
+		if clock, err = nearestClock(what, st.CoreClockMHz, table, d.Name); err != nil {
+			return 0, 0, 0, err
+		}
+	} else if !slices.Contains(table, clock) {
+		// The simulator's own clock is not supported at the memory clock
+		// asked for: the driver pairs the memory clock with the nearest
+		// supported SM clock.
+		clock, _ = nearestClock("SM clock", max(table[len(table)-1], min(table[0], clock)), table, d.Name)
 	}
 	if st.PowerLimitW != 0 {
 		if st.PowerLimitW < d.PowerLimitMinW || st.PowerLimitW > d.PowerLimitMaxW || math.IsNaN(st.PowerLimitW) {

@@ -235,10 +235,11 @@ type simMeter struct {
 	warmed bool
 }
 
-// idlePowerW is the model's power with a context and no work at SM clock f.
-func (s *Sim) idlePowerW(f int) float64 {
-	d := s.dev
-	return d.IdlePowerW + (d.TDPW-d.IdlePowerW)*s.power.clockScale(float64(f), float64(d.MaxCoreClockMHz()))*s.power.ClockedIdle
+// idlePowerW is the model's power with a context and no work at SM clock
+// f and memory clock mem (MHz).
+func (s *Sim) idlePowerW(f, mem int) float64 {
+	w, _ := s.power.boardPower(s.dev, float64(f), float64(mem), activity{})
+	return w
 }
 
 func (s *Sim) newSurface(key string, idleW, tempC float64) *surface {
@@ -250,7 +251,7 @@ func (s *Sim) newSurface(key string, idleW, tempC float64) *surface {
 	}
 	h := s.normal(key, "phase", 0)
 	phase := time.Duration((0.5 + 0.15*math.Max(-3, math.Min(3, h))) * float64(counterPeriod))
-	tss := func(w float64) float64 { return s.power.AmbientC + s.power.TempRiseAtTDPC*w/s.dev.TDPW }
+	tss := func(w float64) float64 { return s.power.steadyTempC(s.dev, w) }
 	return newSurface(idleW, tempC, phase, noise, tss)
 }
 
@@ -267,8 +268,8 @@ func stateKey(j *backend.Job) string {
 // Called with s.mu held.
 func (s *Sim) measureEnergy(j *backend.Job, p Prediction) (*backend.Energy, error) {
 	power := math.Min(p.PowerW*(1+s.noise/2*s.normal(j.Key, "energy", 0)), p.PowerLimitW)
-	idleW := s.idlePowerW(p.SMClockMHz)
-	tss := s.power.AmbientC + s.power.TempRiseAtTDPC*idleW/s.dev.TDPW
+	idleW := s.idlePowerW(p.SMClockMHz, p.MemClockMHz)
+	tss := s.power.steadyTempC(s.dev, idleW)
 	key := stateKey(j)
 	idle, ok := s.meter.idle[key]
 	if !ok {
@@ -284,7 +285,7 @@ func (s *Sim) measureEnergy(j *backend.Job, p Prediction) (*backend.Energy, erro
 		s.meter.idle[key] = idle
 	}
 	warm := j.Protocol != nil && j.Protocol.Warmup && !s.meter.warmed
-	start := s.power.AmbientC + s.power.TempRiseAtTDPC*power/s.dev.TDPW
+	start := s.power.steadyTempC(s.dev, power)
 	if warm {
 		start = tss
 	}
@@ -352,9 +353,10 @@ func (s *Sim) SensorCheck(o measure.SensorCheckOptions) (*measure.SensorReport, 
 		return nil, errClosed
 	}
 	d := s.dev
-	idleW := s.idlePowerW(s.clockMHz)
-	busy := math.Min(d.IdlePowerW+(d.TDPW-d.IdlePowerW)*s.power.clockScale(float64(s.clockMHz), float64(d.MaxCoreClockMHz()))*(s.power.ClockedIdle+s.power.Compute*0.75), s.powerLimitW)
-	surf := s.newSurface("sensor-check", idleW, s.power.AmbientC+s.power.TempRiseAtTDPC*idleW/d.TDPW)
+	idleW := s.idlePowerW(s.clockMHz, d.MemoryClockMHz)
+	busyW, _ := s.power.boardPower(d, float64(s.clockMHz), float64(d.MemoryClockMHz), activity{busy: 1, compute: 0.75})
+	busy := math.Min(busyW, s.powerLimitW)
+	surf := s.newSurface("sensor-check", idleW, s.power.steadyTempC(d, idleW))
 	r, err := measure.SensorCheck(surf.clk, surf, &simPulse{s: surf, w: busy}, o)
 	if err != nil {
 		return nil, err

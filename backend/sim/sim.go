@@ -10,8 +10,10 @@
 // passes: Run returns at once and reports simulated durations.
 //
 // The calibration (PowerModel, latency-hiding constants, launch overhead)
-// is provisional: fitted to a few H100 and A100 measurements, not to a
-// systematic study.
+// is provisional: fitted to a few H100 and A100 measurements and, for the
+// K20 boards, to the published K20m figures of
+// autotuning-energy-efficiency-power-capping.md Table 3.3 (calibration.go),
+// not to a systematic study.
 package sim
 
 import (
@@ -43,7 +45,7 @@ type Options struct {
 	// PowerLimitW is the enforced power limit; 0: the default. Values are
 	// clamped into [PowerLimitMinW, PowerLimitMaxW].
 	PowerLimitW float64
-	// Power overrides the power model; zero: DefaultPowerModel().
+	// Power overrides the power model; zero: PowerModelFor(device).
 	Power PowerModel
 }
 
@@ -91,7 +93,7 @@ func New(d *device.Description, opts Options) *Sim {
 	}
 	s.powerLimitW = math.Min(math.Max(s.powerLimitW, d.PowerLimitMinW), d.PowerLimitMaxW)
 	if s.power == (PowerModel{}) {
-		s.power = DefaultPowerModel()
+		s.power = PowerModelFor(d)
 	}
 	return s
 }

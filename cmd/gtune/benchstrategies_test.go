@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -61,5 +62,43 @@ func TestBenchStrategiesBadInput(t *testing.T) {
 		if code := run(args, &out, &errb); code != exitBadInput || !strings.Contains(errb.String(), "gtune:") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
 		}
+	}
+}
+
+func TestBenchStrategiesTransferPriors(t *testing.T) {
+	const hub = "../../../shared/datasets/benchmark_hub/"
+	if _, err := os.Stat(hub + "convolution_milo_A4000.json.gz"); err != nil {
+		t.Skip("benchmark_hub caches not present")
+	}
+	if slices.Contains(benchDefaultStrategies(), "transfer") {
+		t.Fatal("transfer is in the default (no-prior) strategy list")
+	}
+	var out, errb bytes.Buffer
+	// The evaluated cache is in the prior pool too: it must not be used.
+	code := run([]string{"bench-strategies", "--cache", hub + "convolution_milo_A4000.json.gz", "--spec-dir", hub + "specs",
+		"--prior-cache", hub + "convolution_milo_A4000.json.gz", "--prior-cache", hub + "convolution_milo_A6000.json.gz",
+		"--prior-cache", hub + "dedispersion_milo_A100.json.gz", "--strategy", "transfer", "--seeds", "1", "--budgets", "5",
+		"--strategy-param", "transfer.bo_evals=10", "--json"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var doc struct {
+		Problems []struct {
+			Priors []string `json:"transfer_priors"`
+		} `json:"problems"`
+		Results []struct {
+			Fraction []float64 `json:"fraction_of_optimum"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Problems) != 1 || !slices.Equal(doc.Problems[0].Priors, []string{hub + "convolution_milo_A6000.json.gz"}) {
+		t.Fatalf("priors %+v", doc.Problems)
+	}
+	// A6000's optimum is A4000's third best, 1.1% slower: the first
+	// proposal, so at least 1/1.011 of the optimum after 5.
+	if f := doc.Results[0].Fraction[0]; f < 0.989 || f > 1 {
+		t.Fatalf("fraction after 5: %v", f)
 	}
 }

@@ -1,14 +1,21 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"runtime"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/strategy"
 )
 
@@ -74,4 +81,262 @@ func declaredResources(be backend.Backend, s *spec.Spec, sp *space.Space) func(i
 		}
 		return j.Work.Registers, j.Work.SharedMemory + j.DynamicSharedBytes, nil
 	}
+}
+
+// compileProgressOver is the number of compiles above which the
+// resource provider says on stderr that it is compiling (a few hundred
+// NVRTC compiles take a minute or more).
+const compileProgressOver = 256
+
+// resourceProvider answers strategy.Options.Resources for one run: a
+// configuration's registers per thread and shared memory per thread
+// block (static + dynamic, bytes: occupancy counts both), from the first
+// of these that knows them:
+//
+//  1. a per-run in-memory cache (the table filled at the first call);
+//  2. the results database: the newest stored evaluation of the same
+//     spec hash and device (store.Previous) whose kernel was loaded
+//     (status valid, or registers reported) carries the registers and
+//     static shared memory as compiled;
+//  3. the backend, when it is a backend.ResourceReporter: Compile (in
+//     this process; NVRTC for backend/cuda), then Resources (backend/cuda
+//     loads the module in its worker and reads cuFuncGetAttribute
+//     NUM_REGS and SHARED_SIZE_BYTES, no launch; backend/sim reports its
+//     Work);
+//  4. the spec's declarations (declaredResources: Gtune.Simulation
+//     Registers and SharedMemory expressions).
+//
+// The dynamic part of shared memory is always the Job's
+// DynamicSharedBytes (KernelSpecification.SharedMemory).
+//
+// Cost: Algorithm 1 of multi-kernel-autotuning-performance-energy.md
+// needs the occupancy of every configuration to reduce the search space,
+// so the first call fills the table for the whole space at once: one
+// compile per distinct compilation (configurations differing only in GPU
+// settings such as nvml_gr_clock share one) that the database does not
+// hold, run on a pool of runtime.NumCPU() workers, each followed by one
+// cheap Resources call. Spaces needing more than compileProgressOver
+// compiles print one line of progress on stderr. Before compiling, the
+// backend is prepared with the problem's source and compiler options but
+// no arguments (backends compile against the prepared problem; the
+// arguments are allocated by the tuner's own Prepare afterwards).
+// Strategies that never ask cost nothing.
+type resourceProvider struct {
+	ctx      context.Context
+	log      io.Writer
+	be       backend.Backend
+	s        *spec.Spec
+	sp       *space.Space
+	db       *store.DB // nil: no database
+	declared func(int) (int, int, error)
+	workers  int
+
+	once    sync.Once
+	fillErr error
+	jobs    []*backend.Job
+	jobErrs []error
+	unitOf  []int // space index -> compilation unit
+	units   []*resourceUnit
+}
+
+// resourceUnit is one distinct compilation (same defines, same simulated
+// work) and what is known of its resources.
+type resourceUnit struct {
+	index       int // first space index compiled this way
+	known       bool
+	from        string // "database" | "backend"
+	regs, smem  int    // registers per thread; static shared memory per thread block, bytes
+	backendErr  error  // why the backend could not report them (nil: it was not asked)
+	fromCompile bool   // backendErr is a compiler rejection
+}
+
+// newResourceProvider makes the provider of be, s and sp; db may be nil,
+// log receives the progress line.
+func newResourceProvider(ctx context.Context, log io.Writer, be backend.Backend, s *spec.Spec, sp *space.Space, db *store.DB) *resourceProvider {
+	return &resourceProvider{
+		ctx: ctx, log: log, be: be, s: s, sp: sp, db: db,
+		declared: declaredResources(be, s, sp),
+		workers:  runtime.NumCPU(),
+	}
+}
+
+// Resources is strategy.Options.Resources: registers per thread and
+// shared memory per thread block (static + dynamic, bytes) of space
+// index i. Errors (each naming the configuration): an index outside the
+// space, a configuration the spec cannot turn into a job, or none of the
+// four sources knowing it (with the backend's reason, e.g. the compiler's
+// rejection, where it was asked); a failure to read the database is
+// returned for every index.
+func (p *resourceProvider) Resources(i int) (int, int, error) {
+	p.once.Do(p.fill)
+	if p.fillErr != nil {
+		return 0, 0, p.fillErr
+	}
+	if i < 0 || i >= len(p.jobs) {
+		return 0, 0, fmt.Errorf("configuration index %d outside the search space of %d", i, len(p.jobs))
+	}
+	if p.jobErrs[i] != nil {
+		return 0, 0, fmt.Errorf("configuration %s: %w", p.sp.Key(i), p.jobErrs[i])
+	}
+	j, u := p.jobs[i], p.units[p.unitOf[i]]
+	if u.known {
+		return u.regs, u.smem + j.DynamicSharedBytes, nil
+	}
+	if p.declared != nil {
+		return p.declared(i)
+	}
+	var why []string
+	switch {
+	case u.backendErr != nil && u.fromCompile:
+		why = append(why, "it does not compile ("+u.backendErr.Error()+")")
+	case u.backendErr != nil:
+		why = append(why, "the backend could not report them ("+u.backendErr.Error()+")")
+	default:
+		why = append(why, fmt.Sprintf("the %s backend cannot report them", p.be.Device().Backend))
+	}
+	if p.db != nil {
+		why = append(why, "the results database holds no evaluation of it with this spec on this GPU")
+	}
+	why = append(why, "and the spec declares no Gtune.Simulation.Registers expression")
+	return 0, 0, fmt.Errorf("configuration %s: registers per thread and shared memory per thread block unknown: %s", j.Key, strings.Join(why, "; "))
+}
+
+// unitKey identifies a compilation: the defines passed to the compiler
+// and, on the simulated GPU, the work it encodes.
+func unitKey(j *backend.Job) string {
+	var b strings.Builder
+	for _, d := range j.Defines {
+		fmt.Fprintf(&b, "%s=%s;", d.Name, d.Value)
+	}
+	if j.Work != nil {
+		fmt.Fprintf(&b, "%+v", *j.Work)
+	}
+	return b.String()
+}
+
+func (p *resourceProvider) fill() {
+	n := p.sp.Len()
+	p.jobs, p.jobErrs, p.unitOf = make([]*backend.Job, n), make([]error, n), make([]int, n)
+	byKey := map[string]int{}
+	for i := range n {
+		j, err := p.s.Job(p.sp.Values(i))
+		if err != nil {
+			p.jobErrs[i], p.unitOf[i] = err, -1
+			continue
+		}
+		p.jobs[i] = j
+		k := unitKey(j)
+		u, ok := byKey[k]
+		if !ok {
+			u = len(p.units)
+			byKey[k] = u
+			p.units = append(p.units, &resourceUnit{index: i})
+		}
+		p.unitOf[i] = u
+	}
+	if p.db != nil {
+		prev, err := p.db.Previous(p.s.Hash, p.be.Device().UUID)
+		if err != nil {
+			p.fillErr = fmt.Errorf("registers and shared memory from the results database: %w", err)
+			return
+		}
+		for i, j := range p.jobs {
+			if j == nil {
+				continue
+			}
+			e, ok := prev[j.Key]
+			u := p.units[p.unitOf[i]]
+			if !ok || u.known || (e.Status != string(backend.StatusValid) && e.Registers <= 0) {
+				continue
+			}
+			u.known, u.from, u.regs, u.smem = true, "database", e.Registers, e.SharedStaticBytes
+		}
+	}
+	rr, ok := p.be.(backend.ResourceReporter)
+	if !ok {
+		return
+	}
+	var todo []*resourceUnit
+	for _, u := range p.units {
+		if !u.known {
+			todo = append(todo, u)
+		}
+	}
+	if len(todo) == 0 {
+		return
+	}
+	if err := p.prepare(); err != nil {
+		for _, u := range todo {
+			u.backendErr = err
+		}
+		return
+	}
+	start := time.Now()
+	if len(todo) > compileProgressOver {
+		fmt.Fprintf(p.log, "gtune: compiling %d configurations on %d CPUs for their registers and shared memory (occupancy)...", len(todo), p.workers)
+	}
+	next := make(chan *resourceUnit)
+	var wg sync.WaitGroup
+	for range max(1, p.workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for u := range next {
+				j := p.jobs[u.index]
+				bin, err := p.be.Compile(p.ctx, j)
+				if err != nil {
+					var ce *backend.CompileError
+					u.fromCompile = errors.As(err, &ce)
+					if u.fromCompile {
+						err = errors.New(firstLine(ce.Log))
+					}
+					u.backendErr = err
+					continue
+				}
+				r, err := rr.Resources(p.ctx, j, bin)
+				if err != nil {
+					u.backendErr = err
+					continue
+				}
+				u.known, u.from, u.regs, u.smem = true, "backend", r.Registers, r.SharedStaticBytes
+			}
+		}()
+	}
+	for _, u := range todo {
+		next <- u
+	}
+	close(next)
+	wg.Wait()
+	if len(todo) > compileProgressOver {
+		fmt.Fprintf(p.log, " done in %s\n", time.Since(start).Round(100*time.Millisecond))
+	}
+}
+
+// prepare gives the backend the problem to compile against, without its
+// arguments: compiling needs only the source, kernel name and compiler
+// options, and the tuner prepares the full problem itself.
+func (p *resourceProvider) prepare() error {
+	prob, err := p.s.Problem()
+	if err != nil {
+		return err
+	}
+	prob.Args, prob.Verification = nil, nil
+	if err := p.be.Prepare(p.ctx, prob); err != nil {
+		return fmt.Errorf("preparing the backend to compile: %w", err)
+	}
+	return nil
+}
+
+// firstLine is the first non-blank line of a compiler log, at most 200
+// characters.
+func firstLine(log string) string {
+	for _, l := range strings.Split(log, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			if len(l) > 200 {
+				l = l[:200] + "..."
+			}
+			return l
+		}
+	}
+	return "compile failed"
 }

@@ -134,7 +134,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	cfg := tuner.Config{
 		Spec: s, Space: sp, Backend: be, DB: db, Objective: obj, Strategy: stratName, StrategyParams: params, Seed: f.seed,
 		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version,
-		Resources: declaredResources(be, s, sp),
+		Resources: newResourceProvider(ctx, cmd.ErrOrStderr(), be, s, sp, db).Resources,
 	}
 	// Strategies that reason about occupancy get the GPU and the launch
 	// geometry; a GPU missing from the device database stops only them.
