@@ -89,38 +89,19 @@ func LoadProblem(cachePath, specPath string) (*Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	pos := map[string]int{}
-	for j, n := range c.ParamNames {
-		pos[n] = j
-	}
-	params := sp.Params()
-	perm := make([]int, len(params))
-	for k, par := range params {
-		j, ok := pos[par.Name]
-		if !ok {
-			return nil, fmt.Errorf("benchmark: cache %s has no tunable parameter %q of spec %s", cachePath, par.Name, specPath)
-		}
-		perm[k] = j
+	entries, err := c.BySpace(sp)
+	if err != nil {
+		return nil, fmt.Errorf("benchmark: spec %s: %w", specPath, err)
 	}
 	n := sp.Len()
 	times, energy := make([]float64, n), make([]float64, n)
-	seen := make([]bool, n)
-	for i := range times {
+	missing := 0
+	for i, e := range entries {
 		times[i], energy[i] = math.NaN(), math.NaN()
-	}
-	vals := make([]any, len(params))
-	for _, e := range c.Entries {
-		if len(e.Params) != len(c.ParamNames) {
+		if e == nil {
+			missing++
 			continue
 		}
-		for k, j := range perm {
-			vals[k] = e.Params[j]
-		}
-		i, ok := sp.Lookup(cache.KeyOf(vals))
-		if !ok {
-			continue
-		}
-		seen[i] = true
 		if e.Valid() && !math.IsNaN(e.Time) {
 			times[i] = e.Time
 			if en, ok := e.Extra["energy"]; ok {
@@ -132,11 +113,7 @@ func LoadProblem(cachePath, specPath string) (*Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range seen {
-		if !s {
-			p.Missing++
-		}
-	}
+	p.Missing = missing
 	p.Path, p.Spec = cachePath, specPath
 	return p, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gtune/gtune/cache"
+	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/strategy"
 )
 
@@ -23,12 +25,17 @@ const Batch = 8
 // twice is an error naming the strategy and the seed. A transfer run
 // whose priors include p's own cache is an error (CheckPriors).
 func Run(p *Problem, name string, params map[string]any, seed uint64, evals int) ([]float64, error) {
+	var priors []strategy.PriorTimes
 	if name == TransferName {
 		if err := CheckPriors(p, priorList(params["prior"])); err != nil {
 			return nil, err
 		}
+		var err error
+		if priors, err = loadPriors(p.Space, params["prior"]); err != nil {
+			return nil, err
+		}
 	}
-	s, err := strategy.New(name, strategy.Options{Space: p.Space, Seed: seed, Params: params, Budget: evals})
+	s, err := strategy.New(name, strategy.Options{Space: p.Space, Seed: seed, Params: params, Budget: evals, Priors: priors})
 	if err != nil {
 		return nil, err
 	}
@@ -141,6 +148,32 @@ func priorList(v any) []string {
 		}
 	}
 	return priors
+}
+
+type priorKey struct {
+	sp   *space.Space
+	path string
+}
+
+// priorTimes memoises the prior caches' times: a benchmark runs many seeds
+// on one space with the same priors.
+var priorTimes sync.Map // priorKey -> []float64
+
+// loadPriors loads the prior caches that transfer's prior hyperparameter
+// v names as sp's times (strategy.LoadPriors, cache.LoadSpaceTimes),
+// each cache once per space.
+func loadPriors(sp *space.Space, v any) ([]strategy.PriorTimes, error) {
+	return strategy.LoadPriors(v, func(path string) ([]float64, error) {
+		if t, ok := priorTimes.Load(priorKey{sp, path}); ok {
+			return t.([]float64), nil
+		}
+		t, err := cache.LoadSpaceTimes(path, sp)
+		if err != nil {
+			return nil, err
+		}
+		priorTimes.Store(priorKey{sp, path}, t)
+		return t, nil
+	})
 }
 
 // Evaluate runs every strategy Seeds times on every problem, each run for

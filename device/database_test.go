@@ -195,3 +195,16 @@ func TestFromLocal(t *testing.T) {
 		t.Errorf("unknown CC: %v", err)
 	}
 }
+
+func TestLookupName(t *testing.T) {
+	d, err := LookupName(" nvidia h100 80GB HBM3 ")
+	if err != nil || d.ID != "h100_sxm" {
+		t.Fatalf("H100: %v, %v", d, err)
+	}
+	if d, err := LookupName("Tesla K20c"); err != nil || d.ID != "k20c" {
+		t.Fatalf("K20c: %v, %v", d, err)
+	}
+	if _, err := LookupName("NVIDIA GeForce RTX 4090"); err == nil || !strings.Contains(err.Error(), `"NVIDIA H100 80GB HBM3" (h100_sxm)`) {
+		t.Fatalf("unknown GPU: %v", err)
+	}
+}

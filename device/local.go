@@ -29,6 +29,21 @@ func MatchName(name string) *Description {
 	return nil
 }
 
+// LookupName is MatchName with an error: the database description of a
+// GPU by the product name its driver reports ("NVIDIA H100 80GB HBM3" is
+// h100_sxm; case and surrounding space ignored). Error: a name not in the
+// database, listing the known names with their ids.
+func LookupName(name string) (*Description, error) {
+	if d := MatchName(name); d != nil {
+		return d, nil
+	}
+	var known []string
+	for _, d := range All() {
+		known = append(known, fmt.Sprintf("%q (%s)", d.Name, d.ID))
+	}
+	return nil, fmt.Errorf("GPU %q is not in the device database (known: %s)", name, strings.Join(known, ", "))
+}
+
 // FromLocal returns the description of the local GPU: base (the database
 // file for this model; nil when there is none) with every value the driver
 // reports in info overriding it — compute capability, SM count, threads,

@@ -446,3 +446,20 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestGoValue(t *testing.T) {
+	for _, c := range []struct {
+		v    Value
+		want any
+	}{
+		{Int(16), int64(16)},
+		{Float(1.5), 1.5},
+		{Bool(true), true},
+		{Str("abc"), "abc"},
+		{List([]Value{Int(1), Str("x")}), "[1, 'x']"},
+	} {
+		if got := c.v.GoValue(); got != c.want {
+			t.Errorf("%s.GoValue() = %#v, want %#v", c.v, got, c.want)
+		}
+	}
+}

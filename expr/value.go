@@ -172,6 +172,22 @@ func (v Value) PyStr() string {
 	return v.String()
 }
 
+// GoValue gives the value as a plain Go value, for JSON and the results
+// database: int64, float64, bool or string; a list as its String().
+func (v Value) GoValue() any {
+	switch v.k {
+	case KindInt:
+		return v.i()
+	case KindFloat:
+		return v.f()
+	case KindBool:
+		return v.Truthy()
+	case KindString:
+		return v.Str()
+	}
+	return v.String()
+}
+
 // Equal is Python's ==: numbers compare by value across int, float and bool
 // (1 == 1.0 == True), strings by contents, lists element-wise; values of
 // other mixed kinds are unequal.

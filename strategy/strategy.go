@@ -53,7 +53,7 @@ type Options struct {
 	// Resources, when set, gives a configuration's registers per thread and
 	// shared memory per thread block (static + dynamic, bytes) without
 	// running it — from earlier measurements, compilation or the spec's
-	// declarations (cmd/gtune/resources.go). Occupancy-guided strategies
+	// declarations (tuner.ResourceProvider). Occupancy-guided strategies
 	// need it.
 	Resources func(index int) (registers, sharedMemory int, err error)
 	// Device describes the GPU for strategies that reason about it (e.g.
@@ -61,6 +61,9 @@ type Options struct {
 	Device any
 	// Budget is the number of evaluations the run allows (0: unknown).
 	Budget int
+	// Priors are the kernel's times on other GPUs, for strategies that
+	// learn from them (transfer), loaded by the caller; may be nil.
+	Priors []PriorTimes
 }
 
 // Factory makes a strategy; it returns an error for bad hyperparameters.

@@ -6,10 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-
-	"github.com/gtune/gtune/cache"
-	"github.com/gtune/gtune/space"
 )
 
 func init() { Register("transfer", newTransfer) }
@@ -38,20 +34,24 @@ func init() { Register("transfer", newTransfer) }
 // per prior device and random_initial uniform ones, so that the model
 // sees how far this device departs from the priors).
 //
+// The prior tuning results are data, Options.Priors (required): the
+// times of the same kernel on other GPUs, one PriorTimes per prior device,
+// which the caller loads (from Kernel Tuner caches: cache.LoadSpaceTimes).
+//
 // Hyperparameters: those of bayes_opt (but initial_samples default 5,
 // stall default 60), and
-//   - prior: the prior tuning results, Kernel Tuner cache files (.json or
-//     .json.gz) of the same kernel on other GPUs: a list of paths or one
-//     string of paths separated by commas (required). Their tunable
-//     parameters must include every parameter of the space; configurations
-//     of the space a cache lacks count as failed there.
+//   - prior: where the callers load Options.Priors from, Kernel Tuner
+//     cache files (.json or .json.gz) of the same kernel on other GPUs: a
+//     list of paths or one string of paths separated by commas
+//     (PriorPaths). Their tunable parameters must include every parameter
+//     of the space; configurations of the space a cache lacks count as
+//     failed there.
 //   - prior_candidates: configurations of best mean prior rank in each
 //     candidate set (default 200)
 //   - random_initial: uniformly sampled configurations in the initial
 //     design (default 3)
 func newTransfer(o Options) (Strategy, error) {
 	params := map[string]any{}
-	var paths []string
 	priorCands := 200
 	h, err := newHyper("transfer", o.Params, "initial_samples", "candidates", "top", "xi", "max_points", "bo_evals", "refit", "stall", "scaling", "ard", "design", "acquisition", "kappa", "prior", "prior_candidates", "random_initial")
 	if err != nil {
@@ -60,8 +60,9 @@ func newTransfer(o Options) (Strategy, error) {
 	for k, v := range o.Params {
 		switch k {
 		case "prior":
-			paths, err = priorPaths(v)
-			if err != nil {
+			// Loaded by the caller into o.Priors; only its form is
+			// checked here.
+			if _, err = PriorPaths(v); err != nil {
 				return nil, err
 			}
 		case "prior_candidates", "random_initial":
@@ -74,7 +75,7 @@ func newTransfer(o Options) (Strategy, error) {
 	if h.err != nil {
 		return nil, h.err
 	}
-	if len(paths) == 0 {
+	if len(o.Priors) == 0 {
 		return nil, errorf("transfer: hyperparameter prior is required: Kernel Tuner cache files of the same kernel on other GPUs")
 	}
 	if _, ok := params["initial_samples"]; !ok {
@@ -93,20 +94,50 @@ func newTransfer(o Options) (Strategy, error) {
 	b.name = "transfer"
 	b.priorCands = priorCands
 	b.nRandomInit = nRandom
-	for _, p := range paths {
-		f, err := priorFeature(o.Space, p)
-		if err != nil {
-			return nil, err
+	for _, p := range o.Priors {
+		if len(p.TimesMs) != o.Space.Len() {
+			return nil, errorf("transfer: prior %s has %d times for a search space of %d configurations", p.Source, len(p.TimesMs), o.Space.Len())
 		}
-		b.prior = append(b.prior, f)
+		b.prior = append(b.prior, priorFeature(p.TimesMs))
 	}
 	b.priorOrder = meanRankOrder(b.prior)
 	return b, nil
 }
 
-// priorPaths reads the prior hyperparameter: a list of strings or one
-// comma-separated string.
-func priorPaths(v any) ([]string, error) {
+// PriorTimes are the tuning results of the kernel on one prior device
+// (transfer): its time (ms) of each configuration of the search space,
+// by space index (TimesMs has Space.Len() elements), NaN where the
+// configuration failed, has no positive time or is missing there.
+type PriorTimes struct {
+	Source  string    // where the times come from, e.g. the cache file's path
+	TimesMs []float64 // per space index, ms; NaN: failed or missing
+}
+
+// LoadPriors makes transfer's Options.Priors from its prior hyperparameter
+// v (PriorPaths): load gives the times (ms) of the search space's
+// configurations in one cache file (cache.LoadSpaceTimes over the space).
+// A v of another form loads nothing (New says what is wrong with it).
+// Error: the first path load fails for, with load's error.
+func LoadPriors(v any, load func(path string) ([]float64, error)) ([]PriorTimes, error) {
+	paths, err := PriorPaths(v)
+	if err != nil {
+		return nil, nil
+	}
+	var out []PriorTimes
+	for _, path := range paths {
+		t, err := load(path)
+		if err != nil {
+			return nil, errorf("transfer: prior %w", err)
+		}
+		out = append(out, PriorTimes{Source: path, TimesMs: t})
+	}
+	return out, nil
+}
+
+// PriorPaths reads transfer's prior hyperparameter: a list of strings or
+// one comma-separated string of Kernel Tuner cache paths. Error: any
+// other form.
+func PriorPaths(v any) ([]string, error) {
 	var out []string
 	switch x := v.(type) {
 	case string:
@@ -131,28 +162,10 @@ func priorPaths(v any) ([]string, error) {
 	return out, nil
 }
 
-type priorKey struct {
-	sp   *space.Space
-	path string
-}
-
-// priorFeatures memoises priorFeature: a benchmark runs many seeds on one
-// space with the same priors.
-var priorFeatures sync.Map // priorKey -> []float64
-
-// priorFeature reads a Kernel Tuner cache and gives each configuration of
-// sp its normalised log time there (see transfer), 1 where it failed or is
-// missing. Errors: unreadable cache, a parameter of sp the cache lacks, no
-// valid time of sp's configurations in it.
-func priorFeature(sp *space.Space, path string) ([]float64, error) {
-	key := priorKey{sp, path}
-	if f, ok := priorFeatures.Load(key); ok {
-		return f.([]float64), nil
-	}
-	t, err := PriorTimes(sp, path)
-	if err != nil {
-		return nil, err
-	}
+// priorFeature gives each configuration its normalised log time on a
+// prior device (see transfer) from its times t (ms), 1 where it failed or
+// is missing.
+func priorFeature(t []float64) []float64 {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, v := range t {
 		if !math.IsNaN(v) {
@@ -168,54 +181,7 @@ func priorFeature(sp *space.Space, path string) ([]float64, error) {
 			f[i] = (math.Log(v) - lo) / (hi - lo)
 		}
 	}
-	priorFeatures.Store(key, f)
-	return f, nil
-}
-
-// PriorTimes reads the Kernel Tuner cache at path and gives the time (ms)
-// of each configuration of sp in it, NaN where the configuration failed,
-// has no positive time or is missing. Errors: unreadable cache, a tunable
-// parameter of sp the cache lacks (naming both), no valid time.
-func PriorTimes(sp *space.Space, path string) ([]float64, error) {
-	c, err := cache.Load(path)
-	if err != nil {
-		return nil, fmt.Errorf("strategy transfer: prior %w", err)
-	}
-	pos := map[string]int{}
-	for j, n := range c.ParamNames {
-		pos[n] = j
-	}
-	params := sp.Params()
-	perm := make([]int, len(params))
-	for k, par := range params {
-		j, ok := pos[par.Name]
-		if !ok {
-			return nil, errorf("transfer: prior cache %s has no tunable parameter %q of the search space", path, par.Name)
-		}
-		perm[k] = j
-	}
-	t := make([]float64, sp.Len())
-	for i := range t {
-		t[i] = math.NaN()
-	}
-	vals := make([]any, len(params))
-	valid := 0
-	for _, e := range c.Entries {
-		if len(e.Params) != len(c.ParamNames) || !e.Valid() || !(e.Time > 0) {
-			continue
-		}
-		for k, j := range perm {
-			vals[k] = e.Params[j]
-		}
-		if i, ok := sp.Lookup(cache.KeyOf(vals)); ok {
-			t[i] = e.Time
-			valid++
-		}
-	}
-	if valid == 0 {
-		return nil, errorf("transfer: prior cache %s has no valid time for a configuration of the search space", path)
-	}
-	return t, nil
+	return f
 }
 
 // meanRankOrder gives the configurations sorted by their mean rank over

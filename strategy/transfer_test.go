@@ -3,8 +3,6 @@ package strategy
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,35 +11,17 @@ import (
 	"github.com/gtune/gtune/space"
 )
 
-// writeBowlCache writes a Kernel Tuner cache of the bowl space (bowl in
-// search_test.go) whose times are f(x, y, z); configurations for which f
-// is NaN are recorded as failed, and those with skip true are left out.
-func writeBowlCache(t *testing.T, sp *space.Space, name string, f func(x, y, z float64) float64, skip func(i int) bool) string {
-	t.Helper()
-	var b strings.Builder
-	b.WriteString(`{"device_name": "test", "kernel_name": "bowl", "tune_params_keys": ["x", "y", "z"], ` +
-		`"tune_params": {"x": [0,1,2,3,4,5,6,7,8,9], "y": [0,1,2,3,4,5,6,7,8,9], "z": [0,1,2,3,4]}, "objective": "time", "cache": {`)
-	first := true
-	for i := 0; i < sp.Len(); i++ {
-		if skip != nil && skip(i) {
-			continue
-		}
+// bowlPrior is a prior device's times of the bowl space (bowl in
+// search_test.go): f(x, y, z) ms; configurations for which f is NaN
+// failed there, and those with skip true are missing (NaN too).
+func bowlPrior(sp *space.Space, name string, f func(x, y, z float64) float64, skip func(i int) bool) PriorTimes {
+	p := PriorTimes{Source: name, TimesMs: make([]float64, sp.Len())}
+	for i := range p.TimesMs {
 		ix := sp.Indexes(i)
-		v := f(float64(ix[0]), float64(ix[1]), float64(ix[2]))
-		if !first {
-			b.WriteString(", ")
+		p.TimesMs[i] = f(float64(ix[0]), float64(ix[1]), float64(ix[2]))
+		if skip != nil && skip(i) {
+			p.TimesMs[i] = math.NaN()
 		}
-		first = false
-		tm := fmt.Sprint(v)
-		if math.IsNaN(v) {
-			tm = `"CompilationFailedConfig"`
-		}
-		fmt.Fprintf(&b, `"%d,%d,%d": {"x": %d, "y": %d, "z": %d, "time": %s}`, ix[0], ix[1], ix[2], ix[0], ix[1], ix[2], tm)
-	}
-	b.WriteString("}}")
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
 	}
 	return p
 }
@@ -53,24 +33,19 @@ func TestPriorFeatureAndDesign(t *testing.T) {
 	fail, _ := sp.IndexOf([]int32{0, 0, 0})
 	miss, _ := sp.IndexOf([]int32{9, 9, 4})
 	popt, _ := sp.IndexOf([]int32{6, 3, 1})
-	prior := writeBowlCache(t, sp, "bowl_prior.json", func(x, y, z float64) float64 {
+	prior := bowlPrior(sp, "bowl_prior.json", func(x, y, z float64) float64 {
 		if x == 0 && y == 0 && z == 0 {
 			return math.NaN()
 		}
 		return 2 * ((x-6)*(x-6) + (y-3)*(y-3) + (z-1)*(z-1) + 1)
 	}, func(i int) bool { return i == miss })
 
-	times, err := PriorTimes(sp, prior)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Reading such times from a Kernel Tuner cache: cache.TestSpaceTimes.
+	times := prior.TimesMs
 	if !math.IsNaN(times[fail]) || !math.IsNaN(times[miss]) || times[popt] != 2 {
 		t.Fatalf("times: failed %v, missing %v, optimum %v", times[fail], times[miss], times[popt])
 	}
-	f, err := priorFeature(sp, prior)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := priorFeature(times)
 	// The worst valid time is at (0, 9, 4): 2·(36+36+9+1) = 164.
 	worst, _ := sp.IndexOf([]int32{0, 9, 4})
 	if f[popt] != 0 || f[worst] != 1 || f[fail] != 1 || f[miss] != 1 {
@@ -81,7 +56,8 @@ func TestPriorFeatureAndDesign(t *testing.T) {
 		t.Fatalf("feature of (6,3,2) %v, want %v", f[one], want)
 	}
 
-	s, err := New("transfer", Options{Space: sp, Seed: 1, Params: map[string]any{"prior": []any{prior}, "initial_samples": 4, "random_initial": 1}})
+	s, err := New("transfer", Options{Space: sp, Seed: 1, Params: map[string]any{"prior": []any{prior.Source}, "initial_samples": 4, "random_initial": 1},
+		Priors: []PriorTimes{prior}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,10 +89,11 @@ func TestPriorFeatureAndDesign(t *testing.T) {
 
 func TestTransferSearchAndErrors(t *testing.T) {
 	sp, eval := bowl(t)
-	prior := writeBowlCache(t, sp, "a.json", func(x, y, z float64) float64 { return 1 + x + y + z }, nil)
+	prior := bowlPrior(sp, "a.json", func(x, y, z float64) float64 { return 1 + x + y + z }, nil)
+	priors := []PriorTimes{prior}
 	// Exhausts the space without a repeat, and is deterministic per seed.
 	run := func(seed uint64, budget int) []int {
-		s, err := New("transfer", Options{Space: sp, Seed: seed, Params: map[string]any{"prior": prior, "bo_evals": 40}})
+		s, err := New("transfer", Options{Space: sp, Seed: seed, Params: map[string]any{"prior": prior.Source, "bo_evals": 40}, Priors: priors})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,27 +115,34 @@ func TestTransferSearchAndErrors(t *testing.T) {
 	}
 	for _, bad := range []struct {
 		params map[string]any
+		priors []PriorTimes
 		want   string
 	}{
-		{nil, "prior is required"},
-		{map[string]any{"prior": 3}, "want a list of cache file paths"},
-		{map[string]any{"prior": []any{"/no/such/cache.json"}}, "/no/such/cache.json"},
-		{map[string]any{"prior": prior, "random_initial": -1}, "random_initial = -1"},
-		{map[string]any{"prior": prior, "xi": -1}, "strategy transfer: hyperparameter xi"},
-		{map[string]any{"prior": prior, "nope": 1}, `transfer has no hyperparameter "nope"`},
+		{nil, nil, "prior is required"},
+		{map[string]any{"prior": 3}, priors, "want a list of cache file paths"},
+		{map[string]any{"prior": prior.Source, "random_initial": -1}, priors, "random_initial = -1"},
+		{map[string]any{"prior": prior.Source, "xi": -1}, priors, "strategy transfer: hyperparameter xi"},
+		{map[string]any{"prior": prior.Source, "nope": 1}, priors, `transfer has no hyperparameter "nope"`},
+		{nil, []PriorTimes{{Source: "short.json", TimesMs: []float64{1}}}, "prior short.json has 1 times for a search space of"},
 	} {
-		_, err := New("transfer", Options{Space: sp, Params: bad.params})
+		_, err := New("transfer", Options{Space: sp, Params: bad.params, Priors: bad.priors})
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%v: err = %v, want %q", bad.params, err, bad.want)
 		}
 	}
-	// A prior without a parameter of the space.
-	other, err := space.Build([]space.Param{{Name: "w", Values: []expr.Value{expr.Int(0), expr.Int(1)}}}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
+	// Loading: a cache that cannot be read names itself (its matching to
+	// the space: cache.TestSpaceTimes); another form of prior loads
+	// nothing.
+	_, err := LoadPriors([]any{"/no/such/cache.json"}, func(path string) ([]float64, error) { return nil, fmt.Errorf("open %s: no such file", path) })
+	if err == nil || !strings.Contains(err.Error(), "/no/such/cache.json") || !strings.HasPrefix(err.Error(), "strategy transfer: prior ") {
+		t.Errorf("missing prior: err = %v", err)
 	}
-	if _, err := New("transfer", Options{Space: other, Params: map[string]any{"prior": prior}}); err == nil || !strings.Contains(err.Error(), `no tunable parameter "w"`) {
-		t.Errorf("foreign prior: err = %v", err)
+	got, err := LoadPriors("a.json, b.json", func(path string) ([]float64, error) { return []float64{float64(len(path))}, nil })
+	if err != nil || len(got) != 2 || got[1].Source != "b.json" || got[1].TimesMs[0] != 6 {
+		t.Errorf("LoadPriors: %+v, %v", got, err)
+	}
+	if got, err := LoadPriors(3, nil); got != nil || err != nil {
+		t.Errorf("LoadPriors(3): %v, %v", got, err)
 	}
 }
 

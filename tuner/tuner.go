@@ -48,6 +48,9 @@ type Config struct {
 	// occupancy (strategy.Options); both may be nil.
 	Resources func(index int) (registers, sharedMemory int, err error)
 	Device    any
+	// Priors are handed to strategies that learn from other GPUs'
+	// results (strategy.Options.Priors: transfer); may be nil.
+	Priors []strategy.PriorTimes
 	// MaxEvals bounds the configurations considered (evaluated or reused);
 	// 0 means no bound beyond the spec's Budget.
 	MaxEvals int
@@ -137,7 +140,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	}
 	strat, err := strategy.New(c.Strategy, strategy.Options{
 		Space: c.Space, Seed: c.Seed, Params: c.StrategyParams, Budget: maxEvals,
-		Resources: c.Resources, Device: c.Device,
+		Resources: c.Resources, Device: c.Device, Priors: c.Priors,
 	})
 	if err != nil {
 		return nil, &ConfigError{err}
@@ -480,26 +483,9 @@ func params(sp *space.Space, cfg []expr.Value) []store.Param {
 	ps := sp.Params()
 	out := make([]store.Param, len(ps))
 	for i, p := range ps {
-		out[i] = store.Param{Name: p.Name, Value: GoValue(cfg[i])}
+		out[i] = store.Param{Name: p.Name, Value: cfg[i].GoValue()}
 	}
 	return out
-}
-
-// GoValue converts an expression value to a plain Go value for JSON.
-func GoValue(v expr.Value) any {
-	switch v.Kind() {
-	case expr.KindInt:
-		i, _ := v.Int()
-		return i
-	case expr.KindFloat:
-		f, _ := v.Float()
-		return f
-	case expr.KindBool:
-		return v.Truthy()
-	case expr.KindString:
-		return v.Str()
-	}
-	return v.String()
 }
 
 func sortBest(sum *Summary) {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/tuner"
 )
@@ -63,7 +64,8 @@ func exitCode(err error) int {
 	var ie inputError
 	var se *spec.Error
 	var ce *tuner.ConfigError
-	if errors.As(err, &ie) || errors.As(err, &se) || errors.As(err, &ce) {
+	var ge *gpuctl.InputError
+	if errors.As(err, &ie) || errors.As(err, &se) || errors.As(err, &ce) || errors.As(err, &ge) {
 		return exitBadInput
 	}
 	return exitRuntime

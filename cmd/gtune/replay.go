@@ -166,6 +166,10 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 	}
 	defer db.Close()
 
+	priors, err := transferPriors(stratName, params, sp)
+	if err != nil {
+		return err
+	}
 	var reps []replayRepeat
 	for i := 0; i < f.repeats; i++ {
 		r, err := cache.NewReplay(c, sp)
@@ -175,7 +179,7 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 		seed := f.seed + uint64(i)
 		sum, err := tuner.Run(ctx, tuner.Config{
 			Spec: s, Space: sp, Backend: r, DB: db, Objective: obj, Strategy: stratName, StrategyParams: params,
-			Seed: seed, MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Clock: r.Charged,
+			Seed: seed, MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Clock: r.Charged, Priors: priors,
 			// Every repeat starts from nothing, and one compile worker
 			// keeps the strategy's view of outstanding results the same
 			// on every machine, so that a seed replays identically.

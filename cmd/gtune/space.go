@@ -10,7 +10,6 @@ import (
 
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
-	"github.com/gtune/gtune/tuner"
 )
 
 func newSpaceCmd() *cobra.Command {
@@ -45,7 +44,7 @@ func newSpaceCmd() *cobra.Command {
 					for i := range cfgs {
 						m := map[string]any{}
 						for j, v := range sp.Values(i) {
-							m[sp.Params()[j].Name] = tuner.GoValue(v)
+							m[sp.Params()[j].Name] = v.GoValue()
 						}
 						cfgs[i] = m
 					}
@@ -93,7 +92,7 @@ func paramDoc(sp *space.Space) []map[string]any {
 	for _, p := range sp.Params() {
 		vals := make([]any, len(p.Values))
 		for i, v := range p.Values {
-			vals[i] = tuner.GoValue(v)
+			vals[i] = v.GoValue()
 		}
 		ps = append(ps, map[string]any{"name": p.Name, "values": vals})
 	}

@@ -18,8 +18,11 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/strategy"
@@ -33,7 +36,7 @@ type tuneFlags struct {
 	timeLimit                                   time.Duration
 	asJSON, fresh, noProgress, energy           bool
 	seed                                        uint64
-	gpu                                         gpuFlags
+	gpu                                         gpuctl.Options
 }
 
 func newTuneCmd() *cobra.Command {
@@ -89,7 +92,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if f.timeLimit < 0 {
 		return badInput("--time-limit must be ≥ 0, got %s", f.timeLimit)
 	}
-	if err := gpuPreflight(s, f.gpu, simulatedBackend(f.backend)); err != nil {
+	if err := gpuctl.Preflight(s, f.gpu, simulatedBackend(f.backend)); err != nil {
 		return err
 	}
 	sp, err := s.BuildSpace()
@@ -113,18 +116,19 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return err
 	}
 	defer be.Close()
-	// GPU settings (gpusettings.go): parameters added, checked, applied
-	// from this process before each Run and restored by the deferred close.
-	gr, err := setupGPU(ctx, cmd.ErrOrStderr(), cmd.OutOrStdout(), s, sp, be, f.gpu, db.Path())
+	// GPU settings (gpuctl.Setup): parameters added, checked, applied
+	// from this process before each Run and restored by the deferred Close.
+	gr, err := gpuctl.Setup(ctx, cmd.ErrOrStderr(), s, sp, be, f.gpu, db.Path())
 	if err != nil {
 		return err
 	}
-	defer gr.close()
+	defer gr.Close()
 	if gr != nil {
-		if gr.done {
+		if p := gr.Plan(); p != nil {
+			printPlan(cmd.OutOrStdout(), p)
 			return nil
 		}
-		sp = gr.space
+		sp = gr.Space()
 	}
 
 	params, err := strategyParams(s, f.strategyParams)
@@ -134,16 +138,19 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	cfg := tuner.Config{
 		Spec: s, Space: sp, Backend: be, DB: db, Objective: obj, Strategy: stratName, StrategyParams: params, Seed: f.seed,
 		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version,
-		Resources: newResourceProvider(ctx, cmd.ErrOrStderr(), be, s, sp, db).Resources,
+		Resources: tuner.NewResourceProvider(ctx, cmd.ErrOrStderr(), be, s, sp, db).Resources,
 	}
 	// Strategies that reason about occupancy get the GPU and the launch
 	// geometry; a GPU missing from the device database stops only them.
-	if t, err := occupancyTarget(be, s, sp); err == nil {
+	if t, err := tuner.OccupancyTarget(be, s, sp); err == nil {
 		cfg.Device = t
 	} else if strings.HasPrefix(stratName, "occupancy") {
 		return badInput("strategy %s: %v", stratName, err)
 	}
-	cfg.Backend = gr.wrap(be)
+	if cfg.Priors, err = transferPriors(stratName, params, sp); err != nil {
+		return err
+	}
+	cfg.Backend = gr.Wrap(be)
 	if !f.noProgress {
 		cfg.Progress = newProgress(cmd.ErrOrStderr(), obj)
 	}
@@ -179,6 +186,20 @@ func resolveStrategy(s *spec.Spec, flag string) (string, error) {
 		return "", badInput("unknown strategy %q (valid: %s)", name, strings.Join(strategy.Names(), ", "))
 	}
 	return name, nil
+}
+
+// transferPriors loads the transfer strategy's prior caches (its prior
+// hyperparameter) as sp's times; nil for other strategies. A load error
+// is bad input.
+func transferPriors(stratName string, params map[string]any, sp *space.Space) ([]strategy.PriorTimes, error) {
+	if stratName != "transfer" {
+		return nil, nil
+	}
+	priors, err := strategy.LoadPriors(params["prior"], func(path string) ([]float64, error) { return cache.LoadSpaceTimes(path, sp) })
+	if err != nil {
+		return nil, inputError{err}
+	}
+	return priors, nil
 }
 
 // strategyParams merges the spec's Search.Attributes with --strategy-param
@@ -231,7 +252,7 @@ func openBackend(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) 
 		if err := cuda.Available(); err != nil {
 			return nil, fmt.Errorf("--backend cuda: %w", err)
 		}
-		return cuda.Open(ctx, f.device, cuda.Options{AllowSettings: f.gpu.allow && !f.gpu.dryRun})
+		return cuda.Open(ctx, f.device, cuda.Options{AllowSettings: f.gpu.Allow && !f.gpu.DryRun})
 	case "sim":
 		return openSim(s, f)
 	case "auto":
@@ -243,7 +264,7 @@ func openBackend(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) 
 			fmt.Fprintf(log, "gtune: no CUDA driver here; tuning on the simulated GPU %s (--backend cuda says why)\n", b.Device().Name)
 			return b, nil
 		}
-		return cuda.Open(ctx, f.device, cuda.Options{AllowSettings: f.gpu.allow && !f.gpu.dryRun})
+		return cuda.Open(ctx, f.device, cuda.Options{AllowSettings: f.gpu.Allow && !f.gpu.DryRun})
 	default:
 		return nil, badInput("unknown backend %q (valid: auto, cuda, sim)", f.backend)
 	}

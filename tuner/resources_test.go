@@ -1,4 +1,4 @@
-package main
+package tuner
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 )
 
 // countingSim is the simulated GPU with a count of its Compile calls. It
-// is not a *sim.Sim, so the cmd treats it as a real GPU (declarations
-// are required there); it is a backend.ResourceReporter through the
+// is not a *sim.Sim, so the provider treats it as a real GPU
+// (declarations are required there); it is a backend.ResourceReporter through the
 // embedded Sim.
 type countingSim struct {
 	*sim.Sim
@@ -55,7 +55,7 @@ func (p plainSim) Close() error { return p.s.Close() }
 // (declared) or removed.
 func resourcesSpec(t *testing.T, declareRegisters bool) (*spec.Spec, *space.Space) {
 	t.Helper()
-	b, err := os.ReadFile("../../tuner/testdata/spec.json")
+	b, err := os.ReadFile("testdata/spec.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func resourcesSpec(t *testing.T, declareRegisters bool) (*spec.Spec, *space.Spac
 	}
 	ks := d["KernelSpecification"].(map[string]any)
 	ks["SharedMemory"] = "8*work_per_thread"
-	abs, err := filepath.Abs("../../tuner/testdata/kernel.cu")
+	abs, err := filepath.Abs("testdata/kernel.cu")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func job(t *testing.T, s *spec.Spec, sp *space.Space, i int) *backend.Job {
 func TestResourcesFromTheBackend(t *testing.T) {
 	s, sp := resourcesSpec(t, true)
 	be := &countingSim{Sim: h100Sim(t)}
-	p := newResourceProvider(context.Background(), &strings.Builder{}, be, s, sp, nil)
+	p := NewResourceProvider(context.Background(), &strings.Builder{}, be, s, sp, nil)
 	failed := 0
 	for pass := range 2 {
 		for i := range sp.Len() {
@@ -185,7 +185,7 @@ func TestResourcesFromTheDatabase(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := newResourceProvider(context.Background(), &strings.Builder{}, be, s, sp, db)
+	p := NewResourceProvider(context.Background(), &strings.Builder{}, be, s, sp, db)
 	for i := range sp.Len() {
 		regs, smem, err := p.Resources(i)
 		if err != nil {
@@ -216,7 +216,7 @@ func TestResourcesFromTheDatabase(t *testing.T) {
 		}
 	}
 	be2 := &countingSim{Sim: h100Sim(t)}
-	p2 := newResourceProvider(context.Background(), &strings.Builder{}, be2, s, sp, db)
+	p2 := NewResourceProvider(context.Background(), &strings.Builder{}, be2, s, sp, db)
 	for i := range sp.Len() {
 		regs, _, err := p2.Resources(i)
 		if err != nil || (!stored[i] && regs != 200) || (stored[i] && regs != 100+i) {
@@ -233,7 +233,7 @@ func TestResourcesFromTheDatabase(t *testing.T) {
 func TestResourcesDeclared(t *testing.T) {
 	s, sp := resourcesSpec(t, true)
 	be := plainSim{h100Sim(t)}
-	p := newResourceProvider(context.Background(), &strings.Builder{}, be, s, sp, nil)
+	p := NewResourceProvider(context.Background(), &strings.Builder{}, be, s, sp, nil)
 	for i := range sp.Len() {
 		regs, smem, err := p.Resources(i)
 		j := job(t, s, sp, i)
@@ -253,7 +253,7 @@ func TestResourcesUnknownNamesTheConfiguration(t *testing.T) {
 	// A reporting backend: only the configurations that do not compile
 	// are unknown.
 	be := &countingSim{Sim: h100Sim(t)}
-	p := newResourceProvider(context.Background(), &strings.Builder{}, be, s, sp, nil)
+	p := NewResourceProvider(context.Background(), &strings.Builder{}, be, s, sp, nil)
 	var bad []string
 	for i := range sp.Len() {
 		regs, _, err := p.Resources(i)
@@ -279,7 +279,7 @@ func TestResourcesUnknownNamesTheConfiguration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	p = newResourceProvider(context.Background(), &strings.Builder{}, plainSim{h100Sim(t)}, s, sp, db)
+	p = NewResourceProvider(context.Background(), &strings.Builder{}, plainSim{h100Sim(t)}, s, sp, db)
 	_, _, err = p.Resources(5)
 	want := "configuration " + sp.Key(5) + ": registers per thread and shared memory per thread block unknown: the sim backend cannot report them; " +
 		"the results database holds no evaluation of it with this spec on this GPU; and the spec declares no Gtune.Simulation.Registers expression"

@@ -1,4 +1,4 @@
-package main
+package tuner
 
 import (
 	"context"
@@ -19,34 +19,21 @@ import (
 	"github.com/gtune/gtune/strategy"
 )
 
-// matchDevice finds the device-database entry of a GPU by the product
-// name its driver reports ("NVIDIA H100 80GB HBM3" is h100_sxm); case and
-// surrounding space are ignored. An unknown name is an error listing the
-// known ones.
-func matchDevice(name string) (*device.Description, error) {
-	want := strings.ToLower(strings.TrimSpace(name))
-	var known []string
-	for _, d := range device.All() {
-		if strings.ToLower(d.Name) == want {
-			return d, nil
-		}
-		known = append(known, fmt.Sprintf("%q (%s)", d.Name, d.ID))
-	}
-	return nil, fmt.Errorf("GPU %q is not in the device database (known: %s)", name, strings.Join(known, ", "))
-}
-
-// occupancyTarget gives the occupancy-guided strategies the GPU's
+// OccupancyTarget gives the occupancy-guided strategies the GPU's
 // description (the simulated GPU's own, or the database entry matching
-// the real GPU's name) and each configuration's launch geometry from the
-// spec.
-func occupancyTarget(be backend.Backend, s *spec.Spec, sp *space.Space) (*strategy.Target, error) {
+// the real GPU's name, device.LookupName) and each configuration's launch
+// geometry from the spec: threads per thread block and thread blocks in
+// the grid. Errors: a real GPU whose name is not in the device database
+// (listing the known ones); a configuration the spec cannot turn into a
+// job is an error of the Geometry call.
+func OccupancyTarget(be backend.Backend, s *spec.Spec, sp *space.Space) (*strategy.Target, error) {
 	var d *device.Description
 	if sb, ok := be.(*sim.Sim); ok {
 		desc := sb.Description()
 		d = &desc
 	} else {
 		var err error
-		if d, err = matchDevice(be.Device().Name); err != nil {
+		if d, err = device.LookupName(be.Device().Name); err != nil {
 			return nil, err
 		}
 	}
@@ -88,7 +75,8 @@ func declaredResources(be backend.Backend, s *spec.Spec, sp *space.Space) func(i
 // NVRTC compiles take a minute or more).
 const compileProgressOver = 256
 
-// resourceProvider answers strategy.Options.Resources for one run: a
+// ResourceProvider answers strategy.Options.Resources (Config.Resources)
+// for one run: a
 // configuration's registers per thread and shared memory per thread
 // block (static + dynamic, bytes: occupancy counts both), from the first
 // of these that knows them:
@@ -121,7 +109,7 @@ const compileProgressOver = 256
 // no arguments (backends compile against the prepared problem; the
 // arguments are allocated by the tuner's own Prepare afterwards).
 // Strategies that never ask cost nothing.
-type resourceProvider struct {
+type ResourceProvider struct {
 	ctx      context.Context
 	log      io.Writer
 	be       backend.Backend
@@ -150,10 +138,11 @@ type resourceUnit struct {
 	fromCompile bool   // backendErr is a compiler rejection
 }
 
-// newResourceProvider makes the provider of be, s and sp; db may be nil,
-// log receives the progress line.
-func newResourceProvider(ctx context.Context, log io.Writer, be backend.Backend, s *spec.Spec, sp *space.Space, db *store.DB) *resourceProvider {
-	return &resourceProvider{
+// NewResourceProvider makes the provider of be, s and sp; db may be nil
+// (no database), log receives the progress line. It does no work until
+// the first Resources call.
+func NewResourceProvider(ctx context.Context, log io.Writer, be backend.Backend, s *spec.Spec, sp *space.Space, db *store.DB) *ResourceProvider {
+	return &ResourceProvider{
 		ctx: ctx, log: log, be: be, s: s, sp: sp, db: db,
 		declared: declaredResources(be, s, sp),
 		workers:  runtime.NumCPU(),
@@ -167,7 +156,7 @@ func newResourceProvider(ctx context.Context, log io.Writer, be backend.Backend,
 // four sources knowing it (with the backend's reason, e.g. the compiler's
 // rejection, where it was asked); a failure to read the database is
 // returned for every index.
-func (p *resourceProvider) Resources(i int) (int, int, error) {
+func (p *ResourceProvider) Resources(i int) (int, int, error) {
 	p.once.Do(p.fill)
 	if p.fillErr != nil {
 		return 0, 0, p.fillErr
@@ -214,7 +203,7 @@ func unitKey(j *backend.Job) string {
 	return b.String()
 }
 
-func (p *resourceProvider) fill() {
+func (p *ResourceProvider) fill() {
 	n := p.sp.Len()
 	p.jobs, p.jobErrs, p.unitOf = make([]*backend.Job, n), make([]error, n), make([]int, n)
 	byKey := map[string]int{}
@@ -315,7 +304,7 @@ func (p *resourceProvider) fill() {
 // prepare gives the backend the problem to compile against, without its
 // arguments: compiling needs only the source, kernel name and compiler
 // options, and the tuner prepares the full problem itself.
-func (p *resourceProvider) prepare() error {
+func (p *ResourceProvider) prepare() error {
 	prob, err := p.s.Problem()
 	if err != nil {
 		return err

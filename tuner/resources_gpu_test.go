@@ -1,4 +1,4 @@
-package main
+package tuner
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func TestIntegrationResourcesFromCompilation(t *testing.T) {
 	if os.Getenv("GTUNE_CUDA_TEST") != "1" {
 		t.Skip("set GTUNE_CUDA_TEST=1 on a machine with an NVIDIA GPU")
 	}
-	b, err := os.ReadFile("../../examples/matmul/spec.json")
+	b, err := os.ReadFile("../examples/matmul/spec.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestIntegrationResourcesFromCompilation(t *testing.T) {
 		t.Fatal(err)
 	}
 	delete(d["Gtune"].(map[string]any)["Simulation"].(map[string]any), "Registers")
-	abs, err := filepath.Abs("../../examples/matmul/kernel.cu")
+	abs, err := filepath.Abs("../examples/matmul/kernel.cu")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestIntegrationResourcesFromCompilation(t *testing.T) {
 	if declaredResources(be, s, sp) != nil {
 		t.Fatal("declarations left in the spec")
 	}
-	p := newResourceProvider(ctx, os.Stderr, be, s, sp, nil)
+	p := NewResourceProvider(ctx, os.Stderr, be, s, sp, nil)
 	for i := range sp.Len() {
 		regs, smem, err := p.Resources(i)
 		if err != nil {
