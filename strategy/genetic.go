@@ -20,11 +20,9 @@ import (
 //   - method: crossover, "uniform" (default), "single_point", "two_point"
 //     or "disruptive_uniform"
 type geneticAlgorithm struct {
-	t        *tracker
-	d        popDriver
-	popsize  int
-	mutation int
-	method   string
+	t *tracker
+	d popDriver
+	evolution
 	sizes    []int
 	pop      []int // population, best first once scored
 	children []int
@@ -33,19 +31,11 @@ type geneticAlgorithm struct {
 func init() { Register("genetic_algorithm", newGeneticAlgorithm) }
 
 func newGeneticAlgorithm(o Options) (Strategy, error) {
-	h, err := newHyper("genetic_algorithm", o.Params, "popsize", "mutation_chance", "method")
+	e, err := evolutionHyper("genetic_algorithm", o.Params)
 	if err != nil {
 		return nil, err
 	}
-	g := &geneticAlgorithm{
-		popsize:  h.int("popsize", 20, 2, 1<<20),
-		mutation: h.int("mutation_chance", 10, 1, 1<<30),
-		method:   h.choice("method", "uniform", "uniform", "single_point", "two_point", "disruptive_uniform"),
-		sizes:    dims(o.Space),
-	}
-	if h.err != nil {
-		return nil, h.err
-	}
+	g := &geneticAlgorithm{evolution: e, sizes: dims(o.Space)}
 	g.t = newTracker(o.Space, newRand(o.Seed, 14))
 	g.d = popDriver{t: g.t, advance: g.advance}
 	return g, nil
@@ -141,4 +131,29 @@ func crossover(method string, a, b []float64, r interface{ IntN(int) int }) []fl
 		}
 	}
 	return c
+}
+
+// evolution holds the hyperparameters the evolutionary strategies share
+// (genetic_algorithm, nsga2): population size, the chance 1/mutation of
+// mutating each gene, and the crossover method.
+type evolution struct {
+	popsize  int
+	mutation int
+	method   string
+}
+
+// evolutionHyper reads popsize (default 20), mutation_chance (default 10)
+// and method (default uniform) for the strategy name; any other
+// hyperparameter is an error listing the valid ones.
+func evolutionHyper(name string, params map[string]any) (evolution, error) {
+	h, err := newHyper(name, params, "popsize", "mutation_chance", "method")
+	if err != nil {
+		return evolution{}, err
+	}
+	e := evolution{
+		popsize:  h.int("popsize", 20, 2, 1<<20),
+		mutation: h.int("mutation_chance", 10, 1, 1<<30),
+		method:   h.choice("method", "uniform", "uniform", "single_point", "two_point", "disruptive_uniform"),
+	}
+	return e, h.err
 }

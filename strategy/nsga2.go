@@ -24,11 +24,9 @@ import (
 //   - method: crossover, "uniform" (default), "single_point", "two_point"
 //     or "disruptive_uniform"
 type nsga2 struct {
-	t        *tracker
-	d        popDriver
-	popsize  int
-	mutation int
-	method   string
+	t *tracker
+	d popDriver
+	evolution
 	sizes    []int
 	obj      map[int][2]float64
 	pop      []int
@@ -40,19 +38,14 @@ type nsga2 struct {
 func init() { Register("nsga2", newNSGA2) }
 
 func newNSGA2(o Options) (Strategy, error) {
-	h, err := newHyper("nsga2", o.Params, "popsize", "mutation_chance", "method")
+	e, err := evolutionHyper("nsga2", o.Params)
 	if err != nil {
 		return nil, err
 	}
 	s := &nsga2{
-		popsize:  h.int("popsize", 20, 2, 1<<20),
-		mutation: h.int("mutation_chance", 10, 1, 1<<30),
-		method:   h.choice("method", "uniform", "uniform", "single_point", "two_point", "disruptive_uniform"),
-		sizes:    dims(o.Space),
-		obj:      map[int][2]float64{},
-	}
-	if h.err != nil {
-		return nil, h.err
+		evolution: e,
+		sizes:     dims(o.Space),
+		obj:       map[int][2]float64{},
 	}
 	s.t = newTracker(o.Space, newRand(o.Seed, 19))
 	s.d = popDriver{t: s.t, advance: s.advance}
