@@ -23,10 +23,32 @@ func init() {
 //     (neighbours in random order); false scans every neighbour and moves
 //     to the best one.
 type greedyMLS struct {
+	climb
+}
+
+// climb is the hill-climbing state greedy_mls and greedy_ils share: a
+// start configuration waiting for its result, then a local search from it.
+type climb struct {
 	t      *tracker
 	ls     localSearch
 	active bool
 	start  int // start configuration waiting for its result; -1 if none
+}
+
+// Tell starts the climb when the start configuration's result arrives and
+// feeds every other result to the local search.
+func (c *climb) Tell(r Result) {
+	s := c.t.tell(r)
+	if math.IsNaN(s) {
+		return
+	}
+	if r.Index == c.start {
+		c.start = -1
+		c.ls.start(r.Index, s)
+		c.active = true
+		return
+	}
+	c.ls.told(r.Index, s)
 }
 
 func newGreedyMLS(o Options) (Strategy, error) {
@@ -40,7 +62,7 @@ func newGreedyMLS(o Options) (Strategy, error) {
 		return nil, h.err
 	}
 	t := newTracker(o.Space, newRand(o.Seed, 11))
-	return &greedyMLS{t: t, ls: localSearch{t: t, neighbors: neighborFunc(o.Space, kind), first: first, waiting: -1}, start: -1}, nil
+	return &greedyMLS{climb{t: t, ls: localSearch{t: t, neighbors: neighborFunc(o.Space, kind), first: first, waiting: -1}, start: -1}}, nil
 }
 
 func (g *greedyMLS) Name() string { return "greedy_mls" }
@@ -67,20 +89,6 @@ func (g *greedyMLS) Next(n int) []int {
 	}
 }
 
-func (g *greedyMLS) Tell(r Result) {
-	s := g.t.tell(r)
-	if math.IsNaN(s) {
-		return
-	}
-	if r.Index == g.start {
-		g.start = -1
-		g.ls.start(r.Index, s)
-		g.active = true
-		return
-	}
-	g.ls.told(r.Index, s)
-}
-
 // greedyILS is iterated local search: hill-climb to a local optimum, then
 // perturb the incumbent (the best local optimum so far) by a random walk
 // and climb again; the new local optimum becomes the incumbent when it is
@@ -95,14 +103,11 @@ func (g *greedyMLS) Tell(r Result) {
 //   - no_improvement: evaluations without a better incumbent before a
 //     random restart (default 50)
 type greedyILS struct {
-	t        *tracker
-	ls       localSearch
+	climb
 	walk     int
 	patience int
 	neigh    func(int) []int
 
-	active   bool
-	start    int // configuration waiting for its result to start a climb
 	inc      int // incumbent local optimum; -1 if none
 	incScore float64
 	lastImpr int // t.nTold when the incumbent last improved
@@ -123,7 +128,7 @@ func newGreedyILS(o Options) (Strategy, error) {
 	t := newTracker(o.Space, newRand(o.Seed, 12))
 	nf := neighborFunc(o.Space, kind)
 	walk := max(1, int(math.Round(frac*float64(len(o.Space.Params())))))
-	return &greedyILS{t: t, ls: localSearch{t: t, neighbors: nf, first: first, waiting: -1}, walk: walk, patience: patience, neigh: nf, start: -1, inc: -1, incScore: math.Inf(1)}, nil
+	return &greedyILS{climb: climb{t: t, ls: localSearch{t: t, neighbors: nf, first: first, waiting: -1}, start: -1}, walk: walk, patience: patience, neigh: nf, inc: -1, incScore: math.Inf(1)}, nil
 }
 
 func (g *greedyILS) Name() string { return "greedy_ils" }
@@ -178,18 +183,4 @@ func (g *greedyILS) perturb(i int) int {
 		i = nb[g.t.rng.IntN(len(nb))]
 	}
 	return i
-}
-
-func (g *greedyILS) Tell(r Result) {
-	s := g.t.tell(r)
-	if math.IsNaN(s) {
-		return
-	}
-	if r.Index == g.start {
-		g.start = -1
-		g.ls.start(r.Index, s)
-		g.active = true
-		return
-	}
-	g.ls.told(r.Index, s)
 }
