@@ -257,14 +257,7 @@ func (c *Cache) WriteT4(w io.Writer) error {
 		jw.str(`{"timestamp": `)
 		jw.value(e.Timestamp)
 		jw.str(`, "configuration": {`)
-		for j, name := range c.ParamNames {
-			if j > 0 {
-				jw.str(", ")
-			}
-			jw.value(name)
-			jw.str(": ")
-			jw.value(e.Params[j])
-		}
+		jw.members(c.ParamNames, func(j int) any { return e.Params[j] })
 		jw.str(`}, "times": {`)
 		first := true
 		for _, t := range []struct {

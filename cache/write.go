@@ -79,14 +79,7 @@ func (jw *jsonWriter) value(v any) {
 		}
 		sort.Strings(keys)
 		jw.b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				jw.b.WriteString(", ")
-			}
-			jw.value(k)
-			jw.b.WriteString(": ")
-			jw.value(t[k])
-		}
+		jw.members(keys, func(i int) any { return t[keys[i]] })
 		jw.b.WriteByte('}')
 	default:
 		if jw.err == nil {
@@ -190,14 +183,7 @@ func (c *Cache) Write(w io.Writer) error {
 		jw.str("\n")
 		jw.value(key)
 		jw.str(": {")
-		for j, n := range c.ParamNames {
-			if j > 0 {
-				jw.str(", ")
-			}
-			jw.value(n)
-			jw.str(": ")
-			jw.value(e.Params[j])
-		}
+		jw.members(c.ParamNames, func(j int) any { return e.Params[j] })
 		field := func(name string, write func()) {
 			jw.str(", ")
 			jw.value(name)
@@ -260,14 +246,7 @@ func (c *Cache) MarshalHeader() (string, error) {
 	jw.str(`{"problem_size": `)
 	jw.value(c.ProblemSize)
 	jw.str(`, "tune_params": {`)
-	for i, n := range c.ParamNames {
-		if i > 0 {
-			jw.str(", ")
-		}
-		jw.value(n)
-		jw.str(": ")
-		jw.value(c.ParamValues[n])
-	}
+	jw.members(c.ParamNames, func(i int) any { return c.ParamValues[c.ParamNames[i]] })
 	jw.str("}}")
 	var b bytes.Buffer
 	if err := jw.flush(&b); err != nil {
@@ -289,4 +268,17 @@ func (c *Cache) UnmarshalHeader(s string) error {
 	}
 	c.ProblemSize, c.ParamNames, c.ParamValues = tmp.ProblemSize, tmp.ParamNames, tmp.ParamValues
 	return nil
+}
+
+// members writes the members of a JSON object (without its braces): each
+// name with value(i), separated by ", ", in the order of names.
+func (jw *jsonWriter) members(names []string, value func(i int) any) {
+	for i, n := range names {
+		if i > 0 {
+			jw.str(", ")
+		}
+		jw.value(n)
+		jw.str(": ")
+		jw.value(value(i))
+	}
 }
