@@ -419,6 +419,7 @@ func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compile
 		Params: o.Params, StartedAt: t0,
 	}
 	var benchMs float64
+	var runWall time.Duration // the tuner's wait for the backend, not its own work
 	if cr.err != nil {
 		var ce *backend.CompileError
 		if !errors.As(cr.err, &ce) {
@@ -427,7 +428,9 @@ func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compile
 		o.Status, o.Reason = backend.StatusCompileFailed, ce.Log
 	} else {
 		ev.CompileMs = cr.bin.CompileMs
+		runStart := time.Now()
 		res, err := c.Backend.Run(ctx, p.job, cr.bin)
+		runWall = time.Since(runStart)
 		if err != nil {
 			return nil, err
 		}
@@ -457,7 +460,12 @@ func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compile
 	}
 	ev.BenchmarkMs = benchMs
 	ev.FinishedAt = time.Now()
-	ev.FrameworkMs = float64(ev.FinishedAt.Sub(t0).Microseconds())/1000 - benchMs
+	// Framework time is the tuner's own work on this configuration (metrics,
+	// objective, bookkeeping), measured on the wall clock around the
+	// backend call. BenchmarkMs cannot be subtracted instead: the simulated
+	// GPU and a replay report modelled or recorded benchmark times that
+	// are not wall time here, which made this negative.
+	ev.FrameworkMs = float64((ev.FinishedAt.Sub(t0) - runWall).Microseconds()) / 1000
 	if err := c.DB.Add(ev); err != nil {
 		return nil, err
 	}

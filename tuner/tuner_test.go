@@ -230,3 +230,23 @@ func TestBudgetFromSpec(t *testing.T) {
 		t.Fatalf("--max-evals 7 under fraction 0.25: evaluated %d", sum.Evaluated)
 	}
 }
+
+// The simulated GPU reports modelled benchmark times, far longer than the
+// wall time the simulation takes; framework time must still be the
+// tuner's own (non-negative) time, as Kernel Tuner caches expect.
+func TestFrameworkTimeIsNeverNegative(t *testing.T) {
+	f := newFixture(t)
+	sum := f.run(t, "brute_force", 20, false, "")
+	evs, err := f.db.Evaluations(sum.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 20 {
+		t.Fatalf("%d evaluations, want 20", len(evs))
+	}
+	for _, e := range evs {
+		if e.FrameworkMs < 0 || e.FrameworkMs > 1000 {
+			t.Errorf("%s: framework_ms %g, want the tuner's own time (≥ 0, well under a second)", e.Key, e.FrameworkMs)
+		}
+	}
+}
