@@ -140,10 +140,15 @@ type Work struct {
 
 // Job is one configuration to compile and measure.
 type Job struct {
-	Key                string        `json:"key"`     // canonical configuration key (values joined by ",")
-	Defines            []Define      `json:"defines"` // tunable parameters, in spec order
-	Grid               [3]int        `json:"grid"`    // thread blocks per dimension
-	Block              [3]int        `json:"block"`   // threads per thread block per dimension
+	Key     string   `json:"key"`     // canonical configuration key (values joined by ",")
+	Defines []Define `json:"defines"` // -D NAME=VALUE for the compiler: the tunable parameters, in spec order, and the defines Kernel Tuner adds
+	// Source, when not empty, is this configuration's kernel source in
+	// place of Problem.Source (Kernel Tuner's loop-unroll parameters
+	// rewrite it). The compiler reads it in this process; the worker never
+	// needs it, so it does not travel.
+	Source             string        `json:"-"`
+	Grid               [3]int        `json:"grid"`  // thread blocks per dimension
+	Block              [3]int        `json:"block"` // threads per thread block per dimension
 	DynamicSharedBytes int           `json:"dynamic_shared_bytes"`
 	Iterations         int           `json:"iterations"`    // timed launches after one warm-up
 	Energy             bool          `json:"energy"`        // also run the energy window

@@ -101,27 +101,39 @@ func defineValue(v expr.Value) string {
 	return v.String()
 }
 
-func (s *Spec) cfgErr(cfg []expr.Value, format string, a ...any) error {
+// cfgErr is an *Error at field (relative: "LocalSize.X",
+// "Simulation.Flops", a parameter's name) for one configuration, which the
+// message names.
+func (s *Spec) cfgErr(cfg []expr.Value, field, format string, a ...any) error {
 	var b strings.Builder
-	b.WriteByte('{')
+	b.WriteString("for configuration {")
 	for i, v := range cfg {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		fmt.Fprintf(&b, "%s=%s", s.Params[i].Name, v.String())
 	}
-	b.WriteByte('}')
-	return fmt.Errorf("spec %s: configuration %s: %s", s.Path, b.String(), fmt.Sprintf(format, a...))
+	b.WriteString("}: ")
+	fmt.Fprintf(&b, format, a...)
+	switch {
+	case strings.HasPrefix(field, "Simulation."):
+		field = "Gtune." + field
+	case isSetting(field):
+		field = "ConfigurationSpace.TuningParameters (" + field + ")"
+	default:
+		field = "KernelSpecification." + field
+	}
+	return &Error{File: s.Path, Field: field, Msg: b.String()}
 }
 
 func (s *Spec) evalInt(cfg []expr.Value, field string, b *expr.Bound) (int64, error) {
 	v, err := b.Eval(cfg)
 	if err != nil {
-		return 0, s.cfgErr(cfg, "%s %q: %v", field, b.Source(), err)
+		return 0, s.cfgErr(cfg, field, "%s: %v", quote(b.Source()), err)
 	}
 	n, ok := toInt(v)
 	if !ok {
-		return 0, s.cfgErr(cfg, "%s %q evaluates to %s, not a whole number", field, b.Source(), v.String())
+		return 0, s.cfgErr(cfg, field, "%s evaluates to %s, not a whole number", quote(b.Source()), v.String())
 	}
 	return n, nil
 }
@@ -144,14 +156,14 @@ func (s *Spec) setting(j *backend.Job, cfg []expr.Value, name string, v expr.Val
 	if name == backend.ParamPowerLimit {
 		f, ok := v.Float()
 		if !ok || !(f > 0) || math.IsInf(f, 0) {
-			return s.cfgErr(cfg, "%s is %s; a power limit must be a positive number of W", name, v.String())
+			return s.cfgErr(cfg, name, "%s is %s; a power limit must be a positive number of W", name, v.String())
 		}
 		j.Settings.PowerLimitW = f
 		return nil
 	}
 	n, ok := toInt(v)
 	if !ok || n <= 0 || n > math.MaxInt32 {
-		return s.cfgErr(cfg, "%s is %s; a clock must be a positive whole number of MHz", name, v.String())
+		return s.cfgErr(cfg, name, "%s is %s; a clock must be a positive whole number of MHz", name, v.String())
 	}
 	if name == backend.ParamCoreClock {
 		j.Settings.CoreClockMHz = int(n)
@@ -165,13 +177,20 @@ func (s *Spec) setting(j *backend.Job, cfg []expr.Value, name string, v expr.Val
 // values in parameter order): Defines for every tunable parameter but
 // the GPU settings nvml_gr_clock, nvml_mem_clock and nvml_pwr_limit, which
 // fill Settings instead (nil when the space has none; a value that is not
-// a positive number is an error), the
-// grid and thread block (see Spec for the geometry rules), dynamic shared
-// memory, the measurement settings, Verify when the spec has verification,
-// and Work from Gtune.Simulation (nil without). Errors: wrong number of
-// values, a geometry expression that fails or gives a non-positive grid or
-// thread block dimension, a negative shared-memory size.
-func (s *Spec) Job(cfg []expr.Value) (*backend.Job, error) {
+// a positive number is an error), plus Kernel Tuner's defines and source
+// rewrite (spec/kerneltuner.go) unless Gtune.KernelTunerDefines is false;
+// the grid and thread block (see Spec for the geometry rules), dynamic
+// shared memory, the measurement settings, Verify when the spec has
+// verification, and Work from Gtune.Simulation (nil without). Errors (an
+// *Error naming the field and the configuration): wrong number of values,
+// a geometry expression that fails or gives a non-positive grid or thread
+// block dimension, a negative shared-memory size, a Simulation expression
+// that fails. CheckJobs finds these for a whole space before any GPU work.
+func (s *Spec) Job(cfg []expr.Value) (*backend.Job, error) { return s.job(cfg, true) }
+
+// job is Job; instance false skips building the kernel instance (defines
+// and source), which only the compiler needs.
+func (s *Spec) job(cfg []expr.Value, instance bool) (*backend.Job, error) {
 	if len(cfg) != len(s.Params) {
 		return nil, fmt.Errorf("spec %s: configuration has %d values, the spec has %d tunable parameters", s.Path, len(cfg), len(s.Params))
 	}
@@ -203,41 +222,25 @@ func (s *Spec) Job(cfg []expr.Value) (*backend.Job, error) {
 		}
 		j.Defines = append(j.Defines, backend.Define{Name: name, Value: defineValue(v)})
 	}
-	dims := [3]string{"X", "Y", "Z"}
 	for d := range 3 {
-		block, err := s.evalInt(cfg, "LocalSize."+dims[d], s.local[d])
+		block, err := s.evalInt(cfg, "LocalSize."+dimNames[d], s.local[d])
 		if err != nil {
 			return nil, err
 		}
 		if block <= 0 {
-			return nil, s.cfgErr(cfg, "thread block dimension LocalSize.%s is %d; it must be positive", dims[d], block)
+			return nil, s.cfgErr(cfg, "LocalSize."+dimNames[d], "the thread block dimension is %d; it must be positive", block)
 		}
-		global, err := s.evalInt(cfg, "GlobalSize."+dims[d], s.global[d])
+		grid, err := s.grid(cfg, d, block)
 		if err != nil {
 			return nil, err
 		}
-		grid := global
-		if s.GlobalSizeType == "OpenCL" {
-			div := block
-			if len(s.gridDiv[d]) > 0 {
-				div = 1
-				for i, b := range s.gridDiv[d] {
-					x, err := s.evalInt(cfg, fmt.Sprintf("GridDiv%s[%d]", dims[d], i), b)
-					if err != nil {
-						return nil, err
-					}
-					div *= x
-				}
-				if div <= 0 {
-					return nil, s.cfgErr(cfg, "GridDiv%s gives divisor %d; it must be positive", dims[d], div)
-				}
-			}
-			grid = (global + div - 1) / div
-		}
-		if grid <= 0 {
-			return nil, s.cfgErr(cfg, "grid dimension %s is %d thread blocks; it must be positive", dims[d], grid)
+		if grid <= 0 || grid > math.MaxInt32 {
+			return nil, s.cfgErr(cfg, s.gridField(d), "grid dimension %s is %d thread blocks; it must be positive and fit 32 bits", dimNames[d], grid)
 		}
 		j.Grid[d], j.Block[d] = int(grid), int(block)
+	}
+	if instance {
+		s.kernelInstance(j, cfg)
 	}
 	if s.shared != nil {
 		n, err := s.evalInt(cfg, "SharedMemory", s.shared)
@@ -245,7 +248,7 @@ func (s *Spec) Job(cfg []expr.Value) (*backend.Job, error) {
 			return nil, err
 		}
 		if n < 0 {
-			return nil, s.cfgErr(cfg, "SharedMemory is %d bytes; it must not be negative", n)
+			return nil, s.cfgErr(cfg, "SharedMemory", "%d bytes; it must not be negative", n)
 		}
 		j.DynamicSharedBytes = int(n)
 	}
@@ -259,6 +262,57 @@ func (s *Spec) Job(cfg []expr.Value) (*backend.Job, error) {
 	return j, nil
 }
 
+var dimNames = [3]string{"X", "Y", "Z"}
+
+// gridField names the field that sets dimension d of the grid.
+func (s *Spec) gridField(d int) string {
+	switch {
+	case len(s.gridDiv[d]) > 0:
+		return "GridDiv" + dimNames[d]
+	case s.hasProblem:
+		return "ProblemSize"
+	}
+	return "GlobalSize." + dimNames[d]
+}
+
+// grid gives the grid's dimension d in thread blocks for cfg, whose thread
+// block is block threads in that dimension (see Spec for the rules).
+func (s *Spec) grid(cfg []expr.Value, d int, block int64) (int64, error) {
+	div := block
+	switch {
+	case len(s.gridDiv[d]) > 0:
+		div = 1
+		for i, b := range s.gridDiv[d] {
+			x, err := s.evalInt(cfg, fmt.Sprintf("GridDiv%s[%d]", dimNames[d], i), b)
+			if err != nil {
+				return 0, err
+			}
+			div *= x
+		}
+		if div <= 0 {
+			return 0, s.cfgErr(cfg, "GridDiv"+dimNames[d], "the divisor is %d; it must be positive", div)
+		}
+	case s.hasProblem:
+		// Kernel Tuner: params.get(block_size_names[d], 1).
+		div = 1
+		if i := s.divParam[d]; i >= 0 {
+			n, ok := toInt(cfg[i])
+			if !ok || n <= 0 {
+				return 0, s.cfgErr(cfg, "LocalSize."+dimNames[d], "%s is %s; as the default grid divisor of dimension %s it must be a positive whole number", s.blockNames[d], cfg[i].String(), dimNames[d])
+			}
+			div = n
+		}
+	}
+	if s.hasProblem {
+		return (s.problem[d] + div - 1) / div, nil
+	}
+	global, err := s.evalInt(cfg, "GlobalSize."+dimNames[d], s.global[d])
+	if err != nil || s.GlobalSizeType == "CUDA" {
+		return global, err
+	}
+	return (global + div - 1) / div, nil
+}
+
 func (s *Spec) work(cfg []expr.Value, sim *Simulation) (*backend.Work, error) {
 	names := [7]string{"Flops", "Bytes", "Registers", "SharedMemory", "Efficiency", "Invalid", "CompileFails"}
 	w := &backend.Work{Registers: 32, Efficiency: 1}
@@ -269,7 +323,7 @@ func (s *Spec) work(cfg []expr.Value, sim *Simulation) (*backend.Work, error) {
 		field := "Simulation." + names[i]
 		v, err := b.Eval(cfg)
 		if err != nil {
-			return nil, s.cfgErr(cfg, "%s %q: %v", field, b.Source(), err)
+			return nil, s.cfgErr(cfg, field, "%s: %v", quote(b.Source()), err)
 		}
 		if i >= 5 {
 			if i == 5 {
@@ -281,10 +335,10 @@ func (s *Spec) work(cfg []expr.Value, sim *Simulation) (*backend.Work, error) {
 		}
 		f, ok := v.Float()
 		if !ok {
-			return nil, s.cfgErr(cfg, "%s %q evaluates to %s, not a number", field, b.Source(), v.String())
+			return nil, s.cfgErr(cfg, field, "%s evaluates to %s, not a number", quote(b.Source()), v.String())
 		}
 		if f < 0 {
-			return nil, s.cfgErr(cfg, "%s %q is %v; it must not be negative", field, b.Source(), f)
+			return nil, s.cfgErr(cfg, field, "%s is %v; it must not be negative", quote(b.Source()), f)
 		}
 		switch i {
 		case 0:

@@ -55,8 +55,13 @@ func TestReservedParametersAreSettingsNotDefines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(j.Defines) != 1 || j.Defines[0] != (backend.Define{Name: "block_size_x", Value: "256"}) {
-		t.Errorf("Defines %+v, want only block_size_x=256", j.Defines)
+	if defineOf(j, "block_size_x") != "256" || defineOf(j, "kernel_tuner") != "1" {
+		t.Errorf("Defines %+v, want block_size_x=256 and kernel_tuner=1", j.Defines)
+	}
+	for _, d := range j.Defines {
+		if isSetting(d.Name) {
+			t.Errorf("GPU setting %s passed to the compiler", d.Name)
+		}
 	}
 	if j.Settings == nil || *j.Settings != (backend.Settings{CoreClockMHz: 1410, MemClockMHz: 1593, PowerLimitW: 450.5}) {
 		t.Errorf("Settings %+v", j.Settings)
@@ -77,8 +82,13 @@ func TestReservedParametersAreSettingsNotDefines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if vj.Settings != nil || len(vj.Defines) != len(vadd.Params) {
-		t.Errorf("vadd job: settings %+v, %d defines for %d parameters", vj.Settings, len(vj.Defines), len(vadd.Params))
+	if vj.Settings != nil {
+		t.Errorf("vadd job: settings %+v", vj.Settings)
+	}
+	for _, p := range vadd.Params {
+		if defineOf(vj, p.Name) == "" {
+			t.Errorf("vadd job: parameter %s not defined (%v)", p.Name, vj.Defines)
+		}
 	}
 }
 

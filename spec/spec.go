@@ -128,17 +128,20 @@ type Simulation struct {
 // Spec is a loaded, validated kernel specification. Every expression in it
 // has been parsed and every name checked. It is immutable after Load.
 //
-// Geometry (Job): LocalSize X/Y/Z is the thread block, threads per
-// dimension (missing = 1). With GlobalSizeType "CUDA" (the default when
-// absent) GlobalSize is the grid in thread blocks. With "OpenCL"
-// GlobalSize is total threads per dimension, and the grid is
-// ceil(GlobalSize_d / D_d), where D_d is the product of the GridDiv_d
-// expressions when given (Kernel Tuner's grid_div_x/y/z) and LocalSize_d
-// otherwise. LocalSize, GlobalSize, GridDiv and SharedMemory may read
-// ProblemSize (a list), Gtune.Constants and the configuration's
-// parameters. In LocalSize and GridDiv the Kernel Tuner default block-size names
-// block_size_x, block_size_y, block_size_z, when not parameters, are 256,
-// 1 and 1 (Kernel Tuner's defaults; T1 converters write these names).
+// Geometry (Job), as Kernel Tuner 1.4 launches a T1 file: LocalSize X/Y/Z
+// is the thread block, threads per dimension (missing = 1); where a
+// dimension's LocalSize is not a tunable parameter's bare name, its
+// block-size name is Kernel Tuner's default (block_size_x, block_size_y,
+// block_size_z: 256, 1 and 1 when not parameters). With ProblemSize the
+// grid is ceil(ProblemSize_d / D_d) thread blocks, D_d the product of the
+// GridDiv_d expressions or, without them, the value of the dimension's
+// block-size parameter (1 when there is none), and GlobalSize is not read
+// (Kernel Tuner never reads it; Warnings says when it disagrees). Without
+// ProblemSize, GlobalSize gives the grid: with GlobalSizeType "CUDA" (the
+// default) in thread blocks, with "OpenCL" in threads, the grid being
+// ceil(GlobalSize_d / D_d) with D_d from GridDiv_d, else LocalSize_d.
+// LocalSize, GlobalSize, GridDiv and SharedMemory may read ProblemSize (a
+// list), Gtune.Constants and the configuration's parameters.
 //
 // In argument Size expressions a parameter name is the list of its values,
 // so max(filter_width) is its largest value (T1 usage).
@@ -173,14 +176,25 @@ type Spec struct {
 	Measurement Measurement
 	Simulation  *Simulation // nil when absent
 
+	// Warnings are things the user should know that do not stop a run
+	// (e.g. a GlobalSize that the derived grid overrides); set by Load and
+	// CheckJobs.
+	Warnings []string
+
 	paramIndex map[string]int
 	args       []backend.Arg
 	verify     *backend.Verification
 	refConfig  []expr.Value // nil when no Gtune.Reference
 	local      [3]*expr.Bound
-	global     [3]*expr.Bound
+	global     [3]*expr.Bound // nil where GlobalSize is not used (or not bindable alongside ProblemSize)
 	gridDiv    [3][]*expr.Bound
 	shared     *expr.Bound // nil: 0
+	hasProblem bool        // KernelSpecification.ProblemSize given: the grid is derived from it
+	problem    [3]int64    // ProblemSize, 1 where not given
+	blockNames [3]string   // Kernel Tuner's block_size_names
+	divParam   [3]int      // parameter index of blockNames[d], -1 when it is none: the default grid divisor
+	ktDefines  bool        // Gtune.KernelTunerDefines
+	unrollRE   map[string]*regexp.Regexp
 }
 
 // LoadOptions changes what Load requires.
@@ -194,6 +208,10 @@ type LoadOptions struct {
 // ends in .yaml/.yml). Every error is a *Error naming the file and, where
 // one is at fault, the field.
 func Load(path string) (*Spec, error) { return LoadWith(path, LoadOptions{}) }
+
+// hashVersion changes when the same spec and source start to give a
+// different kernel instance or launch (see Spec.Hash).
+const hashVersion = "gtune-spec-2\n"
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -274,8 +292,18 @@ func (l *loader) load(data []byte, opts LoadOptions) error {
 	}
 	s.KernelFile = l.resolvePath(ks.KernelFile)
 	h := sha256.New()
+	// How a file is compiled and launched is part of what its results
+	// mean: results measured under an older reading of the same file
+	// (before Kernel Tuner's grid and define rules) must not be reused.
+	h.Write([]byte(hashVersion))
 	h.Write(data)
 	if !opts.NoSource {
+		// Only a kernel about to be compiled must be CUDA: replay, import
+		// and space read the parameters of any T1 file.
+		if err := l.checkLanguage(); err != nil {
+			return err
+		}
+		s.CompilerOptions = l.includeOptions(ks.CompilerOptions)
 		src, err := os.ReadFile(s.KernelFile)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
@@ -303,6 +331,11 @@ func (l *loader) load(data []byte, opts LoadOptions) error {
 	if err := l.arguments(opts); err != nil {
 		return err
 	}
+	if !opts.NoSource {
+		if err := l.checkSignature(); err != nil {
+			return err
+		}
+	}
 	if err := l.verification(opts); err != nil {
 		return err
 	}
@@ -322,11 +355,6 @@ func (l *loader) resolvePath(p string) string {
 func (l *loader) constants() error {
 	s := l.s
 	s.Constants = expr.MapEnv{}
-	ps := make([]expr.Value, len(s.Raw.KernelSpecification.ProblemSize))
-	for i, n := range s.Raw.KernelSpecification.ProblemSize {
-		ps[i] = expr.Int(n)
-	}
-	s.Constants["ProblemSize"] = expr.List(ps)
 	if g := s.Raw.Gtune; g != nil {
 		names := make([]string, 0, len(g.Constants))
 		for n := range g.Constants {
@@ -348,6 +376,47 @@ func (l *loader) constants() error {
 			s.Constants[n] = v
 		}
 	}
+	return l.problemSize()
+}
+
+// problemSize evaluates KernelSpecification.ProblemSize (integers, or
+// expressions over Gtune.Constants) into s.problem and the constant
+// ProblemSize (a list, as Kernel Tuner's T1 reader gives the Size
+// expressions). Missing dimensions are 1.
+func (l *loader) problemSize() error {
+	s := l.s
+	raw := s.Raw.KernelSpecification.ProblemSize
+	if len(raw) > 3 {
+		return l.errf("KernelSpecification.ProblemSize", "has %d dimensions; a grid has at most 3", len(raw))
+	}
+	s.problem = [3]int64{1, 1, 1}
+	ps := make([]expr.Value, len(raw))
+	for i, x := range raw {
+		field := fmt.Sprintf("KernelSpecification.ProblemSize[%d]", i)
+		src, ok := exprOf(x)
+		if !ok || strings.TrimSpace(src) == "" {
+			return l.errf(field, "must be a whole number or an expression over Gtune.Constants")
+		}
+		e, err := l.parse(field, src)
+		if err != nil {
+			return err
+		}
+		v, err := e.Eval(s.Constants)
+		if err != nil {
+			var ne *expr.NameError
+			if errors.As(err, &ne) {
+				return l.errf(field, "reads %q, which is not a constant (ProblemSize may read Gtune.Constants only)", ne.Name)
+			}
+			return l.errf(field, "%v", err)
+		}
+		n, ok := toInt(v)
+		if !ok || n <= 0 {
+			return l.errf(field, "is %s; a problem size must be a positive whole number", v.String())
+		}
+		ps[i], s.problem[i] = expr.Int(n), n
+	}
+	s.hasProblem = len(raw) > 0
+	s.Constants["ProblemSize"] = expr.List(ps)
 	return nil
 }
 
@@ -533,13 +602,22 @@ func (l *loader) geometry() error {
 	local := [3]string{ks.LocalSize.X, ks.LocalSize.Y, ks.LocalSize.Z}
 	global := [3]string{ks.GlobalSize.X, ks.GlobalSize.Y, ks.GlobalSize.Z}
 	divs := [3][]string{ks.GridDivX, ks.GridDivY, ks.GridDivZ}
-	if strings.TrimSpace(global[0]) == "" {
-		return l.errf("KernelSpecification.GlobalSize.X", "missing")
+	if !s.hasProblem && strings.TrimSpace(global[0]) == "" {
+		return l.errf("KernelSpecification.GlobalSize.X", "missing (give GlobalSize, or ProblemSize to derive the grid as Kernel Tuner does)")
 	}
 	for d := range 3 {
 		src := local[d]
 		if strings.TrimSpace(src) == "" {
-			src = "1"
+			if d == 0 {
+				src = defaultBlockNames[0]
+			} else {
+				src = "1"
+			}
+		}
+		s.blockNames[d] = blockName(src, d)
+		s.divParam[d] = -1
+		if i, ok := s.paramIndex[s.blockNames[d]]; ok {
+			s.divParam[d] = i
 		}
 		field := "KernelSpecification.LocalSize." + dims[d]
 		e, err := l.parse(field, src)
@@ -549,15 +627,22 @@ func (l *loader) geometry() error {
 		if s.local[d], err = l.bind(field, e, blockDefaults); err != nil {
 			return err
 		}
-		src = global[d]
-		if strings.TrimSpace(src) == "" {
+		if src = global[d]; strings.TrimSpace(src) == "" {
 			src = "1"
 		}
+		// With ProblemSize, GlobalSize is only compared with the derived
+		// grid (CheckJobs), so a GlobalSize that does not even evaluate is
+		// no reason to refuse a file Kernel Tuner runs.
 		field = "KernelSpecification.GlobalSize." + dims[d]
-		if e, err = l.parse(field, src); err != nil {
-			return err
+		e, err = l.parse(field, src)
+		var b *expr.Bound
+		if err == nil {
+			b, err = l.bind(field, e, nil)
 		}
-		if s.global[d], err = l.bind(field, e, nil); err != nil {
+		switch {
+		case err == nil:
+			s.global[d] = b
+		case !s.hasProblem:
 			return err
 		}
 		for i, dv := range divs[d] {
@@ -864,6 +949,15 @@ func (l *loader) gtune() error {
 	g := s.Raw.Gtune
 	if g == nil {
 		g = &Gtune{}
+	}
+	s.ktDefines = g.KernelTunerDefines == nil || *g.KernelTunerDefines
+	if s.ktDefines {
+		s.unrollRE = map[string]*regexp.Regexp{}
+		for _, p := range s.Params {
+			if unrollParam(p.Name) {
+				s.unrollRE[p.Name] = regexp.MustCompile(`\n\s*#pragma\s+unroll\s+` + regexp.QuoteMeta(p.Name) + `\b`)
+			}
+		}
 	}
 	// Metrics.
 	known := map[string]bool{}

@@ -88,11 +88,14 @@ func TestJobGeometryCUDA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// (262144 // 48) // 3 = 5461 // 3 = 1820; (262144 // 4) // 2 = 32768.
-	if j.Grid != [3]int{1820, 32768, 1} || j.Block != [3]int{48, 4, 1} || j.DynamicSharedBytes != 0 {
+	// Kernel Tuner's grid from ProblemSize and GridDiv, not the file's
+	// GlobalSize ((262144 // 48) // 3 = 1820 blocks, 64 times too many):
+	// ceil(4096 / (48*3)) = 29, ceil(4096 / (4*2)) = 512.
+	if j.Grid != [3]int{29, 512, 1} || j.Block != [3]int{48, 4, 1} || j.DynamicSharedBytes != 0 {
 		t.Errorf("grid %v block %v shared %d", j.Grid, j.Block, j.DynamicSharedBytes)
 	}
-	if j.Key != "48,4,3,2,1,1,1,1,15,15" || len(j.Defines) != 10 || j.Defines[0] != (backend.Define{Name: "block_size_x", Value: "48"}) {
+	if j.Key != "48,4,3,2,1,1,1,1,15,15" || len(j.Defines) != 15 || defineOf(j, "block_size_x") != "48" || defineOf(j, "grid_size_x") != "29" ||
+		defineOf(j, "grid_size_y") != "512" || defineOf(j, "block_size_z") != "1" || defineOf(j, "kernel_tuner") != "1" || defineOf(j, "filter_width") != "15" {
 		t.Errorf("key %s defines %v", j.Key, j.Defines)
 	}
 	if j.Iterations != 7 || j.EnergyWindow != time.Second || j.Timeout != 10*time.Second || j.Energy || j.Verify || j.Work != nil {
@@ -129,13 +132,15 @@ func TestJobGeometryOpenCL(t *testing.T) {
 		t.Errorf("args %+v", p.Args)
 	}
 	// gemm's LocalSize reads block_size_x, which is not a parameter: Kernel
-	// Tuner's default thread block (256, 1, 1); grid = 4096 / MWG.
+	// Tuner's default thread block (256, 1, 1); grid = 4096 / MWG, 4096 /
+	// NWG, and ceil(4096 / 1) in z, since the published file gives a third
+	// ProblemSize dimension and block_size_z is no parameter.
 	g := mustLoad(t, "testdata/gemm_milo.T1.json")
 	j, err = g.Job(vals(0, 64, 32, 32, 16, 16, 16, 16, 2, 2, 2, 1, 1, 1, 1, 1, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Grid != [3]int{64, 128, 1} || j.Block != [3]int{256, 1, 1} {
+	if j.Grid != [3]int{64, 128, 4096} || j.Block != [3]int{256, 1, 1} {
 		t.Errorf("gemm grid %v block %v", j.Grid, j.Block)
 	}
 }
@@ -163,7 +168,12 @@ func TestVaddSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantDefines := []backend.Define{{Name: "block_size_x", Value: "96"}, {Name: "tile", Value: "4"}, {Name: "use_ldg", Value: "1"}, {Name: "scale", Value: "1e-05"}}
+	// Kernel Tuner's defines: the grid, the thread block's other
+	// dimensions, the parameters (bools as 1/0), kernel_tuner.
+	wantDefines := []backend.Define{{Name: "grid_size_x", Value: "2605"}, {Name: "grid_size_y", Value: "1"}, {Name: "grid_size_z", Value: "1"},
+		{Name: "block_size_y", Value: "1"}, {Name: "block_size_z", Value: "1"},
+		{Name: "block_size_x", Value: "96"}, {Name: "tile", Value: "4"}, {Name: "use_ldg", Value: "1"}, {Name: "scale", Value: "1e-05"},
+		{Name: "kernel_tuner", Value: "1"}}
 	// ceil(1e6 / (96*4)) = 2605 thread blocks; 96*4*4 bytes.
 	if j.Key != "96,4,True,1e-05" || !reflect.DeepEqual(j.Defines, wantDefines) || j.Grid != [3]int{2605, 1, 1} || j.Block != [3]int{96, 1, 1} || j.DynamicSharedBytes != 1536 {
 		t.Errorf("job %+v", j)
@@ -206,7 +216,7 @@ func TestVaddSpec(t *testing.T) {
 		{Name: "b", Type: "float", Kind: backend.ArgVector, Count: 1000000, Fill: backend.Fill{Type: "Random", Value: 1, Seed: DefaultRandomSeed}},
 		{Name: "n", Type: "int32", Kind: backend.ArgScalar, Scalar: 1000000},
 	}
-	if !reflect.DeepEqual(p.Args, wantArgs) || p.Source != string(src) || !reflect.DeepEqual(p.CompilerOptions, []string{"-O3"}) {
+	if !reflect.DeepEqual(p.Args, wantArgs) || p.Source != string(src) || !reflect.DeepEqual(p.CompilerOptions, []string{"-O3", "-I" + s.Dir}) {
 		t.Errorf("args\n%+v\nwant\n%+v", p.Args, wantArgs)
 	}
 	// Metrics in the order written, evaluable with Env plus observations.
@@ -415,8 +425,8 @@ func TestBadInput(t *testing.T) {
 		}, "Gtune.Reference.Configuration.tile", "3 is not one of the values of tile [1, 2, 4]"},
 		{"unknown budget type", func(m map[string]any) { obj(m, "Budget", 0).(map[string]any)["Type"] = "Evaluations" },
 			"Budget[0].Type", `unknown "Evaluations" (valid: TuningDuration, ConfigurationCount, ConfigurationFraction)`},
-		{"geometry unknown name", func(m map[string]any) { obj(m, "KernelSpecification", "GlobalSize").(map[string]any)["X"] = "N" },
-			"KernelSpecification.GlobalSize.X", `"N" reads "N", which is neither a tunable parameter nor a constant`},
+		{"geometry unknown name", func(m map[string]any) { obj(m, "KernelSpecification", "LocalSize").(map[string]any)["X"] = "N" },
+			"KernelSpecification.LocalSize.X", `"N" reads "N", which is neither a tunable parameter nor a constant`},
 		{"scalar without value", func(m map[string]any) {
 			delete(obj(m, "KernelSpecification", "Arguments", 3).(map[string]any), "FillValue")
 		},
@@ -549,6 +559,16 @@ func TestReferenceArguments(t *testing.T) {
 	}
 }
 
+// defineOf is the value of the define name in j, "" when absent.
+func defineOf(j *backend.Job, name string) string {
+	for _, d := range j.Defines {
+		if d.Name == name {
+			return d.Value
+		}
+	}
+	return ""
+}
+
 func TestJobErrors(t *testing.T) {
 	s := mustLoad(t, "testdata/convolution_milo.T1.json")
 	if _, err := s.Job(vals(48, 4)); err == nil {
@@ -559,7 +579,9 @@ func TestJobErrors(t *testing.T) {
 	})
 	v := mustLoad(t, p)
 	_, err := v.Job(vals(32, 1, false, 0.5))
-	if err == nil || !strings.Contains(err.Error(), "configuration {block_size_x=32, tile=1, use_ldg=False, scale=0.5}: thread block dimension LocalSize.X is 0; it must be positive") {
+	var se *Error
+	if !errors.As(err, &se) || se.Field != "KernelSpecification.LocalSize.X" ||
+		se.Msg != "for configuration {block_size_x=32, tile=1, use_ldg=False, scale=0.5}: the thread block dimension is 0; it must be positive" {
 		t.Errorf("got %v", err)
 	}
 }

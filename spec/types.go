@@ -80,7 +80,7 @@ type KernelSpecification struct {
 	GridDivX           []string            `json:"GridDivX,omitempty" yaml:"GridDivX,omitempty"`
 	GridDivY           []string            `json:"GridDivY,omitempty" yaml:"GridDivY,omitempty"`
 	GridDivZ           []string            `json:"GridDivZ,omitempty" yaml:"GridDivZ,omitempty"`
-	ProblemSize        []int64             `json:"ProblemSize,omitempty" yaml:"ProblemSize,omitempty"`
+	ProblemSize        []any               `json:"ProblemSize,omitempty" yaml:"ProblemSize,omitempty"` // Kernel Tuner's problem_size: integers or expressions over Gtune.Constants, up to 3
 	SharedMemory       any                 `json:"SharedMemory,omitempty" yaml:"SharedMemory,omitempty"` // bytes of dynamic shared memory: integer or expression
 	Arguments          []Argument          `json:"Arguments" yaml:"Arguments"`
 	ReferenceArguments []ReferenceArgument `json:"ReferenceArguments,omitempty" yaml:"ReferenceArguments,omitempty"`
@@ -144,6 +144,12 @@ type Gtune struct {
 	Reference   *Reference      `json:"Reference,omitempty" yaml:"Reference,omitempty"`
 	Measurement *RawMeasurement `json:"Measurement,omitempty" yaml:"Measurement,omitempty"`
 	Simulation  *RawSimulation  `json:"Simulation,omitempty" yaml:"Simulation,omitempty"`
+	// KernelTunerDefines (default true) builds each kernel instance as
+	// Kernel Tuner 1.4 does: kernel_tuner=1, grid_size_x/y/z and the
+	// block-size names defined, loop_unroll_factor parameters as constexpr
+	// (see spec/kerneltuner.go). false passes the tunable parameters as
+	// -D and nothing else, for kernels that must not see kernel_tuner.
+	KernelTunerDefines *bool `json:"KernelTunerDefines,omitempty" yaml:"KernelTunerDefines,omitempty"`
 }
 
 // RawMetric is a named expression as written. Direction ("minimize" | "maximize",

@@ -1,0 +1,143 @@
+package spec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/space"
+)
+
+// checkAll is how many configurations CheckJobs evaluates: all of a space
+// up to this size, an evenly spaced sample of this many beyond it (about a
+// second of work on one core; a later configuration whose expression fails
+// is then reported by Job when the tuner reaches it).
+const checkAll = 200_000
+
+// placeholder is the value every observation takes when CheckJobs tries
+// the metrics: not 0 or 1, so that a metric dividing by (time - 1) does
+// not fail here by accident.
+const placeholder = 1.7
+
+// CheckJobs evaluates, before any GPU work, every expression of the spec
+// that depends on a configuration — LocalSize, GlobalSize, GridDiv,
+// SharedMemory, Gtune.Simulation, GPU-setting values — for the
+// configurations of sp (see checkAll), and each metric once with the first
+// configuration and placeholder observations, so that a spec error stops
+// the run with exit status 2 instead of surfacing mid-run. A metric may
+// still divide by zero on real observations; that leaves the metric
+// missing for that configuration (package objective), so a division by
+// zero is not an error here.
+//
+// It also adds to Warnings that GlobalSize is not used when ProblemSize is
+// given and the two disagree for the first configuration.
+//
+// Errors: an *Error naming the field and the configuration; ctx.Err()
+// when ctx ends first.
+func (s *Spec) CheckJobs(ctx context.Context, sp *space.Space) error {
+	n := sp.Len()
+	step := 1
+	if n > checkAll {
+		step = (n + checkAll - 1) / checkAll
+	}
+	for i := 0; i < n; i += step {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if _, err := s.job(sp.Values(i), false); err != nil {
+			return err
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	first := sp.Values(0)
+	if err := s.checkMetrics(first); err != nil {
+		return err
+	}
+	s.warnGlobalSize(first)
+	return nil
+}
+
+// checkMetrics evaluates the metrics in order for cfg with every
+// observation at placeholder.
+func (s *Spec) checkMetrics(cfg []expr.Value) error {
+	vals := expr.MapEnv{}
+	for _, o := range ObservationNames {
+		vals[o] = expr.Float(placeholder)
+	}
+	env := obsEnv{vals, s.Env(cfg)}
+	for i, m := range s.Metrics {
+		v, err := m.Expr.Eval(env)
+		if err != nil {
+			var ee *expr.EvalError
+			if errors.As(err, &ee) && ee.Type == "ZeroDivisionError" {
+				vals[m.Name] = expr.Float(placeholder)
+				continue
+			}
+			return &Error{File: s.Path, Field: fmt.Sprintf("Gtune.Metrics[%d] (%s).Expression", i, m.Name), Msg: fmt.Sprintf("%s: %v", quote(m.Expr.Source()), err)}
+		}
+		if _, ok := v.Float(); !ok {
+			return &Error{File: s.Path, Field: fmt.Sprintf("Gtune.Metrics[%d] (%s).Expression", i, m.Name), Msg: fmt.Sprintf("%s is %s, not a number", quote(m.Expr.Source()), v.String())}
+		}
+		vals[m.Name] = v
+	}
+	return nil
+}
+
+type obsEnv struct {
+	top  expr.MapEnv
+	base expr.Env
+}
+
+func (l obsEnv) Lookup(name string) (expr.Value, bool) {
+	if v, ok := l.top[name]; ok {
+		return v, true
+	}
+	return l.base.Lookup(name)
+}
+
+// warnGlobalSize notes a GlobalSize that the derived grid overrides.
+func (s *Spec) warnGlobalSize(cfg []expr.Value) {
+	if !s.hasProblem || s.Raw.KernelSpecification.GlobalSize.X == "" {
+		return
+	}
+	j, err := s.job(cfg, false)
+	if err != nil {
+		return
+	}
+	var g [3]int64
+	for d := range 3 {
+		if s.global[d] == nil {
+			return
+		}
+		v, err := s.evalInt(cfg, "GlobalSize."+dimNames[d], s.global[d])
+		if err != nil {
+			return
+		}
+		g[d] = v
+		if s.GlobalSizeType == "OpenCL" {
+			div := int64(j.Block[d])
+			if len(s.gridDiv[d]) > 0 {
+				div = 1
+				for _, b := range s.gridDiv[d] {
+					x, err := s.evalInt(cfg, "GridDiv", b)
+					if err != nil || x <= 0 {
+						return
+					}
+					div *= x
+				}
+			}
+			g[d] = (v + div - 1) / div
+		}
+	}
+	if g == [3]int64{int64(j.Grid[0]), int64(j.Grid[1]), int64(j.Grid[2])} {
+		return
+	}
+	s.Warnings = append(s.Warnings, fmt.Sprintf(
+		"%s: KernelSpecification.GlobalSize is not used: with ProblemSize the grid is ceil(ProblemSize / GridDiv), as Kernel Tuner launches it (%d×%d×%d thread blocks for the first configuration, where GlobalSize with GlobalSizeType %s would give %d×%d×%d)",
+		s.Path, j.Grid[0], j.Grid[1], j.Grid[2], s.GlobalSizeType, g[0], g[1], g[2]))
+}
