@@ -86,14 +86,18 @@ type Fill struct {
 
 // Arg is one kernel argument with every size already evaluated.
 type Arg struct {
-	Name     string  `json:"name"`
-	Type     string  `json:"type"` // T1 type: float, double, int32, uint32, int64, uint64, int16, uint16, int8, uint8, bool, half, float2, float4, double2 ...
-	Kind     ArgKind `json:"kind"`
-	Count    int64   `json:"count"`    // vector: number of elements of Type
-	Scalar   float64 `json:"scalar"`   // scalar: value, converted to Type with exact C width
-	Fill     Fill    `json:"fill"`     // vector: initial contents
-	Output   bool    `json:"output"`   // compared with the reference after a verification launch
-	Constant bool    `json:"constant"` // copy into the module's __constant__ symbol named Name instead of passing a pointer
+	Name   string  `json:"name"`
+	Type   string  `json:"type"` // T1 type: float, double, int32, uint32, int64, uint64, int16, uint16, int8, uint8, bool, half, float2, float4, double2 ...
+	Kind   ArgKind `json:"kind"`
+	Count  int64   `json:"count"`  // vector: number of elements of Type
+	Scalar float64 `json:"scalar"` // scalar: value, converted to Type with exact C width
+	Fill   Fill    `json:"fill"`   // vector: initial contents
+	Output bool    `json:"output"` // compared with the reference after a verification launch
+	// Constant (T1 MemType "Constant"): the vector is also copied into the
+	// module's __constant__ symbol of the same name when the kernel
+	// declares one; it stays a pointer parameter in its position, as
+	// Kernel Tuner passes its cmem_args.
+	Constant bool `json:"constant"`
 }
 
 // Verification says how outputs are checked. For each output argument the
@@ -253,6 +257,12 @@ type Result struct {
 	Energy             *Energy   `json:"energy,omitempty"`
 	MaxError           float64   `json:"max_error"`    // largest error found by verification
 	BenchmarkMs        float64   `json:"benchmark_ms"` // wall time of Run, ms
+	// ArgumentMismatch marks a launch_failed whose cause is the argument
+	// list: the compiled kernel's parameters (count or byte sizes) differ
+	// from Problem.Args, so it was never launched. Every configuration of a
+	// spec usually shares the cause, so the tuner stops rather than record
+	// each.
+	ArgumentMismatch bool `json:"argument_mismatch,omitempty"`
 }
 
 // Resources are what the compiler allotted to one compiled configuration:

@@ -129,7 +129,10 @@ func ToEvaluations(r *Replay, s *spec.Spec) (evals []*store.Evaluation, statuses
 			for k, v := range ev.Metrics {
 				all[k] = v
 			}
-			if v, ok := obj.Value(obs, all); ok && merr == nil && !math.IsNaN(v) {
+			if merr != nil {
+				ev.Reason = merr.Error()
+			}
+			if v, ok := obj.Value(obs, all); ok && !math.IsNaN(v) {
 				ev.Objective = &v
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/expr"
@@ -169,11 +170,32 @@ func (c chainEnv) Lookup(name string) (expr.Value, bool) {
 	return c.base.Lookup(name)
 }
 
+// MissingError lists the metrics a configuration has no value for,
+// because their expression failed on its observations (e.g. a division
+// by zero), with why.
+type MissingError struct {
+	Names   []string
+	Reasons []string
+}
+
+func (e *MissingError) Error() string {
+	parts := make([]string, len(e.Names))
+	for i := range e.Names {
+		parts[i] = e.Reasons[i]
+	}
+	return "metrics missing: " + strings.Join(parts, "; ")
+}
+
 // Metrics evaluates the spec's metrics in the order written, each seeing
 // the observations, the configuration's parameters, the constants and the
 // metrics before it. A metric that reads an observation not present (e.g.
-// power without an energy window) is left out. It returns an error naming
-// the metric when an expression fails (e.g. division by zero).
+// power without an energy window) is left out. A metric whose expression
+// fails for these observations (a division by zero, a result that is no
+// number) is missing for this configuration, and so is every later
+// metric that reads it: the map holds the others and the error, a
+// *MissingError, names the failed ones. The configuration stays valid
+// unless its objective is a missing metric (Value then reports it
+// absent).
 func Metrics(ms []spec.Metric, obs map[string]float64, base expr.Env) (map[string]float64, error) {
 	vals := make(map[string]float64, len(obs)+len(ms))
 	for k, v := range obs {
@@ -181,20 +203,30 @@ func Metrics(ms []spec.Metric, obs map[string]float64, base expr.Env) (map[strin
 	}
 	env := chainEnv{vals: vals, base: base}
 	out := make(map[string]float64, len(ms))
+	var missing *MissingError
 	for _, m := range ms {
 		if !metricReads(m, vals, base) {
 			continue
 		}
+		reason := ""
 		v, err := m.Expr.Eval(env)
 		if err != nil {
-			return out, fmt.Errorf("metric %q (%s): %w", m.Name, m.Expr.Source(), err)
+			reason = fmt.Sprintf("metric %q (%s): %v", m.Name, m.Expr.Source(), err)
+		} else if f, ok := v.Float(); !ok {
+			reason = fmt.Sprintf("metric %q (%s) is %s, not a number", m.Name, m.Expr.Source(), v)
+		} else {
+			out[m.Name] = f
+			vals[m.Name] = f
+			continue
 		}
-		f, ok := v.Float()
-		if !ok {
-			return out, fmt.Errorf("metric %q (%s) is %s, not a number", m.Name, m.Expr.Source(), v)
+		if missing == nil {
+			missing = &MissingError{}
 		}
-		out[m.Name] = f
-		vals[m.Name] = f
+		missing.Names = append(missing.Names, m.Name)
+		missing.Reasons = append(missing.Reasons, reason)
+	}
+	if missing != nil {
+		return out, missing
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package objective
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -68,6 +69,31 @@ func TestMetricsInOrderAndSkipped(t *testing.T) {
 	}
 	if _, err := Metrics([]spec.Metric{metric("bad", "time/0")}, map[string]float64{"time": 1}, base); err == nil {
 		t.Fatal("division by zero not reported")
+	}
+}
+
+// A metric that cannot be computed for one configuration is missing for
+// it, with what reads it; the others are kept.
+func TestMetricMissing(t *testing.T) {
+	ms := []spec.Metric{
+		metric("eff", "1 / (power - 100)"),
+		metric("eff2", "eff * 2"),
+		metric("bw", "12 / time"),
+	}
+	got, err := Metrics(ms, map[string]float64{"time": 0.5, "power": 100}, expr.MapEnv{})
+	var me *MissingError
+	if !errors.As(err, &me) || len(me.Names) != 1 || me.Names[0] != "eff" ||
+		err.Error() != `metrics missing: metric "eff" (1 / (power - 100)): ZeroDivisionError: float division by zero` {
+		t.Fatalf("error %v", err)
+	}
+	if len(got) != 1 || got["bw"] != 24 {
+		t.Errorf("values %v, want only bw = 24", got)
+	}
+	if _, ok := (Objective{Name: "bw"}).Value(nil, got); !ok {
+		t.Error("bw missing")
+	}
+	if _, ok := (Objective{Name: "eff"}).Value(nil, got); ok {
+		t.Error("eff reported")
 	}
 }
 

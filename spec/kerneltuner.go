@@ -85,6 +85,9 @@ func (s *Spec) kernelInstance(j *backend.Job, cfg []expr.Value) {
 		defs = append(defs, backend.Define{Name: "kernel_tuner", Value: "1"})
 	}
 	j.Defines = defs
+	if s.Source == "" {
+		return // loaded without its source: nothing will compile it
+	}
 	if prefix.Len() > 0 || src != s.Source {
 		// #line 1 keeps the compiler's line numbers those of the file.
 		if prefix.Len() > 0 {

@@ -441,14 +441,16 @@ func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compile
 		ev.MaxError = res.MaxError
 		if res.Status == backend.StatusValid {
 			o.Observations = objective.Observations(res, cr.bin.CompileMs)
-			m, err := objective.Metrics(c.Spec.Metrics, o.Observations, c.Spec.Env(p.cfg))
+			m, merr := objective.Metrics(c.Spec.Metrics, o.Observations, c.Spec.Env(p.cfg))
 			o.Metrics = m
-			if err != nil {
-				o.Status, o.Reason = backend.StatusRuntimeFailed, err.Error()
-			} else if v, ok := c.Objective.Value(o.Observations, o.Metrics); ok {
+			if merr != nil {
+				// Kept as a note: the configuration ran and verified.
+				o.Reason = joinReasons(o.Reason, merr.Error())
+			}
+			if v, ok := c.Objective.Value(o.Observations, o.Metrics); ok {
 				o.Value = v
 			} else {
-				o.Status, o.Reason = backend.StatusRuntimeFailed, fmt.Sprintf("objective %q was not observed", c.Objective.Name)
+				o.Status, o.Reason = backend.StatusRuntimeFailed, joinReasons(fmt.Sprintf("objective %q was not observed", c.Objective.Name), o.Reason)
 			}
 		}
 	}
@@ -485,6 +487,16 @@ func reuse(c Config, idx int, e *store.Evaluation) (*Outcome, bool) {
 		o.Value = v
 	}
 	return o, true
+}
+
+func joinReasons(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }
 
 func params(sp *space.Space, cfg []expr.Value) []store.Param {

@@ -3,11 +3,13 @@ package tuner
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
@@ -248,5 +250,36 @@ func TestFrameworkTimeIsNeverNegative(t *testing.T) {
 		if e.FrameworkMs < 0 || e.FrameworkMs > 1000 {
 			t.Errorf("%s: framework_ms %g, want the tuner's own time (≥ 0, well under a second)", e.Key, e.FrameworkMs)
 		}
+	}
+}
+
+// A metric that divides by zero for some configurations leaves them valid
+// (the metric missing, with a note) when the objective is time, and makes
+// them fail only when it is the objective itself.
+func TestMissingMetricKeepsConfigurationValid(t *testing.T) {
+	f := newFixture(t)
+	f.spec.Metrics = append(f.spec.Metrics, spec.Metric{Name: "inv", Expr: expr.MustParse("1 / (block_size_x - 64)"), Maximize: true})
+	sum := f.run(t, "brute_force", 0, false, "")
+	if sum.Invalid != compileFailing+wrongAnswer {
+		t.Fatalf("invalid = %d, want %d: a missing metric made configurations invalid", sum.Invalid, compileFailing+wrongAnswer)
+	}
+	seen := 0
+	for _, o := range sum.Outcomes {
+		if o.Params[0].Value != int64(64) || !o.Valid() {
+			continue
+		}
+		seen++
+		if _, ok := o.Metrics["inv"]; ok || !strings.Contains(o.Reason, `metrics missing: metric "inv"`) || o.Metrics["GB/s"] == 0 {
+			t.Errorf("%s: metrics %v reason %q", o.Key, o.Metrics, o.Reason)
+		}
+	}
+	if seen != 4 {
+		t.Fatalf("%d valid configurations with block_size_x 64, want 4", seen)
+	}
+	g := newFixture(t)
+	g.spec.Metrics = append(g.spec.Metrics, spec.Metric{Name: "inv", Expr: expr.MustParse("1 / (block_size_x - 64)"), Maximize: true})
+	sum = g.run(t, "brute_force", 0, false, "inv")
+	if sum.Invalid != compileFailing+wrongAnswer+4 {
+		t.Errorf("objective inv: invalid = %d, want %d", sum.Invalid, compileFailing+wrongAnswer+4)
 	}
 }

@@ -261,8 +261,12 @@ func (b *Backend) Compile(ctx context.Context, j *backend.Job) (*backend.Binary,
 	if p == nil {
 		return nil, errors.New("cuda: Compile before Prepare")
 	}
+	src := p.Source
+	if j.Source != "" {
+		src = j.Source
+	}
 	return Compile(ctx, CompileRequest{
-		Source:       p.Source,
+		Source:       src,
 		SourceName:   p.SourceName,
 		KernelName:   p.KernelName,
 		Options:      p.CompilerOptions,

@@ -130,14 +130,18 @@ type driver struct {
 	cuModuleGetGlobal        func(dptr *uint64, bytes *uint64, mod uintptr, name string) cuResult
 	cuFuncGetAttribute       func(v *int32, attr int32, fn uintptr) cuResult
 	cuFuncSetAttribute       func(fn uintptr, attr int32, v int32) cuResult
-	cuLaunchKernel           func(fn uintptr, gx, gy, gz, bx, by, bz uint32, shmem uint32, stream uintptr, params unsafe.Pointer, extra unsafe.Pointer) cuResult
-	cuEventCreate            func(ev *uintptr, flags uint32) cuResult
-	cuEventRecord            func(ev uintptr, stream uintptr) cuResult
-	cuEventSynchronize       func(ev uintptr) cuResult
-	cuEventElapsedTime       func(ms *float32, start, end uintptr) cuResult
-	cuEventDestroy           func(ev uintptr) cuResult
-	cuGetErrorName           func(r cuResult, s **byte) cuResult
-	cuGetErrorString         func(r cuResult, s **byte) cuResult
+	// Optional (CUDA 12.4 and 12.9 / 13.0 drivers): the kernel's parameter
+	// layout, checked against the argument list before the first launch.
+	cuFuncGetParamInfo  func(fn uintptr, index uint64, offset, size *uint64) cuResult
+	cuFuncGetParamCount func(fn uintptr, count *uint64) cuResult
+	cuLaunchKernel      func(fn uintptr, gx, gy, gz, bx, by, bz uint32, shmem uint32, stream uintptr, params unsafe.Pointer, extra unsafe.Pointer) cuResult
+	cuEventCreate       func(ev *uintptr, flags uint32) cuResult
+	cuEventRecord       func(ev uintptr, stream uintptr) cuResult
+	cuEventSynchronize  func(ev uintptr) cuResult
+	cuEventElapsedTime  func(ms *float32, start, end uintptr) cuResult
+	cuEventDestroy      func(ev uintptr) cuResult
+	cuGetErrorName      func(r cuResult, s **byte) cuResult
+	cuGetErrorString    func(r cuResult, s **byte) cuResult
 }
 
 var (
@@ -184,6 +188,8 @@ func loadDriver() (*driver, error) {
 			{[]string{"cuModuleGetGlobal_v2"}, &d.cuModuleGetGlobal, true},
 			{[]string{"cuFuncGetAttribute"}, &d.cuFuncGetAttribute, true},
 			{[]string{"cuFuncSetAttribute"}, &d.cuFuncSetAttribute, true},
+			{[]string{"cuFuncGetParamInfo"}, &d.cuFuncGetParamInfo, false},
+			{[]string{"cuFuncGetParamCount"}, &d.cuFuncGetParamCount, false},
 			{[]string{"cuLaunchKernel"}, &d.cuLaunchKernel, true},
 			{[]string{"cuEventCreate"}, &d.cuEventCreate, true},
 			{[]string{"cuEventRecord"}, &d.cuEventRecord, true},

@@ -50,13 +50,16 @@ extern "C" __global__ void vector_add(float* c, const float* a, const float* b, 
 const mixedSource = `
 __constant__ float coef[4];
 
+// coefp is the same constant argument passed as a pointer (as Kernel
+// Tuner passes cmem_args): the difference is 0 only when both the symbol
+// and the parameter hold it.
 template <typename T>
-__global__ void scale(T* out, const unsigned short* in, double alpha, short k, long long n) {
+__global__ void scale(T* out, const unsigned short* in, double alpha, short k, long long n, const float* coefp) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         float x;
         asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(in[i]));
-        out[i] = (T)(x * alpha * k + coef[1]);
+        out[i] = (T)(x * alpha * k + coef[1] + (coefp[2] - coef[2]));
     }
 }
 `
@@ -336,6 +339,22 @@ func testMixed(t *testing.T, b *Backend) {
 	if err != nil || r.Status != backend.StatusValid || r.MaxError != 0 {
 		t.Fatalf("verify against the reference file after a restart: %+v %v", r, err)
 	}
+	// The same kernel with the constant argument left out of the list (the
+	// convolution_milo bug): refused from the driver's parameter layout,
+	// never launched.
+	short := *prob
+	short.Args = prob.Args[:5]
+	short.Verification = nil
+	if err := b.Prepare(ctx, &short); err != nil {
+		t.Fatal(err)
+	}
+	j.Verify = false
+	r, err = b.Run(ctx, j, bin)
+	if err != nil || r.Status != backend.StatusLaunchFailed || !r.ArgumentMismatch ||
+		!strings.Contains(r.Reason, "takes 6 parameters (8, 8, 8, 2, 8, 8 bytes), the spec gives 5 arguments (8, 8, 8, 2, 8 bytes)") {
+		t.Fatalf("short argument list: %+v %v", r, err)
+	}
+	t.Logf("short argument list refused: %s", r.Reason)
 }
 
 // restartWorker replaces b's worker as a crash would, re-preparing the

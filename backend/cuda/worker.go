@@ -393,12 +393,12 @@ func (w *worker) prepare(p *backend.Problem) error {
 		}
 		da.bytes = a.Count * int64(t.Size())
 		if a.Constant {
+			// Kept on the host too: each module gets its own copy of the
+			// __constant__ symbol, written at every load.
 			da.init = make([]byte, da.bytes)
 			if err := content(da.init, t, a.Fill, 0, a.Count, a.Name); err != nil {
 				return fail(err)
 			}
-			args = append(args, da)
-			continue
 		}
 		if da.bytes > 0 {
 			if err := d.check("cuMemAlloc_v2", d.cuMemAlloc(&da.ptr, uint64(da.bytes))); err != nil {
@@ -408,6 +408,12 @@ func (w *worker) prepare(p *backend.Problem) error {
 			}
 		}
 		args = append(args, da)
+		if a.Constant {
+			if err := w.upload(da.ptr, da.init); err != nil {
+				return fail(err)
+			}
+			continue
+		}
 		if err := w.fillDevice(da.ptr, da.bytes, t, a.Fill, a.Count, a.Name); err != nil {
 			return fail(err)
 		}
@@ -695,14 +701,24 @@ func (w *worker) run(j *backend.Job, b *backend.Binary) (*backend.Result, bool) 
 			return failure(res, fmt.Sprintf("allowing %d bytes of dynamic shared memory (device opt-in limit %d bytes per block)", j.DynamicSharedBytes, w.attr(attrMaxSharedPerBlockOptin)), err, false)
 		}
 	}
-	// Constant arguments live in the module: copy them at every load.
+	// The argument list against the compiled kernel's parameters, before
+	// anything is launched: a wrong list makes cuLaunchKernel read past
+	// the parameter array.
+	if msg := w.checkParams(fn, format, payload, lowered); msg != "" {
+		res.Status, res.Reason, res.ArgumentMismatch = backend.StatusLaunchFailed, msg, true
+		return res, false
+	}
+	// Constant arguments: each module has its own __constant__ symbol,
+	// copied at every load when the kernel declares one.
 	for _, a := range w.args {
 		if !a.arg.Constant {
 			continue
 		}
 		var ptr, size uint64
-		if err := d.check("cuModuleGetGlobal_v2", d.cuModuleGetGlobal(&ptr, &size, mod, a.arg.Name)); err != nil {
-			return failure(res, fmt.Sprintf("constant argument %q has no __constant__ symbol of that name", a.arg.Name), err, false)
+		if r := d.cuModuleGetGlobal(&ptr, &size, mod, a.arg.Name); r == cuErrorNotFound {
+			continue
+		} else if err := d.check("cuModuleGetGlobal_v2", r); err != nil {
+			return failure(res, fmt.Sprintf("constant argument %q: looking up its __constant__ symbol", a.arg.Name), err, false)
 		}
 		if int64(size) < a.bytes {
 			res.Status = backend.StatusLaunchFailed
@@ -720,9 +736,6 @@ func (w *worker) run(j *backend.Job, b *backend.Binary) (*backend.Result, bool) 
 	defer pin.Unpin()
 	var params []unsafe.Pointer
 	for _, a := range w.args {
-		if a.arg.Constant {
-			continue
-		}
 		var words []uint64
 		if a.arg.Kind == backend.ArgScalar {
 			words = make([]uint64, (len(a.scalar)+7)/8)
