@@ -80,7 +80,7 @@ type KernelSpecification struct {
 	GridDivX           []string            `json:"GridDivX,omitempty" yaml:"GridDivX,omitempty"`
 	GridDivY           []string            `json:"GridDivY,omitempty" yaml:"GridDivY,omitempty"`
 	GridDivZ           []string            `json:"GridDivZ,omitempty" yaml:"GridDivZ,omitempty"`
-	ProblemSize        []any               `json:"ProblemSize,omitempty" yaml:"ProblemSize,omitempty"` // Kernel Tuner's problem_size: integers or expressions over Gtune.Constants, up to 3
+	ProblemSize        []any               `json:"ProblemSize,omitempty" yaml:"ProblemSize,omitempty"`   // Kernel Tuner's problem_size: integers or expressions over Gtune.Constants, up to 3
 	SharedMemory       any                 `json:"SharedMemory,omitempty" yaml:"SharedMemory,omitempty"` // bytes of dynamic shared memory: integer or expression
 	Arguments          []Argument          `json:"Arguments" yaml:"Arguments"`
 	ReferenceArguments []ReferenceArgument `json:"ReferenceArguments,omitempty" yaml:"ReferenceArguments,omitempty"`
