@@ -188,6 +188,17 @@ func (s *Spec) setting(j *backend.Job, cfg []expr.Value, name string, v expr.Val
 // that fails. CheckJobs finds these for a whole space before any GPU work.
 func (s *Spec) Job(cfg []expr.Value) (*backend.Job, error) { return s.job(cfg, true) }
 
+// Geometry gives the grid (thread blocks) and thread block (threads) of
+// cfg without building its kernel instance: for occupancy and the like.
+// Errors as Job.
+func (s *Spec) Geometry(cfg []expr.Value) (grid, block [3]int, err error) {
+	j, err := s.job(cfg, false)
+	if err != nil {
+		return grid, block, err
+	}
+	return j.Grid, j.Block, nil
+}
+
 // job is Job; instance false skips building the kernel instance (defines
 // and source), which only the compiler needs.
 func (s *Spec) job(cfg []expr.Value, instance bool) (*backend.Job, error) {

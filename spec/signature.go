@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/gtune/gtune/backend"
 )
 
 // kernelParam is one parameter of a __global__ function as written.
@@ -216,4 +218,26 @@ func filepathBase(p string) string {
 		return p[i+1:]
 	}
 	return p
+}
+
+// WorkingSetBytes is the device memory the Vector arguments take, bytes
+// (what a launch can touch at most); 0 when a type's size is unknown.
+func (s *Spec) WorkingSetBytes() int64 {
+	var n int64
+	for i, a := range s.args {
+		if a.Kind != backend.ArgVector {
+			continue
+		}
+		size := int64(0)
+		if t, ok := t1Types[a.Type]; ok {
+			size = int64(t.size * t.lanes)
+		} else if a.Type == "custom" {
+			size = int64(s.Raw.KernelSpecification.Arguments[i].TypeSize)
+		}
+		if size == 0 {
+			return 0
+		}
+		n += a.Count * size
+	}
+	return n
 }

@@ -41,6 +41,30 @@ var ObservationNames = []string{"time", "time_median", "time_min", "time_max", "
 	"time_cv", "time_ci_low", "time_ci_high", "energy_ci_low", "energy_ci_high", "energy_cv", "energy_trials",
 	"dynamic_energy", "idle_power", "energy_gpu_time", "throttled", "unstable"}
 
+// energyNames are the observations only an energy measurement gives.
+var energyNames = []string{"energy", "power", "edp", "energy_ci_low", "energy_ci_high", "energy_cv", "energy_trials", "dynamic_energy", "idle_power", "energy_gpu_time", "throttled", "unstable"}
+
+// ObjectiveNeedsEnergy reports whether the objective name (a built-in or
+// a metric) can only be had from an energy measurement: it is an energy
+// observation, or a metric that reads one, directly or through earlier
+// metrics.
+func (s *Spec) ObjectiveNeedsEnergy(name string) bool {
+	if slices.Contains(energyNames, name) {
+		return true
+	}
+	for _, m := range s.Metrics {
+		if m.Name != name {
+			continue
+		}
+		for _, n := range m.Expr.Names() {
+			if n != name && s.ObjectiveNeedsEnergy(n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // BuiltinObjectives are the objectives every spec may name; they are all
 // minimised unless Gtune.ObjectiveDirection says otherwise.
 var BuiltinObjectives = []string{"time", "energy", "power", "edp"}
@@ -108,6 +132,14 @@ type Measurement struct {
 	WarmupMax   time.Duration
 }
 
+// Plausibility is the resolved Gtune.Plausibility: 0 means the default
+// (the device's peaks; plausibility.DefaultOutlierFactor).
+type Plausibility struct {
+	PeakGFLOPS    float64
+	PeakGBs       float64
+	OutlierFactor float64
+}
+
 // Simulation is the compiled Gtune.Simulation. Expressions are nil where
 // the file leaves them out (then the default applies).
 type Simulation struct {
@@ -173,8 +205,9 @@ type Spec struct {
 	Strategy        string         // T1 Search.Name; "" when absent
 	StrategyOptions map[string]any // T1 Search.Attributes by name
 
-	Measurement Measurement
-	Simulation  *Simulation // nil when absent
+	Measurement  Measurement
+	Simulation   *Simulation // nil when absent
+	Plausibility Plausibility
 
 	// Warnings are things the user should know that do not stop a run
 	// (e.g. a GlobalSize that the derived grid overrides); set by Load and
@@ -1037,7 +1070,6 @@ func (l *loader) gtune() error {
 	default:
 		return l.errf("Gtune.ObjectiveDirection", "unknown %q (valid: minimize, maximize)", g.ObjectiveDirection)
 	}
-	energyNames := []string{"energy", "power", "edp", "energy_ci_low", "energy_ci_high", "energy_cv", "energy_trials", "dynamic_energy", "idle_power", "energy_gpu_time", "throttled", "unstable"}
 	s.NeedsEnergy = slices.Contains(energyNames, s.Objective)
 	for _, m := range s.Metrics {
 		for _, n := range m.Expr.Names() {
@@ -1073,6 +1105,20 @@ func (l *loader) gtune() error {
 		if err := resolveProtocol(l, m, &s.Measurement); err != nil {
 			return err
 		}
+	}
+	if pl := g.Plausibility; pl != nil {
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"PeakGFLOPS", pl.PeakGFLOPS}, {"PeakGBs", pl.PeakGBs}, {"OutlierFactor", pl.OutlierFactor}} {
+			if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+				return l.errf("Gtune.Plausibility."+f.name, "must be a positive number (0: the default), got %v", f.v)
+			}
+		}
+		if pl.OutlierFactor != 0 && pl.OutlierFactor <= 1 {
+			return l.errf("Gtune.Plausibility.OutlierFactor", "must be above 1, got %v", pl.OutlierFactor)
+		}
+		s.Plausibility = Plausibility{PeakGFLOPS: pl.PeakGFLOPS, PeakGBs: pl.PeakGBs, OutlierFactor: pl.OutlierFactor}
 	}
 	// Simulation.
 	if sm := g.Simulation; sm != nil {

@@ -150,6 +150,16 @@ type Gtune struct {
 	// (see spec/kerneltuner.go). false passes the tunable parameters as
 	// -D and nothing else, for kernels that must not see kernel_tuner.
 	KernelTunerDefines *bool `json:"KernelTunerDefines,omitempty" yaml:"KernelTunerDefines,omitempty"`
+	// Plausibility changes the checks that flag impossible measurements
+	// (package plausibility).
+	Plausibility *RawPlausibility `json:"Plausibility,omitempty" yaml:"Plausibility,omitempty"`
+}
+
+// RawPlausibility overrides the ceilings a measurement is checked against.
+type RawPlausibility struct {
+	PeakGFLOPS    float64 `json:"PeakGFLOPS,omitempty" yaml:"PeakGFLOPS,omitempty"`       // FLOP ceiling, GFLOP/s (default: the device's FP32 CUDA-core peak; raise it for tensor-core kernels)
+	PeakGBs       float64 `json:"PeakGBs,omitempty" yaml:"PeakGBs,omitempty"`             // device-memory ceiling, GB/s (default: the device's bandwidth)
+	OutlierFactor float64 `json:"OutlierFactor,omitempty" yaml:"OutlierFactor,omitempty"` // flag unverified configurations this many times faster than their neighbours (default 10)
 }
 
 // RawMetric is a named expression as written. Direction ("minimize" | "maximize",

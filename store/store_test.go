@@ -537,3 +537,38 @@ func TestParamKinds(t *testing.T) {
 		t.Fatalf("decoded %#v, want %#v", got, want)
 	}
 }
+
+func TestAnnotate(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "a.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r := &Run{SpecHash: "h", SpecPath: "s.json", Kernel: "k", Objective: "time", Strategy: "brute_force", DeviceName: "d", DeviceUUID: "u", Backend: "sim"}
+	if err := db.BeginRun(r); err != nil {
+		t.Fatal(err)
+	}
+	v := 0.01
+	e := &Evaluation{RunID: r.ID, Key: "1", Params: []Param{{Name: "x", Value: 1}}, Status: "valid", Objective: &v,
+		Observations: map[string]float64{"time": 0.01}}
+	if err := db.Add(e); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Annotate(e.ID, "implausible: too fast", "implausible"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Annotate(e.ID, "second note", ""); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := db.Evaluations(r.ID)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("%v %v", evs, err)
+	}
+	got := evs[0]
+	if got.Reason != "implausible: too fast; second note" || got.Observations["implausible"] != 1 || got.Observations["time"] != 0.01 || got.Status != "valid" {
+		t.Errorf("reason %q observations %v status %s", got.Reason, got.Observations, got.Status)
+	}
+	if err := db.Annotate(e.ID+100, "x", ""); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown id: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/plausibility"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
@@ -27,23 +28,46 @@ import (
 // (listing the known ones); a configuration the spec cannot turn into a
 // job is an error of the Geometry call.
 func OccupancyTarget(be backend.Backend, s *spec.Spec, sp *space.Space) (*strategy.Target, error) {
-	var d *device.Description
-	if sb, ok := be.(*sim.Sim); ok {
-		desc := sb.Description()
-		d = &desc
-	} else {
-		var err error
-		if d, err = device.LookupName(be.Device().Name); err != nil {
-			return nil, err
-		}
+	d, err := Description(be)
+	if err != nil {
+		return nil, err
 	}
 	return &strategy.Target{Device: d, Geometry: func(i int) (int, int, error) {
-		j, err := s.Job(sp.Values(i))
+		grid, block, err := s.Geometry(sp.Values(i))
 		if err != nil {
 			return 0, 0, err
 		}
-		return j.Block[0] * j.Block[1] * j.Block[2], j.Grid[0] * j.Grid[1] * j.Grid[2], nil
+		return block[0] * block[1] * block[2], grid[0] * grid[1] * grid[2], nil
 	}}, nil
+}
+
+// Description is the device database's description of the backend's GPU:
+// the simulated one, or the real one by the driver's name. Errors: a
+// real GPU whose name is not in the database (listing the known ones).
+func Description(be backend.Backend) (*device.Description, error) {
+	if sb, ok := be.(*sim.Sim); ok {
+		desc := sb.Description()
+		return &desc, nil
+	}
+	return device.LookupName(be.Device().Name)
+}
+
+// Peaks are the ceilings measurements on d are checked against (package
+// plausibility): the spec's Gtune.Plausibility where given, else d's FP32
+// peak and memory bandwidth; nil d gives only the spec's.
+func Peaks(d *device.Description, s *spec.Spec) plausibility.Peaks {
+	var p plausibility.Peaks
+	if d != nil {
+		p = plausibility.Peaks{FLOPS: d.PeakFP32GFLOPS * 1e9, BytesPerSecond: d.MemoryBandwidthGBs * 1e9, L2Bytes: d.L2Bytes,
+			Source: d.Name + ", device database"}
+	}
+	if v := s.Plausibility.PeakGFLOPS; v > 0 {
+		p.FLOPS, p.Source = v*1e9, "Gtune.Plausibility"
+	}
+	if v := s.Plausibility.PeakGBs; v > 0 {
+		p.BytesPerSecond, p.Source = v*1e9, "Gtune.Plausibility"
+	}
+	return p
 }
 
 // declaredResources gives a configuration's registers per thread and

@@ -11,13 +11,18 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/plausibility"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
@@ -68,6 +73,9 @@ type Config struct {
 	CompileWorkers int
 	Progress       Progress
 	GtuneVersion   string
+	// Peaks are the GPU's ceilings a measurement is checked against
+	// (package plausibility, Peaks); zero: no peak check.
+	Peaks plausibility.Peaks
 }
 
 // Outcome is one configuration's result as the run saw it.
@@ -81,6 +89,13 @@ type Outcome struct {
 	Observations map[string]float64
 	Metrics      map[string]float64
 	Reused       bool
+	// Implausible says why the measurement cannot be right (package
+	// plausibility); "" when it can. Such an outcome is never among Best.
+	Implausible string
+	// ArgumentMismatch: the kernel's parameters differ from the spec's
+	// Arguments; it was never launched.
+	ArgumentMismatch bool
+	evalID           int64
 }
 
 // Valid reports whether the configuration ran and verified.
@@ -88,15 +103,18 @@ func (o *Outcome) Valid() bool { return o.Status == backend.StatusValid }
 
 // Summary is the result of a run.
 type Summary struct {
-	RunID       int64
-	Device      backend.DeviceInfo
-	Objective   objective.Objective
-	Strategy    string
-	SpaceSize   int
-	Evaluated   int // measured in this run
-	Reused      int // taken from the database
-	Invalid     int // evaluated or reused, but not valid
-	Best        []*Outcome
+	RunID     int64
+	Device    backend.DeviceInfo
+	Objective objective.Objective
+	Strategy  string
+	SpaceSize int
+	Evaluated int // measured in this run
+	Reused    int // taken from the database
+	Invalid   int // evaluated or reused, but not valid
+	Best      []*Outcome
+	// Implausible are the valid outcomes flagged as implausible that
+	// would otherwise rank before Best[0], best first.
+	Implausible []*Outcome
 	Outcomes    []*Outcome
 	Interrupted bool
 	Elapsed     time.Duration
@@ -171,6 +189,9 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		return nil, err
 	}
 	sum := &Summary{RunID: run.ID, Device: dev, Objective: c.Objective, Strategy: c.Strategy, SpaceSize: size}
+	verify := problem.Verification != nil
+	workingSet := s.WorkingSetBytes()
+	launched := false // some configuration's argument list matched the kernel's
 	start := time.Now()
 	elapsed := func() time.Duration {
 		if c.Clock != nil {
@@ -180,6 +201,11 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	}
 	finish := func(status string, err error) (*Summary, error) {
 		sum.Elapsed = elapsed()
+		if !verify {
+			if e := flagOutliers(c, sum); e != nil && err == nil {
+				err = e
+			}
+		}
 		sortBest(sum)
 		if e := c.DB.EndRun(run.ID, status); e != nil && err == nil {
 			err = e
@@ -190,10 +216,9 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		return sum, err
 	}
 
-	verify := problem.Verification != nil
 	needReference := verify && len(problem.Verification.Expected) < countOutputs(problem)
 	if needReference {
-		dir, err := os.MkdirTemp("", "gtune-reference-")
+		dir, err := newReferenceDir()
 		if err != nil {
 			return finish("failed", err)
 		}
@@ -326,7 +351,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 			queue = nil
 			break
 		}
-		o, err := evaluate(ctx, c, run.ID, p, cr)
+		o, err := evaluate(ctx, c, run.ID, p, cr, workingSet)
 		if err != nil {
 			if ctx.Err() != nil {
 				sum.Interrupted = true
@@ -335,6 +360,14 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 			return finish("failed", err)
 		}
 		record(o)
+		if o.ArgumentMismatch && !launched {
+			// Every configuration would fail the same way: the spec's
+			// Arguments do not describe this kernel.
+			return finish("failed", &ConfigError{fmt.Errorf("%s: KernelSpecification.Arguments do not match the kernel's parameters (configuration %s): %s", s.Path, o.Key, o.Reason)})
+		}
+		if !o.ArgumentMismatch && o.Status != backend.StatusCompileFailed {
+			launched = true
+		}
 		if ctx.Err() != nil {
 			sum.Interrupted = true
 			return finish("interrupted", nil)
@@ -403,6 +436,9 @@ func runReference(ctx context.Context, c Config) error {
 	if err != nil {
 		return fmt.Errorf("reference configuration %s: %w", job.Key, err)
 	}
+	if res.ArgumentMismatch {
+		return &ConfigError{fmt.Errorf("%s: KernelSpecification.Arguments do not match the kernel's parameters (reference configuration %s): %s", c.Spec.Path, job.Key, res.Reason)}
+	}
 	if res.Status != backend.StatusValid {
 		return fmt.Errorf("reference configuration %s failed (%s): %s", job.Key, res.Status, res.Reason)
 	}
@@ -411,7 +447,7 @@ func runReference(ctx context.Context, c Config) error {
 
 // evaluate runs one compiled configuration, computes its observations,
 // metrics and objective, and commits it to the database.
-func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compiled) (*Outcome, error) {
+func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compiled, workingSet int64) (*Outcome, error) {
 	t0 := time.Now()
 	o := &Outcome{Index: p.index, Key: p.job.Key, Params: params(c.Space, p.cfg)}
 	ev := &store.Evaluation{
@@ -435,7 +471,7 @@ func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compile
 			return nil, err
 		}
 		benchMs = res.BenchmarkMs
-		o.Status, o.Reason = res.Status, res.Reason
+		o.Status, o.Reason, o.ArgumentMismatch = res.Status, res.Reason, res.ArgumentMismatch
 		ev.TimesMs = res.TimesMs
 		ev.Registers, ev.SharedStaticBytes, ev.LocalBytes = res.Registers, res.SharedStaticBytes, res.LocalBytes
 		ev.MaxError = res.MaxError
@@ -446,6 +482,9 @@ func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compile
 			if merr != nil {
 				// Kept as a note: the configuration ran and verified.
 				o.Reason = joinReasons(o.Reason, merr.Error())
+			}
+			if why := checkPeaks(c, p.job, o, workingSet); why != "" {
+				flag(o, why)
 			}
 			if v, ok := c.Objective.Value(o.Observations, o.Metrics); ok {
 				o.Value = v
@@ -471,7 +510,108 @@ func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compile
 	if err := c.DB.Add(ev); err != nil {
 		return nil, err
 	}
+	o.evalID = ev.ID
 	return o, nil
+}
+
+// implausibleKey marks an implausible measurement among the observations
+// (1), so that the flag is in the database and survives reuse.
+const implausibleKey = "implausible"
+
+// flag marks o implausible for why.
+func flag(o *Outcome, why string) {
+	o.Implausible = why
+	o.Reason = joinReasons(o.Reason, "implausible: "+why)
+	if o.Observations == nil {
+		o.Observations = map[string]float64{}
+	}
+	o.Observations[implausibleKey] = 1
+}
+
+// checkPeaks compares what a valid measurement implies with the GPU's
+// peaks: throughput metrics (by unit, plausibility.RateOf) and the
+// Gtune.Simulation FLOP and byte counts over the measured time.
+func checkPeaks(c Config, j *backend.Job, o *Outcome, workingSet int64) string {
+	var rates []plausibility.Rate
+	for _, m := range c.Spec.Metrics {
+		if v, ok := o.Metrics[m.Name]; ok {
+			if r, ok := plausibility.RateOf(m.Name, m.Unit, v); ok {
+				rates = append(rates, r)
+			}
+		}
+	}
+	if t := o.Observations["time"]; j.Work != nil && t > 0 {
+		if j.Work.Flops > 0 {
+			rates = append(rates, plausibility.Rate{Kind: plausibility.FLOPs, PerS: j.Work.Flops / (t / 1e3), From: "Gtune.Simulation.Flops over the time"})
+		}
+		if j.Work.Bytes > 0 {
+			rates = append(rates, plausibility.Rate{Kind: plausibility.Bytes, PerS: j.Work.Bytes / (t / 1e3), From: "Gtune.Simulation.Bytes over the time"})
+		}
+	}
+	return plausibility.CheckPeaks(rates, c.Peaks, workingSet)
+}
+
+// flagOutliers marks the valid outcomes of an unverified run that are far
+// faster than their nearest measured neighbours (plausibility.Outliers),
+// in the summary and in the database.
+func flagOutliers(c Config, sum *Summary) error {
+	var pts []plausibility.Point
+	var valid []*Outcome
+	for _, o := range sum.Outcomes {
+		t, ok := o.Observations["time"]
+		if !o.Valid() || !ok || o.Implausible != "" {
+			continue
+		}
+		cfg := c.Space.Values(o.Index)
+		vals := make([]int32, len(cfg))
+		for k, v := range cfg {
+			vals[k] = int32(slices.IndexFunc(c.Space.Params()[k].Values, v.Equal))
+		}
+		pts = append(pts, plausibility.Point{ID: len(valid), Values: vals, TimeMs: t})
+		valid = append(valid, o)
+	}
+	for id, why := range plausibility.Outliers(pts, c.Spec.Plausibility.OutlierFactor) {
+		o := valid[id]
+		flag(o, why)
+		if o.evalID != 0 {
+			if err := c.DB.Annotate(o.evalID, "implausible: "+why, implausibleKey); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// referencePrefix starts the names of the temporary directories that hold
+// reference outputs; the process id after it lets a later run remove what
+// a crashed one left (removeStaleReferenceDirs).
+const referencePrefix = "gtune-reference-"
+
+func newReferenceDir() (string, error) {
+	removeStaleReferenceDirs(os.TempDir())
+	return os.MkdirTemp("", fmt.Sprintf("%s%d-", referencePrefix, os.Getpid()))
+}
+
+// removeStaleReferenceDirs deletes the reference directories in tmp whose
+// process is gone (killed, crashed): a run removes its own at the end,
+// but not after kill -9.
+func removeStaleReferenceDirs(tmp string) {
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), referencePrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid == os.Getpid() || store.ProcessAlive(pid) {
+			continue
+		}
+		os.RemoveAll(filepath.Join(tmp, e.Name()))
+	}
 }
 
 // reuse turns a stored evaluation into an outcome. A valid evaluation that
@@ -508,15 +648,30 @@ func params(sp *space.Space, cfg []expr.Value) []store.Param {
 	return out
 }
 
+// sortBest ranks the valid, plausible outcomes; implausible ones that
+// would rank before the best are listed apart (Summary.Implausible).
 func sortBest(sum *Summary) {
-	var valid []*Outcome
+	var valid, flagged []*Outcome
 	for _, o := range sum.Outcomes {
-		if o.Valid() {
+		switch {
+		case !o.Valid():
+		case o.Implausible != "" || o.Observations[implausibleKey] == 1:
+			flagged = append(flagged, o)
+		default:
 			valid = append(valid, o)
 		}
 	}
-	sort.SliceStable(valid, func(i, j int) bool {
-		return sum.Objective.Score(valid[i].Value) < sum.Objective.Score(valid[j].Value)
-	})
+	better := func(a, b *Outcome) bool { return sum.Objective.Score(a.Value) < sum.Objective.Score(b.Value) }
+	sort.SliceStable(valid, func(i, j int) bool { return better(valid[i], valid[j]) })
+	sort.SliceStable(flagged, func(i, j int) bool { return better(flagged[i], flagged[j]) })
 	sum.Best = valid[:min(5, len(valid))]
+	sum.Implausible = nil
+	for _, o := range flagged {
+		if len(valid) == 0 || better(o, valid[0]) {
+			if o.Implausible == "" {
+				o.Implausible = o.Reason
+			}
+			sum.Implausible = append(sum.Implausible, o)
+		}
+	}
 }

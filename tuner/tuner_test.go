@@ -2,6 +2,9 @@ package tuner
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +14,7 @@ import (
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/plausibility"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 )
@@ -24,9 +28,10 @@ const (
 )
 
 type fixture struct {
-	spec *spec.Spec
-	db   *store.DB
-	dbp  string
+	spec  *spec.Spec
+	db    *store.DB
+	dbp   string
+	peaks plausibility.Peaks
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -61,7 +66,7 @@ func (f *fixture) run(t *testing.T, strat string, maxEvals int, fresh bool, obj 
 	defer be.Close()
 	sum, err := Run(context.Background(), Config{
 		Spec: f.spec, Space: sp, Backend: be, DB: f.db, Objective: objective.FromSpec(f.spec),
-		Strategy: strat, Seed: 3, MaxEvals: maxEvals, Fresh: fresh, CompileWorkers: 2,
+		Strategy: strat, Seed: 3, MaxEvals: maxEvals, Fresh: fresh, CompileWorkers: 2, Peaks: f.peaks,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -281,5 +286,126 @@ func TestMissingMetricKeepsConfigurationValid(t *testing.T) {
 	sum = g.run(t, "brute_force", 0, false, "inv")
 	if sum.Invalid != compileFailing+wrongAnswer+4 {
 		t.Errorf("objective inv: invalid = %d, want %d", sum.Invalid, compileFailing+wrongAnswer+4)
+	}
+}
+
+// editedFixture is newFixture on a copy of testdata/spec.json changed by
+// edit (the decoded JSON).
+func editedFixture(t *testing.T, edit func(m map[string]any)) *fixture {
+	t.Helper()
+	data, err := os.ReadFile("testdata/spec.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	dir := t.TempDir()
+	out, _ := json.Marshal(m)
+	src, _ := os.ReadFile("testdata/kernel.cu")
+	os.WriteFile(filepath.Join(dir, "kernel.cu"), src, 0o644)
+	os.WriteFile(filepath.Join(dir, "spec.json"), out, 0o644)
+	s, err := spec.Load(filepath.Join(dir, "spec.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	f.spec = s
+	return f
+}
+
+// fastConfig is simulated to move a thousandth of its bytes: 1000 times
+// faster than its neighbours, the way a launch that does no work looks.
+const fastConfig = "256,2"
+
+func simulateBogus(m map[string]any) {
+	m["Gtune"].(map[string]any)["Simulation"].(map[string]any)["Bytes"] = "12*n/1000 if block_size_x == 256 and work_per_thread == 2 else 12*n"
+}
+
+// Verified run: the GB/s metric of the bogus configuration exceeds the
+// H100's memory bandwidth; it is flagged, stored as such and never the
+// best.
+func TestImplausibleAbovePeakIsNotTheBest(t *testing.T) {
+	f := editedFixture(t, simulateBogus)
+	d, _ := device.Lookup("h100_sxm")
+	f.peaks = Peaks(d, f.spec)
+	sum := f.run(t, "brute_force", 0, false, "")
+	if len(sum.Implausible) != 1 || sum.Implausible[0].Key != fastConfig ||
+		!strings.Contains(sum.Implausible[0].Implausible, `metric "GB/s" implies`) || !strings.Contains(sum.Implausible[0].Implausible, "the peak of 3352 GB/s (NVIDIA H100 80GB HBM3, device database)") {
+		t.Fatalf("implausible %+v", sum.Implausible)
+	}
+	if sum.Best[0].Key == fastConfig || sum.Best[0].Implausible != "" {
+		t.Errorf("best %s", sum.Best[0].Key)
+	}
+	evs, err := f.db.Evaluations(sum.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flagged := 0
+	for _, e := range evs {
+		if e.Observations["implausible"] == 1 {
+			flagged++
+			if e.Key != fastConfig || e.Status != "valid" || !strings.Contains(e.Reason, "implausible: ") {
+				t.Errorf("stored %s %s %q", e.Key, e.Status, e.Reason)
+			}
+		}
+	}
+	if flagged != 1 {
+		t.Errorf("%d stored as implausible, want 1", flagged)
+	}
+	// Reused from the database, it stays flagged.
+	again := f.run(t, "brute_force", 0, false, "")
+	if again.Reused != validConfigs || len(again.Implausible) != 1 || again.Best[0].Key == fastConfig {
+		t.Errorf("reused: %d reused, implausible %d, best %s", again.Reused, len(again.Implausible), again.Best[0].Key)
+	}
+}
+
+// Unverified run without throughput metrics: the bogus configuration is
+// 1000 times faster than its nearest neighbours and flagged at the end.
+func TestUnverifiedOutlierIsFlagged(t *testing.T) {
+	f := editedFixture(t, func(m map[string]any) {
+		simulateBogus(m)
+		g := m["Gtune"].(map[string]any)
+		delete(g, "Reference")
+		delete(g, "Metrics")
+	})
+	sum := f.run(t, "brute_force", 0, false, "")
+	if len(sum.Implausible) != 1 || sum.Implausible[0].Key != fastConfig || !strings.Contains(sum.Implausible[0].Implausible, "nearest measured configurations, and its outputs are not verified") {
+		t.Fatalf("implausible %+v", sum.Implausible)
+	}
+	if sum.Best[0].Key == fastConfig {
+		t.Error("the outlier is the best")
+	}
+	evs, _ := f.db.Evaluations(sum.RunID)
+	for _, e := range evs {
+		if (e.Observations["implausible"] == 1) != (e.Key == fastConfig) {
+			t.Errorf("%s: stored implausible=%v", e.Key, e.Observations["implausible"])
+		}
+	}
+}
+
+func TestStaleReferenceDirsRemoved(t *testing.T) {
+	tmp := t.TempDir()
+	dead := 1 << 22
+	for store.ProcessAlive(dead) {
+		dead++
+	}
+	stale := filepath.Join(tmp, fmt.Sprintf("%s%d-123", referencePrefix, dead))
+	mine := filepath.Join(tmp, fmt.Sprintf("%s%d-456", referencePrefix, os.Getpid()))
+	other := filepath.Join(tmp, "gtune-reference-789") // an older gtune's name: no pid to judge by
+	for _, d := range []string{stale, mine, other} {
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "out.bin"), []byte{1}, 0o644)
+	}
+	removeStaleReferenceDirs(tmp)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Error("a dead process's reference directory was kept")
+	}
+	for _, d := range []string{mine, other} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s removed: %v", d, err)
+		}
 	}
 }

@@ -82,6 +82,13 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if err != nil {
 		return err
 	}
+	if e := s.Measurement.Energy; e != nil && !*e && s.ObjectiveNeedsEnergy(obj.Name) {
+		what := "Gtune.Measurement.Energy is false"
+		if cmd.Flags().Changed("energy") {
+			what = "--energy=false"
+		}
+		return badInput("%s, but the objective %s needs energy measurements", what, obj.Name)
+	}
 	stratName, err := resolveStrategy(s, f.strategy)
 	if err != nil {
 		return err
@@ -101,6 +108,13 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	if sp.Len() == 0 {
 		return badInput("%s: the search space has no valid configuration (%.0f raw, every one excluded by the restrictions)", s.Path, sp.RawCount())
+	}
+	// Every configuration's expressions, before any GPU work.
+	if err := s.CheckJobs(ctx, sp); err != nil {
+		return err
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "gtune: warning:", w)
 	}
 	// The database comes before the GPU: a bad path must cost no GPU work.
 	db, err := store.Open(f.db)
@@ -149,6 +163,11 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	if cfg.Priors, err = transferPriors(stratName, params, sp); err != nil {
 		return err
+	}
+	if d, err := tuner.Description(be); err == nil {
+		cfg.Peaks = tuner.Peaks(d, s)
+	} else {
+		cfg.Peaks = tuner.Peaks(nil, s)
 	}
 	cfg.Backend = gr.Wrap(be)
 	if !f.noProgress {
@@ -354,6 +373,7 @@ func writeTable(w io.Writer, s *spec.Spec, sum *tuner.Summary, dbPath string) {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	tw.Flush()
+	writeImplausible(w, sum)
 	writeCapping(w, sum)
 	fmt.Fprintf(w, "results: %s (run %d)\n", dbPath, sum.RunID)
 }
@@ -413,12 +433,28 @@ func writeJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 		}
 	}
 	doc["invalid_by_status"] = reasons
+	if len(sum.Implausible) > 0 {
+		var imp []map[string]any
+		for _, o := range sum.Implausible {
+			imp = append(imp, map[string]any{"key": o.Key, "value": o.Value, "why": o.Implausible})
+		}
+		doc["implausible"] = imp
+	}
 	if r := cappingReport(sum); r != nil {
 		doc["power_capping"] = r
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
+}
+
+// writeImplausible warns of measurements that ranked before the best
+// but cannot be right (package plausibility); they are not in the table.
+func writeImplausible(w io.Writer, sum *tuner.Summary) {
+	for _, o := range sum.Implausible {
+		fmt.Fprintf(w, "warning: %s (%s %s) would rank first but is implausible and left out: %s\n",
+			o.Key, format(o.Value), sum.Objective.Unit, o.Implausible)
+	}
 }
 
 // sortedKeys is used for stable output of maps.
