@@ -32,9 +32,11 @@ type ProtocolResult struct {
 //  2. keep running through two counter updates, so the sensor's lag (up
 //     to one period) is filled with this load's power, and mark the second;
 //  3. every m update periods mark a trial: its mean power is the counter
-//     difference over m mean update periods of the run (the CPU time from
-//     the first mark over the updates seen), m from
-//     WindowLength(Period, Edge, Target, 1) and at least two launches;
+//     difference over m update periods, the period being the median gap
+//     between consecutive updates pooled in p.Periods with this run's
+//     (PeriodEstimate says why not the CPU time between the trial's own
+//     marks), m from WindowLength(Period, Edge, Target, 1) and at least
+//     two launches;
 //  4. stop after MinTrials once the bootstrap interval's half-width is
 //     under Target, or after MaxTrials; synchronise;
 //  5. energy per launch of a trial = its mean power × GPU time per launch
@@ -118,6 +120,18 @@ func RunProtocol(c Clock, s Sensors, l Load, idleW float64, p Protocol) (*Protoc
 		return nil, err
 	}
 	var mark CounterReading
+	// gaps are the times between consecutive updates seen in this run; a
+	// gap much longer than the prior period spans a missed update.
+	var gaps []float64
+	var lastSeen time.Time
+	seenUpdate := func(now time.Time) {
+		if !lastSeen.IsZero() {
+			if g := now.Sub(lastSeen); g < p.Period*3/2 {
+				gaps = append(gaps, g.Seconds())
+			}
+		}
+		lastSeen = now
+	}
 	deadline := c.Now().Add(3 * time.Second)
 	for seen := 0; seen < 2; {
 		v, err := s.EnergyMJ()
@@ -128,6 +142,7 @@ func RunProtocol(c Clock, s Sensors, l Load, idleW float64, p Protocol) (*Protoc
 			seen++
 			prev = v
 			mark = CounterReading{At: c.Now(), MJ: v}
+			seenUpdate(mark.At)
 			continue
 		}
 		if c.Now().After(deadline) {
@@ -145,8 +160,15 @@ func RunProtocol(c Clock, s Sensors, l Load, idleW float64, p Protocol) (*Protoc
 	ex := startExtras(c, s)
 
 	// 3–4. Trials.
-	count, updates := 0, 0
+	count := 0
 	var trialMJ []uint64 // counter difference of each trial, mJ
+	trialPowers := func() {
+		per := p.period(gaps)
+		res.TrialPowerW = res.TrialPowerW[:0]
+		for _, e := range trialMJ {
+			res.TrialPowerW = append(res.TrialPowerW, float64(e)/1000/(float64(m)*per))
+		}
+	}
 	deadline = c.Now().Add(time.Duration(m*p.MaxTrials+10) * p.Period * 3)
 	for done := false; !done; {
 		v, err := s.EnergyMJ()
@@ -154,23 +176,13 @@ func RunProtocol(c Clock, s Sensors, l Load, idleW float64, p Protocol) (*Protoc
 			return nil, err
 		}
 		if v != prev {
+			now := c.Now()
 			prev = v
 			count++
-			updates++
+			seenUpdate(now)
 			if count == m {
-				now := c.Now()
 				trialMJ = append(trialMJ, v-mark.MJ)
-				// The trial's time is m mean update periods of this run
-				// rather than its own CPU-timed interval: reading the
-				// counter takes up to milliseconds (2.5 ms on an H100), so
-				// single instants jitter by that much, while the driver
-				// updates on a regular timer and the mean over the run
-				// averages the jitter out.
-				per := now.Sub(first.At).Seconds() / float64(updates)
-				res.TrialPowerW = res.TrialPowerW[:0]
-				for _, e := range trialMJ {
-					res.TrialPowerW = append(res.TrialPowerW, float64(e)/1000/(float64(m)*per))
-				}
+				trialPowers()
 				mark = CounterReading{At: now, MJ: v}
 				count = 0
 				done = p.Done(res.TrialPowerW)
@@ -185,6 +197,11 @@ func RunProtocol(c Clock, s Sensors, l Load, idleW float64, p Protocol) (*Protoc
 			return nil, err
 		}
 	}
+	if p.Periods != nil {
+		p.Periods.Add(gaps...)
+		gaps = nil // now in the pool
+	}
+	trialPowers()
 	if haveSamples {
 		haveSamples = sb.Read() == nil
 	}

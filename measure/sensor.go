@@ -130,6 +130,7 @@ type IdleResult struct {
 	PowerW  float64       // W
 	Period  time.Duration // median gap between counter updates
 	Updates int
+	Gaps    []float64 // each gap between consecutive updates, s (for PeriodEstimate)
 }
 
 // IdlePower measures the power with nothing running, W: the counter
@@ -156,6 +157,7 @@ func IdlePower(c Clock, s Sensors, d, poll time.Duration) (IdleResult, error) {
 	out := IdleResult{
 		PowerW:  float64(last.MJ-r0.MJ) / 1000 / last.At.Sub(r0.At).Seconds(),
 		Updates: len(gaps),
+		Gaps:    gaps,
 	}
 	out.Period = time.Duration(Summarize(gaps).Median * float64(time.Second))
 	return out, nil

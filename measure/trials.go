@@ -84,7 +84,12 @@ type Protocol struct {
 	WarmupWindow time.Duration // slope fitted over the last WarmupWindow (1 s)
 	WarmupMax    time.Duration // give up warming up after this (5 s)
 
-	Period  time.Duration // counter update period (100 ms, an H100's)
+	Period  time.Duration // counter update period (100 ms, an H100's): sets the trial length; the prior for Periods
+	// Periods pools the update gaps of every measurement of this counter
+	// (PeriodEstimate); the trials' power is computed with its median
+	// after this run's gaps are added. Nil: the median of this run's
+	// gaps alone.
+	Periods *PeriodEstimate
 	Edge    time.Duration // uncertainty of an update instant (Poll + 50 µs)
 	Poll    time.Duration // counter polling period (DefaultPoll)
 	LaunchS float64       // estimated time per launch, s (trials span ≥ 2 launches)
@@ -95,6 +100,23 @@ var DefaultProtocol = Protocol{
 	MaxTrials: 5, MinTrials: 3, Target: 0.01, CVFlag: 0.02, Level: 0.95, Resamples: 2000, Seed: 1,
 	WarmupSlope: 0.25, WarmupWindow: time.Second, WarmupMax: 5 * time.Second,
 	Period: 100 * time.Millisecond, Poll: DefaultPoll,
+}
+
+// period is the update period trials are timed with, s: the median gap of
+// p.Periods with gaps added (without adding them to the pool), else of
+// gaps alone, else p.Period.
+func (p Protocol) period(gaps []float64) float64 {
+	var pooled []float64
+	if p.Periods != nil {
+		p.Periods.mu.Lock()
+		pooled = append(pooled, p.Periods.gaps...)
+		p.Periods.mu.Unlock()
+	}
+	pooled = append(pooled, gaps...)
+	if len(pooled) == 0 {
+		return p.Period.Seconds()
+	}
+	return Median(pooled)
 }
 
 // WithDefaults fills the zero fields from DefaultProtocol.

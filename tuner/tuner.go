@@ -148,7 +148,10 @@ type compiled struct {
 // measured is reported.
 func Run(ctx context.Context, c Config) (*Summary, error) {
 	if c.CompileWorkers <= 0 {
-		c.CompileWorkers = runtime.NumCPU()
+		// One core stays free for the backend's worker: its polling of
+		// the energy counter and its launch queue suffer when every core
+		// compiles (measure.PeriodEstimate).
+		c.CompileWorkers = max(1, runtime.NumCPU()-1)
 	}
 	s := c.Spec
 	size := c.Space.Len()

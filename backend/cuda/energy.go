@@ -30,6 +30,9 @@ var meter struct {
 	mu     sync.Mutex
 	idle   map[string]measure.IdleResult // by stateKey
 	warmed bool
+	// periods pools the counter's update gaps over the worker's life
+	// (measure.PeriodEstimate): trials are timed by it.
+	periods measure.PeriodEstimate
 }
 
 // stateKey names a device state (the job's GPU settings): idle power is
@@ -107,8 +110,11 @@ type load struct {
 	launches int
 }
 
+// queueAhead rides out a polling thread that the scheduler delays while
+// the compile pool keeps every other core busy: with 30 ms the GPU went
+// idle now and then, and the idle gaps entered the energy per launch.
 const (
-	queueAhead = 30 * time.Millisecond
+	queueAhead = 50 * time.Millisecond
 	batchTime  = 5 * time.Millisecond
 )
 
@@ -169,6 +175,11 @@ func (l *load) Finish() (int, time.Duration, error) {
 	return l.launches, time.Duration(float64(ms) * float64(time.Millisecond)), nil
 }
 
+// idleWindow is how long idle power is measured: about ten counter
+// updates, which also seed the update-period estimate before any trial
+// needs it (and before the compile pool loads the CPU).
+const idleWindow = time.Second
+
 // idleFor returns the idle power of a device state, measuring it (with the
 // GPU synchronised and nothing queued) the first time.
 func (w *worker) idleFor(key string) (measure.IdleResult, error) {
@@ -180,10 +191,11 @@ func (w *worker) idleFor(key string) (measure.IdleResult, error) {
 	if err := w.d.check("cuCtxSynchronize", w.d.cuCtxSynchronize()); err != nil {
 		return measure.IdleResult{}, err
 	}
-	r, err := measure.IdlePower(measure.WallClock{}, sensors{w.nd}, 500*time.Millisecond, measure.DefaultPoll)
+	r, err := measure.IdlePower(measure.WallClock{}, sensors{w.nd}, idleWindow, measure.DefaultPoll)
 	if err != nil {
 		return r, err
 	}
+	meter.periods.Add(r.Gaps...)
 	if meter.idle == nil {
 		meter.idle = map[string]measure.IdleResult{}
 	}
@@ -245,6 +257,7 @@ func (w *worker) energyWindow(j *backend.Job, launch func() error, estMs float64
 	}
 	p := protocolOf(j.Protocol)
 	p.Period = idle.Period
+	p.Periods = &meter.periods
 	p.LaunchS = estMs / 1e3
 	meter.mu.Lock()
 	p.Warmup = j.Protocol.Warmup && !meter.warmed

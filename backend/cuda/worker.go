@@ -128,6 +128,8 @@ type devArg struct {
 	ref       uint64
 	expFill   bool
 	refLoaded bool
+	// inArena: ptr lies in the worker's argument arena, freed with it.
+	inArena bool
 	// expected holds the expected contents from Verification.Expected
 	// when the host compares them.
 	expected []byte
@@ -147,6 +149,7 @@ type worker struct {
 
 	prob  *backend.Problem
 	args  []devArg
+	arena uint64 // one allocation holding every vector argument (0: each has its own)
 	idleW float64 // idle power after Prepare, W (0: unknown)
 
 	// cmp is the GPU comparison module, loaded at the first Prepare with
@@ -351,13 +354,68 @@ func isSticky(err error) bool {
 func (w *worker) freeArgs() {
 	for _, a := range w.args {
 		for _, p := range []uint64{a.ptr, a.pristine, a.ref} {
-			if p != 0 {
+			if p != 0 && (p != a.ptr || !a.inArena) {
 				w.d.cuMemFree(p)
 			}
 		}
 	}
+	if w.arena != 0 {
+		w.d.cuMemFree(w.arena)
+		w.arena = 0
+	}
 	w.args = nil
 	w.prob = nil
+}
+
+// Arena layout of the vector arguments. Kernel Tuner's CUDA backends
+// allocate through a memory pool (cupy's), which places buffers one after
+// the other; a kernel that reads a little past one argument (benchmark_hub's
+// published hotspot_milo T1 file gives temp 4096² floats where the kernel
+// reads 4116²) then reads the next one instead of faulting. gtune lays the
+// arguments out the same way, so that files written for Kernel Tuner run
+// alike, and ends the arena with a tail so the last one may be read past
+// too. Reads past an argument give another argument's data: only
+// verification can tell whether a result is right.
+const (
+	arenaAlign   = 512     // cupy's pool rounds allocations to 512 bytes
+	arenaTailMin = 2 << 20 // bytes after the last argument
+	arenaTailMax = 256 << 20
+)
+
+// allocArena allocates one device buffer for every vector argument in
+// order, each at a multiple of arenaAlign, and returns its address and
+// each argument's offset (indexed like args). It returns 0 (and each
+// argument is allocated alone) when there is no vector argument or the
+// device has no room for the arena in one piece.
+func (w *worker) allocArena(args []backend.Arg) (uint64, []uint64, error) {
+	offsets := make([]uint64, len(args))
+	var total, largest uint64
+	for i, a := range args {
+		if a.Kind != backend.ArgVector || a.Count <= 0 {
+			continue
+		}
+		t, err := lookupType(a.Name, a.Type)
+		if err != nil {
+			return 0, nil, err
+		}
+		bytes := uint64(a.Count) * uint64(t.Size())
+		offsets[i] = total
+		total += (bytes + arenaAlign - 1) / arenaAlign * arenaAlign
+		largest = max(largest, bytes)
+	}
+	if total == 0 {
+		return 0, nil, nil
+	}
+	total += min(max(arenaTailMin, largest/32), arenaTailMax)
+	ptr, oom, err := w.alloc(int64(total))
+	switch {
+	case err == nil:
+		return ptr, offsets, nil
+	case oom:
+		fmt.Fprintf(os.Stderr, "gtune cuda worker: no room for the arguments in one allocation (%d bytes); allocating each alone\n", total)
+		return 0, nil, nil
+	}
+	return 0, nil, fmt.Errorf("allocating %d bytes for the arguments: %w", total, err)
 }
 
 // prepare allocates and fills every argument of p on the device and
@@ -373,7 +431,12 @@ func (w *worker) prepare(p *backend.Problem) error {
 		w.freeArgs()
 		return err
 	}
-	for _, a := range p.Args {
+	arena, offsets, err := w.allocArena(p.Args)
+	if err != nil {
+		return fail(err)
+	}
+	w.arena = arena
+	for i, a := range p.Args {
 		t, err := lookupType(a.Name, a.Type)
 		if err != nil {
 			return fail(err)
@@ -400,7 +463,10 @@ func (w *worker) prepare(p *backend.Problem) error {
 				return fail(err)
 			}
 		}
-		if da.bytes > 0 {
+		switch {
+		case arena != 0:
+			da.ptr, da.inArena = arena+offsets[i], true
+		case da.bytes > 0:
 			if err := d.check("cuMemAlloc_v2", d.cuMemAlloc(&da.ptr, uint64(da.bytes))); err != nil {
 				var free, total uint64
 				d.cuMemGetInfo(&free, &total)
