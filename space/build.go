@@ -1,11 +1,11 @@
 package space
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/gtune/gtune/expr"
@@ -25,12 +25,13 @@ type rinfo struct {
 	params []int   // spec positions read, ascending
 	size   int     // raw sub-space size, capped at tabLimit+1
 	sel    float64 // estimated fraction of the raw sub-space that passes
+	trues  int     // tabulated combinations where it is true (size <= tabLimit, sel)
 	tree   *expr.Node
 }
 
 // analyse checks and compiles the restrictions. empty is true when a
 // restriction reading no parameter is false (no configuration is valid).
-func analyse(params []Param, pos map[string]int, restrictions []Restriction, consts expr.Env, sel bool) (rs []*rinfo, empty bool, err error) {
+func analyse(pl *poller, params []Param, pos map[string]int, restrictions []Restriction, consts expr.Env, sel bool) (rs []*rinfo, empty bool, err error) {
 	slot := func(name string) (int, bool) { i, ok := pos[name]; return i, ok }
 	for _, r := range restrictions {
 		if r.Expr == nil {
@@ -82,12 +83,20 @@ func analyse(params []Param, pos map[string]int, restrictions []Restriction, con
 	for _, ri := range rs {
 		pass, total := 0, 0
 		if ri.size <= tabLimit {
-			forEach(params, ri.params, vals, func([]int) {
-				if t, err := ri.b.Truthy(vals); err != nil || t {
+			forEach(params, ri.params, vals, func([]int) bool {
+				t, err := ri.b.Truthy(vals)
+				if err != nil || t {
 					pass++
 				}
+				if err == nil && t {
+					ri.trues++
+				}
 				total++
+				return !pl.stop()
 			})
+			if pl.err != nil {
+				return nil, false, pl.err
+			}
 		} else {
 			for range 256 {
 				for _, p := range ri.params {
@@ -105,14 +114,17 @@ func analyse(params []Param, pos map[string]int, restrictions []Restriction, con
 }
 
 // forEach calls f for every combination of the values of ps (the last
-// varying fastest), with vals[p] set and ix[k] the value index of ps[k].
-func forEach(params []Param, ps []int, vals []expr.Value, f func(ix []int)) {
+// varying fastest), with vals[p] set and ix[k] the value index of ps[k],
+// until f returns false.
+func forEach(params []Param, ps []int, vals []expr.Value, f func(ix []int) bool) {
 	ix := make([]int, len(ps))
 	for _, p := range ps {
 		vals[p] = params[p].Values[0]
 	}
 	for {
-		f(ix)
+		if !f(ix) {
+			return
+		}
 		k := len(ps) - 1
 		for ; k >= 0; k-- {
 			p := ps[k]
@@ -214,8 +226,9 @@ type level struct {
 	fulls  []*rinfo
 }
 
-// plan builds the checks of each level for the given order.
-func plan(params []Param, rs []*rinfo, order []int, pos map[string]int, consts expr.Env) []level {
+// plan builds the checks of each level for the given order; nil when pl
+// stops it.
+func plan(pl *poller, params []Param, rs []*rinfo, order []int, pos map[string]int, consts expr.Env) []level {
 	np := len(params)
 	lvOf := make([]int, np)
 	for d, p := range order {
@@ -252,7 +265,7 @@ func plan(params []Param, rs []*rinfo, order []int, pos map[string]int, consts e
 			continue
 		}
 		table := make([]uint8, 0, ri.size)
-		forEach(params, ps, vals, func([]int) {
+		forEach(params, ps, vals, func([]int) bool {
 			t, err := ri.b.Truthy(vals)
 			switch {
 			case err != nil:
@@ -262,7 +275,11 @@ func plan(params []Param, rs []*rinfo, order []int, pos map[string]int, consts e
 			default:
 				table = append(table, 0)
 			}
+			return !pl.stop()
 		})
+		if pl.err != nil {
+			return nil
+		}
 		// Projections onto each prefix of ps, longest first.
 		cur := table
 		for k := len(ps) - 1; k >= 0; k-- {
@@ -339,6 +356,11 @@ type enumerator struct {
 	out    []uint64
 	fail   error
 	stats  []int // candidates tried per level, when non-nil (statsHook)
+
+	pl        *poller
+	done      bool // pl can stop (its context can be cancelled)
+	n, limit  int  // valid configurations found; the most accepted
+	limitName string
 }
 
 // statsHook, when set, receives the binding order and the number of
@@ -349,19 +371,30 @@ var statsHook func(order []int, tried []int)
 // the order of orderParams, each restriction checked once all the
 // parameters it reads are bound, forward checks at the levels before, and
 // a final sort into itertools.product order when the binding order is not
-// the spec order.
-func (s *Space) enumerate(rs []*rinfo, pos map[string]int, consts expr.Env) error {
+// the spec order. It stops with *TooLargeError at limit+1 valid
+// configurations, and with pl.err when pl stops it. atLeast (a lower
+// bound on the count, 0 if unknown) sizes the codes up front, sparing
+// append's regrowth.
+func (s *Space) enumerate(pl *poller, rs []*rinfo, pos map[string]int, consts expr.Env, limit, atLeast int, limitName string) error {
 	params := s.params
 	np := len(params)
 	order := orderParams(params, rs)
 	if orderHook != nil {
 		order = orderHook(params, rs)
 	}
+	levels := plan(pl, params, rs, order, pos, consts)
+	if pl.err != nil {
+		return pl.err
+	}
 	e := &enumerator{
-		s: s, levels: plan(params, rs, order, pos, consts),
+		s: s, levels: levels,
 		vals: make([]expr.Value, np), cur: make([]int32, np),
 		lo: make([]float64, np), hi: make([]float64, np), dlo: make([]float64, np), dhi: make([]float64, np),
 		fv: make([][]float64, np), code: make([]uint64, s.words),
+		pl: pl, done: pl.done != nil, limit: limit, limitName: limitName,
+	}
+	if atLeast > 0 {
+		e.out = make([]uint64, 0, min(atLeast, limit)*s.words)
 	}
 	for p := range np {
 		e.fv[p] = make([]float64, len(params[p].Values))
@@ -389,7 +422,9 @@ func (s *Space) enumerate(rs []*rinfo, pos map[string]int, consts expr.Env) erro
 	s.codes = e.out
 	s.n = len(e.out) / s.words
 	if !slices.IsSorted(order) {
-		s.sortCodes()
+		if !s.sortCodes(pl) {
+			return pl.err
+		}
 	}
 	return nil
 }
@@ -424,6 +459,10 @@ next:
 		j := int32(k)
 		if cands != nil {
 			j = cands[k]
+		}
+		if e.done && e.pl.stop() {
+			e.fail = e.pl.err
+			return false
 		}
 		e.cur[p] = j
 		e.vals[p] = values[j]
@@ -463,11 +502,12 @@ next:
 		}
 		e.code[w] = base | uint64(j)<<sh
 		if last {
-			e.out = append(e.out, e.code...)
-			if len(e.out)/s.words > math.MaxInt32 {
-				e.fail = fmt.Errorf("space: more than %d valid configurations", math.MaxInt32)
+			if e.n == e.limit {
+				e.fail = &TooLargeError{RawCount: s.raw, AtLeast: float64(e.limit) + 1, Limit: e.limit, LimitName: e.limitName}
 				return false
 			}
+			e.n++
+			e.out = append(e.out, e.code...)
 			continue
 		}
 		if !e.rec(d + 1) {
@@ -511,33 +551,25 @@ func (e *enumerator) failAt(ri *rinfo, d int, err error) {
 }
 
 // sortCodes puts the configurations in ascending code order, which is
-// itertools.product order.
-func (s *Space) sortCodes() {
+// itertools.product order; false when pl stopped it (the codes are then
+// in no particular order).
+func (s *Space) sortCodes(pl *poller) bool {
 	if s.words == 1 {
-		radixSort(s.codes)
-		return
+		return radixSort(s.codes, pl)
 	}
-	w := s.words
-	rows := make([]int, s.n)
-	for i := range rows {
-		rows[i] = i
-	}
-	sort.Slice(rows, func(a, b int) bool {
-		return slices.Compare(s.codes[rows[a]*w:(rows[a]+1)*w], s.codes[rows[b]*w:(rows[b]+1)*w]) < 0
-	})
-	out := make([]uint64, len(s.codes))
-	for i, r := range rows {
-		copy(out[i*w:], s.codes[r*w:(r+1)*w])
-	}
-	s.codes = out
+	return radixSortRows(s.codes, s.words, pl)
 }
 
+// sortChunk is how many elements a radix pass handles between two looks
+// at the context (~0.1 ms of work).
+const sortChunk = 1 << 16
+
 // radixSort sorts distinct-bits-bounded keys: LSD radix sort on bytes, over
-// only as many bytes as the largest key uses.
-func radixSort(a []uint64) {
+// only as many bytes as the largest key uses. false when pl stopped it.
+func radixSort(a []uint64, pl *poller) bool {
 	if len(a) < 256 {
 		slices.Sort(a)
-		return
+		return true
 	}
 	var or uint64
 	for _, x := range a {
@@ -547,34 +579,116 @@ func radixSort(a []uint64) {
 	src, dst := a, buf
 	for shift := uint(0); shift < 64 && or>>shift != 0; shift += 8 {
 		var count [257]int
-		for _, x := range src {
-			count[(x>>shift)&0xff+1]++
+		for lo := 0; lo < len(src); lo += sortChunk {
+			if pl.now() {
+				return false
+			}
+			for _, x := range src[lo:min(lo+sortChunk, len(src))] {
+				count[(x>>shift)&0xff+1]++
+			}
 		}
 		for i := 1; i < 257; i++ {
 			count[i] += count[i-1]
 		}
-		for _, x := range src {
-			b := (x >> shift) & 0xff
-			dst[count[b]] = x
-			count[b]++
+		for lo := 0; lo < len(src); lo += sortChunk {
+			if pl.now() {
+				return false
+			}
+			for _, x := range src[lo:min(lo+sortChunk, len(src))] {
+				b := (x >> shift) & 0xff
+				dst[count[b]] = x
+				count[b]++
+			}
 		}
 		src, dst = dst, src
 	}
 	if &src[0] != &a[0] {
 		copy(a, src)
 	}
+	return true
 }
 
-// BuildBruteForce is the reference construction: every configuration of
-// the Cartesian product, in itertools.product order, evaluated against
-// every restriction (no pruning, no tabulation). It gives the same space as
-// Build, far more slowly; it exists to check Build and to measure what
-// Build saves. Errors as Build, except that every raw configuration is
-// evaluated, so any failing restriction is reported.
+// radixSortRows sorts rows of w words (the first most significant) in
+// place: LSD radix sort on bytes, from the last word's lowest byte to the
+// first word's highest, skipping the bytes that are zero in every row.
+// Linear time, so the rare spaces of more than 64 bits of value indexes
+// sort as fast per word as the others, and the context is looked at
+// between chunks. false when pl stopped it.
+func radixSortRows(a []uint64, w int, pl *poller) bool {
+	n := len(a) / w
+	if n < 2 {
+		return true
+	}
+	or := make([]uint64, w)
+	for i := range n {
+		for k := range w {
+			or[k] |= a[i*w+k]
+		}
+	}
+	buf := make([]uint64, len(a))
+	src, dst := a, buf
+	for k := w - 1; k >= 0; k-- {
+		for shift := uint(0); shift < 64 && or[k]>>shift != 0; shift += 8 {
+			var count [257]int
+			for lo := 0; lo < n; lo += sortChunk {
+				if pl.now() {
+					return false
+				}
+				for i := lo; i < min(lo+sortChunk, n); i++ {
+					count[(src[i*w+k]>>shift)&0xff+1]++
+				}
+			}
+			for i := 1; i < 257; i++ {
+				count[i] += count[i-1]
+			}
+			for lo := 0; lo < n; lo += sortChunk {
+				if pl.now() {
+					return false
+				}
+				for i := lo; i < min(lo+sortChunk, n); i++ {
+					b := (src[i*w+k] >> shift) & 0xff
+					copy(dst[count[b]*w:(count[b]+1)*w], src[i*w:(i+1)*w])
+					count[b]++
+				}
+			}
+			src, dst = dst, src
+		}
+	}
+	if &src[0] != &a[0] {
+		copy(a, src)
+	}
+	return true
+}
+
+// BuildBruteForce is BuildBruteForceContext with context.Background()
+// and the default options: at most DefaultMaxConfigurations valid
+// configurations.
 func BuildBruteForce(params []Param, restrictions []Restriction, consts expr.Env) (*Space, error) {
-	s, _, rs, empty, err := prepare(params, restrictions, consts, false)
+	return BuildBruteForceContext(context.Background(), params, restrictions, consts, BuildOptions{})
+}
+
+// BuildBruteForceContext is the reference construction: every
+// configuration of the Cartesian product, in itertools.product order,
+// evaluated against every restriction (no pruning, no tabulation). It
+// gives the same space as BuildContext, far more slowly (time in
+// proportion to RawCount()); it exists to check BuildContext and to
+// measure what it saves. Errors as BuildContext, except that every raw
+// configuration is evaluated, so any failing restriction met before the
+// limit is reported; a space is refused up front only when there is no
+// restriction (RawCount() valid configurations), else at limit+1 found;
+// ctx is looked at every 1,024 raw configurations.
+func BuildBruteForceContext(ctx context.Context, params []Param, restrictions []Restriction, consts expr.Env, opts BuildOptions) (*Space, error) {
+	pl := newPoller(ctx)
+	if pl.now() {
+		return nil, pl.err
+	}
+	s, _, rs, empty, err := prepare(pl, params, restrictions, consts, false)
 	if err != nil || empty {
 		return s, err
+	}
+	limit := opts.limit()
+	if len(rs) == 0 && s.raw > float64(limit) {
+		return nil, &TooLargeError{RawCount: s.raw, AtLeast: s.raw, Limit: limit, LimitName: opts.LimitName}
 	}
 	np := len(params)
 	all := make([]int, np)
@@ -585,25 +699,33 @@ func BuildBruteForce(params []Param, restrictions []Restriction, consts expr.Env
 	code := make([]uint64, s.words)
 	var out []uint64
 	var fail error
-	forEach(params, all, vals, func(ix []int) {
-		if fail != nil {
-			return
+	n := 0
+	forEach(params, all, vals, func(ix []int) bool {
+		if pl.stop() {
+			fail = pl.err
+			return false
 		}
 		for _, ri := range rs {
 			t, err := ri.b.Truthy(vals)
 			if err != nil {
 				fail = fmt.Errorf("space: restriction %s failed at %s: %v", ri.r.label(), describe(params, vals), err)
-				return
+				return false
 			}
 			if !t {
-				return
+				return true
 			}
 		}
+		if n == limit {
+			fail = &TooLargeError{RawCount: s.raw, AtLeast: float64(limit) + 1, Limit: limit, LimitName: opts.LimitName}
+			return false
+		}
+		n++
 		clear(code)
 		for p, j := range ix {
 			code[s.word[p]] |= uint64(j) << s.shift[p]
 		}
 		out = append(out, code...)
+		return true
 	})
 	if fail != nil {
 		return nil, fail

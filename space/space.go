@@ -12,6 +12,7 @@
 package space
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/bits"
@@ -103,9 +104,15 @@ func (s *Space) field(i, p int) int32 {
 	return int32((s.codes[i*s.words+s.word[p]] >> s.shift[p]) & s.mask[p])
 }
 
-// Build enumerates the valid configurations of params under restrictions,
-// as a constraint satisfaction problem. consts supplies names restrictions
-// may read besides the parameters (may be nil).
+// Build is BuildContext with context.Background() and the default
+// options: at most DefaultMaxConfigurations valid configurations.
+func Build(params []Param, restrictions []Restriction, consts expr.Env) (*Space, error) {
+	return BuildContext(context.Background(), params, restrictions, consts, BuildOptions{})
+}
+
+// BuildContext enumerates the valid configurations of params under
+// restrictions, as a constraint satisfaction problem. consts supplies
+// names restrictions may read besides the parameters (may be nil).
 //
 // Method (see build.go): parameters are bound in the order of orderParams
 // (single-valued ones first, then the parameters of the most restrictive
@@ -123,22 +130,60 @@ func (s *Space) field(i, p int) int32 {
 // itertools.product order, so the result is exactly what BuildBruteForce
 // gives.
 //
+// Limits: a space with more than opts.MaxConfigurations valid
+// configurations (DefaultMaxConfigurations when 0; see BuildOptions) is
+// refused with a *TooLargeError: up front, allocating nothing in
+// proportion to the space, when the restrictions are all small enough to
+// tabulate and prove it (no restriction and RawCount() above the limit;
+// or restrictions that exclude too little, counted exactly over their own
+// parameters), otherwise once the enumeration has found one configuration more than
+// the limit, having stored only the limit's worth. The time taken is not
+// bounded (a huge raw space with few valid configurations takes long to
+// search), but ctx is looked at every 1,024 search nodes or tabulated
+// evaluations and every 65,536 elements of the final sort: once ctx is
+// done, BuildContext returns an error wrapping ctx.Err() (errors.Is(err,
+// context.Canceled) or context.DeadlineExceeded) and no space, typically
+// within a millisecond (0.05 to 0.3 ms in the tests on 10^9-raw spaces),
+// longer only when 1,024 evaluations of the restrictions take longer.
+//
 // Errors: no parameters; a parameter with no values or a duplicate name;
 // more than 2^31-1 values for one parameter; a restriction reading a name
 // that is neither a parameter nor a constant (the error names the
 // restriction and the name); a restriction whose evaluation fails (e.g.
 // ZeroDivisionError), naming the restriction and the partial configuration
 // (the bound parameters, in spec order) — Kernel Tuner would raise there
-// too. Note that a restriction is only evaluated on partial configurations
-// that passed the checks made earlier (in binding order), so an error
-// hidden behind another restriction is not reported, and which of two
-// failing restrictions is reported may differ from Kernel Tuner.
-func Build(params []Param, restrictions []Restriction, consts expr.Env) (*Space, error) {
-	s, pos, rs, empty, err := prepare(params, restrictions, consts, true)
+// too; *TooLargeError; the context's error. Note that a restriction is
+// only evaluated on partial configurations that passed the checks made
+// earlier (in binding order), so an error hidden behind another
+// restriction is not reported, and which of two failing restrictions is
+// reported may differ from Kernel Tuner; likewise a space refused as too
+// large is not searched further for failing restrictions.
+func BuildContext(ctx context.Context, params []Param, restrictions []Restriction, consts expr.Env, opts BuildOptions) (*Space, error) {
+	pl := newPoller(ctx)
+	if pl.now() {
+		return nil, pl.err
+	}
+	s, pos, rs, empty, err := prepare(pl, params, restrictions, consts, true)
 	if err != nil || empty {
 		return s, err
 	}
-	if err := s.enumerate(rs, pos, consts); err != nil {
+	limit := opts.limit()
+	lb := float64(0)
+	if s.raw > float64(limit) {
+		if lb = lowerBound(params, rs); lb > float64(limit) {
+			return nil, &TooLargeError{RawCount: s.raw, AtLeast: lb, Limit: limit, LimitName: opts.LimitName}
+		}
+	} else {
+		// Exact sizing of the codes is worth computing only when they
+		// might be large enough for append's regrowth to matter.
+		if s.raw*float64(s.words) >= 1<<16 {
+			lb = lowerBound(params, rs)
+		}
+	}
+	// Sized up front only to a point: a space that is cancelled or fails
+	// should not have reserved gigabytes.
+	lb = min(lb, DefaultMaxConfigurations)
+	if err := s.enumerate(pl, rs, pos, consts, limit, int(lb), opts.LimitName); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -146,7 +191,7 @@ func Build(params []Param, restrictions []Restriction, consts expr.Env) (*Space,
 
 // prepare checks the parameters, lays out the packed codes and compiles
 // the restrictions (with selectivity estimates when sel).
-func prepare(params []Param, restrictions []Restriction, consts expr.Env, sel bool) (s *Space, pos map[string]int, rs []*rinfo, empty bool, err error) {
+func prepare(pl *poller, params []Param, restrictions []Restriction, consts expr.Env, sel bool) (s *Space, pos map[string]int, rs []*rinfo, empty bool, err error) {
 	if len(params) == 0 {
 		return nil, nil, nil, false, fmt.Errorf("space: no tunable parameters")
 	}
@@ -182,7 +227,7 @@ func prepare(params []Param, restrictions []Restriction, consts expr.Env, sel bo
 	}
 	s.layout()
 
-	rs, empty, err = analyse(params, pos, restrictions, consts, sel)
+	rs, empty, err = analyse(pl, params, pos, restrictions, consts, sel)
 	if err != nil {
 		return nil, nil, nil, false, err
 	}
