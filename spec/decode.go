@@ -24,7 +24,11 @@ type Error struct {
 	Line   int
 	Column int
 	Msg    string
+	Err    error // the cause, when another package's error is behind Msg (Unwrap)
 }
+
+// Unwrap gives the cause, for errors.Is and errors.As.
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	var b strings.Builder

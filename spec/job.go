@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -11,12 +13,24 @@ import (
 	"github.com/gtune/gtune/space"
 )
 
-// BuildSpace enumerates the valid configurations (see space.Build). Errors
-// are *Error naming the spec file.
+// BuildSpace enumerates the valid configurations (see space.Build), with
+// space.DefaultMaxConfigurations and no cancellation.
 func (s *Spec) BuildSpace() (*space.Space, error) {
-	sp, err := space.Build(s.Params, s.Restrictions, s.Constants)
+	return s.BuildSpaceContext(context.Background(), space.BuildOptions{})
+}
+
+// BuildSpaceContext enumerates the valid configurations
+// (space.BuildContext): it returns ctx's error, unwrapped, when ctx ends
+// first (within well under a second), and otherwise errors as *Error
+// naming the spec file and ConfigurationSpace, wrapping the space's own
+// (errors.As finds a *space.TooLargeError).
+func (s *Spec) BuildSpaceContext(ctx context.Context, opts space.BuildOptions) (*space.Space, error) {
+	sp, err := space.BuildContext(ctx, s.Params, s.Restrictions, s.Constants, opts)
 	if err != nil {
-		return nil, &Error{File: s.Path, Field: "ConfigurationSpace", Msg: strings.TrimPrefix(err.Error(), "space: ")}
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, ctx.Err()
+		}
+		return nil, &Error{File: s.Path, Field: "ConfigurationSpace", Msg: strings.TrimPrefix(err.Error(), "space: "), Err: err}
 	}
 	return sp, nil
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // oneLine asserts a bad-input exit: status 2, one line on stderr holding
@@ -65,5 +66,40 @@ func TestConfigurationExpressionErrorsBeforeGPUWork(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "r.db")
 		code, _, errs := gtune(t, "tune", p, "--backend", "sim", "--db", db)
 		oneLine(t, c.new, code, errs, c.want, db)
+	}
+}
+
+// hugeSpec writes a spec of nine parameters of ten values each (10^9 raw
+// configurations) with the given conditions.
+func hugeSpec(t *testing.T, conditions string) string {
+	t.Helper()
+	var params []string
+	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"} {
+		params = append(params, `{"Name": "`+n+`", "Type": "int", "Values": "list(range(1, 11))"}`)
+	}
+	spec := `{"ConfigurationSpace": {"TuningParameters": [` + strings.Join(params, ", ") + `], "Conditions": [` + conditions + `]},
+  "KernelSpecification": {"Language": "CUDA", "KernelName": "k", "KernelFile": "k.cu", "LocalSize": {"X": "32"}, "GlobalSize": {"X": "1"},
+    "Arguments": [{"Name": "n", "Type": "int32", "MemoryType": "Scalar", "FillValue": 1}]}}`
+	dir := t.TempDir()
+	p := filepath.Join(dir, "huge.json")
+	os.WriteFile(p, []byte(spec), 0o644)
+	os.WriteFile(filepath.Join(dir, "k.cu"), []byte("__global__ void k(int n) {}\n"), 0o644)
+	return p
+}
+
+// A space too large for memory is refused up front, in one line, instead
+// of being built until the OOM killer ends gtune.
+func TestHugeSpaceRefused(t *testing.T) {
+	p := hugeSpec(t, "")
+	for _, cmd := range [][]string{{"space", p}, {"tune", p, "--backend", "sim"}} {
+		start := time.Now()
+		code, _, errs := gtune(t, cmd...)
+		oneLine(t, cmd[0], code, errs, "search space too large: 1,000,000,000 raw configurations, of which at least 1,000,000,000 are valid, more than the limit of 16,777,216", "")
+		if !strings.Contains(errs, "--max-configurations") {
+			t.Errorf("%s: the message does not say how to raise the limit: %s", cmd[0], errs)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s: refused after %v", cmd[0], d)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 func newSpaceCmd() *cobra.Command {
 	var list, asJSON bool
+	var maxConfigs int
 	c := &cobra.Command{
 		Use:   "space SPEC",
 		Short: "Count (and list) the valid configurations of a kernel specification",
@@ -24,7 +25,7 @@ func newSpaceCmd() *cobra.Command {
 				return err
 			}
 			t0 := time.Now()
-			sp, err := s.BuildSpace()
+			sp, err := buildSpace(cmd.Context(), s, maxConfigs)
 			if err != nil {
 				return err
 			}
@@ -84,6 +85,7 @@ func newSpaceCmd() *cobra.Command {
 	}
 	c.Flags().BoolVar(&list, "list", false, "print every valid configuration (CSV, or inside the JSON document with --json)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON document")
+	addMaxConfigsFlag(c.Flags(), &maxConfigs)
 	return c
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
@@ -32,7 +33,7 @@ import (
 type tuneFlags struct {
 	backend, db, strategy, objective, simDevice string
 	strategyParams                              []string
-	device, maxEvals                            int
+	device, maxEvals, maxConfigs                int
 	timeLimit                                   time.Duration
 	asJSON, fresh, noProgress, energy           bool
 	seed                                        uint64
@@ -58,6 +59,7 @@ same device reuses what is stored unless --fresh is given.`,
 	fl.StringVar(&f.strategy, "strategy", "", "search strategy: "+strings.Join(strategy.Names(), ", ")+" (default: the spec's Search.Name, else brute_force)")
 	fl.StringArrayVar(&f.strategyParams, "strategy-param", nil, "a strategy hyperparameter NAME=VALUE (repeatable; overrides the spec's Search.Attributes)")
 	fl.IntVar(&f.maxEvals, "max-evals", 0, "evaluate at most this many configurations (0: no limit beyond the spec's Budget)")
+	addMaxConfigsFlag(fl, &f.maxConfigs)
 	fl.DurationVar(&f.timeLimit, "time-limit", 0, "stop proposing configurations after this wall time, e.g. 10m (0: no limit)")
 	fl.StringVar(&f.objective, "objective", "", "objective: time, energy, power, edp or a metric of the spec's Gtune.Metrics (default: the spec's Gtune.Objective, else time)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document instead of the table")
@@ -102,7 +104,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if err := gpuctl.Preflight(s, f.gpu, simulatedBackend(f.backend)); err != nil {
 		return err
 	}
-	sp, err := s.BuildSpace()
+	sp, err := buildSpace(ctx, s, f.maxConfigs)
 	if err != nil {
 		return err
 	}
@@ -189,6 +191,26 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return errors.New("interrupted; the evaluations done so far are in the database")
 	}
 	return err
+}
+
+// addMaxConfigsFlag adds --max-configurations, the bound on the search
+// space's size (space.BuildOptions.MaxConfigurations).
+func addMaxConfigsFlag(fl *pflag.FlagSet, v *int) {
+	fl.IntVar(v, "max-configurations", space.DefaultMaxConfigurations,
+		"refuse a search space with more valid configurations than this (memory grows with them: about 121 bytes each, space package)")
+}
+
+// buildSpace builds the search space, stopping within a second when ctx
+// ends (SIGINT, SIGTERM). A space over the limit is bad input.
+func buildSpace(ctx context.Context, s *spec.Spec, limit int) (*space.Space, error) {
+	if limit <= 0 {
+		return nil, badInput("--max-configurations must be positive, got %d", limit)
+	}
+	sp, err := s.BuildSpaceContext(ctx, space.BuildOptions{MaxConfigurations: limit, LimitName: "--max-configurations"})
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("interrupted while building the search space of %s", s.Path)
+	}
+	return sp, err
 }
 
 // resolveStrategy picks the strategy: the flag, else the spec's T1
