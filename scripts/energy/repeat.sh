@@ -13,13 +13,7 @@ shift $(( $# > 2 ? 2 : $# ))
 out=${OUT:-/tmp/energy-out}
 mkdir -p "$out"
 root=$(cd "$(dirname "$0")/../.." && pwd)
-# Kernel Tuner reads its own version from package metadata at import; a
-# source checkout has none, so give it the version its pyproject.toml says.
-meta=$(mktemp -d)
-ktv=$(sed -n 's/^version = "\([^"]*\)".*/\1/p' "$root/.ext/kernel_tuner/pyproject.toml" 2>/dev/null | head -1)
-mkdir -p "$meta/kernel_tuner-${ktv:-1.4.0}.dist-info"
-printf 'Metadata-Version: 2.1\nName: kernel_tuner\nVersion: %s\n' "${ktv:-1.4.0}" > "$meta/kernel_tuner-${ktv:-1.4.0}.dist-info/METADATA"
-export PYTHONPATH="$root/.ext/kernel_tuner:$root/.ext/py:$meta${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1
 spec="$root/examples/vector_add/spec.json"
 for r in $(seq 1 "$runs"); do
   t0=$(date +%s%N)
