@@ -350,6 +350,11 @@ func writeTable(w io.Writer, s *spec.Spec, sum *tuner.Summary, dbPath string) {
 	fmt.Fprintf(w, "space: %d valid configurations; strategy %s; evaluated %d, reused %d, invalid %d in %s\n",
 		sum.SpaceSize, sum.Strategy, sum.Evaluated, sum.Reused, sum.Invalid, sum.Elapsed.Round(time.Millisecond))
 	if len(sum.Best) == 0 {
+		if len(sum.Implausible) > 0 {
+			fmt.Fprintf(w, "no plausible configuration: %d valid ones are implausible; see the reasons in %s\n", len(sum.Implausible), dbPath)
+			writeImplausible(w, sum)
+			return
+		}
 		fmt.Fprintf(w, "no valid configuration; see the reasons in %s\n", dbPath)
 		return
 	}

@@ -246,6 +246,11 @@ EOF
     if [ -z "$a" ] || [ -z "$A100_DIR" ]; then say "$k: no A100 cache to simulate Kernel Tuner on"; continue; fi
     sim=(--simulation-cache "$A100_DIR/$a")
   fi
+  # CuPy keeps compiled kernels on disk across processes; a fresh cache per
+  # kernel keeps Kernel Tuner's compile time that of a first run, as gtune's
+  # is (gtune keeps no compiled kernels).
+  export CUPY_CACHE_DIR="$WORK/$k/cupy-cache"
+  rm -rf "$CUPY_CACHE_DIR"
   resume=()
   for attempt in 1 2 3 4 5; do
     kt_to=()
