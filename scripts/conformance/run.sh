@@ -125,6 +125,22 @@ say "gtune conformance suite: kernels [$KERNELS], N=$N, seed=$SEED, deadline ${D
   nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu,persistence_mode,compute_mode --format=csv 2>&1
 } >> "$LOG" 2>&1
 
+# One compiler for both tools. Kernel Tuner compiles through CuPy, which
+# loads the NVRTC of its own wheel; gtune loads the CUDA toolkit's. Two
+# NVRTC versions allocate registers differently for some configurations
+# (hotspot on the H100: 39 against 32 registers, 1.42 against 2.00 ms for
+# the same source), so by default gtune is pointed at CuPy's library
+# (GTUNE_LIBNVRTC) and the two tools time the same binaries.
+# SAME_NVRTC=0 keeps gtune's own.
+if [ "${SAME_NVRTC:-1}" = 1 ] && [ "$GTUNE_BACKEND" = cuda ] && [ -z "${GTUNE_LIBNVRTC:-}" ]; then
+  KT_NVRTC=$("$PY" -c 'import cupy
+cupy.RawKernel("extern \"C\" __global__ void k() {}", "k").compile()
+maps = [l.split()[-1] for l in open("/proc/self/maps") if "libnvrtc.so" in l and "builtins" not in l]
+print(maps[0] if maps else "")' 2>> "$LOG")
+  if [ -n "$KT_NVRTC" ]; then export GTUNE_LIBNVRTC="$KT_NVRTC"; fi
+fi
+echo "NVRTC: gtune ${GTUNE_LIBNVRTC:-from the CUDA toolkit, own search}; CuPy $("$PY" -c 'import cupy; print(cupy.cuda.nvrtc.getVersion())' 2>&1 | tail -1)" >> "$LOG"
+
 for f in "$GTUNE" "$EXT/benchmark_hub/kernels" "$EXT/kernel_tuner/kernel_tuner" "$EXT/py/constraint" "$EXT/py/xmltodict.py"; do
   [ -e "$f" ] || { say "missing: $f (see scripts/conformance/README.md)"; exit 2; }
 done
