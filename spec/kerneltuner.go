@@ -21,6 +21,8 @@ package spec
 // every parameter, nothing else defined).
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -184,4 +186,22 @@ func quote(src string) string {
 		return fmt.Sprintf("%q… (%d characters)", string(r[:max]), len(r))
 	}
 	return fmt.Sprintf("%q", src)
+}
+
+// AddCompilerOptions appends options to the kernel's compiler options (gtune
+// tune --compiler-option), after the spec's, where the compiler honours
+// the last of conflicting ones, and folds them into Hash: results compiled
+// with other options are never reused as if they were these.
+func (s *Spec) AddCompilerOptions(opts ...string) {
+	if len(opts) == 0 {
+		return
+	}
+	s.CompilerOptions = append(s.CompilerOptions, opts...)
+	h := sha256.New()
+	h.Write([]byte(s.Hash))
+	for _, o := range opts {
+		h.Write([]byte{0})
+		h.Write([]byte(o))
+	}
+	s.Hash = hex.EncodeToString(h.Sum(nil))
 }

@@ -356,3 +356,23 @@ func TestCheckJobs(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
+
+func TestAddCompilerOptionsChangesTheHash(t *testing.T) {
+	s, err := Load(ktSpec(t, unrollKernel, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, opts := s.Hash, len(s.CompilerOptions)
+	s.AddCompilerOptions()
+	if s.Hash != before {
+		t.Error("no options changed the hash")
+	}
+	s.AddCompilerOptions("-ftz=true")
+	if s.Hash == before || len(s.CompilerOptions) != opts+1 || s.CompilerOptions[opts] != "-ftz=true" {
+		t.Errorf("hash %s options %q", s.Hash, s.CompilerOptions)
+	}
+	p, _ := s.Problem()
+	if p.CompilerOptions[len(p.CompilerOptions)-1] != "-ftz=true" {
+		t.Errorf("problem options %q", p.CompilerOptions)
+	}
+}

@@ -32,7 +32,7 @@ import (
 
 type tuneFlags struct {
 	backend, db, strategy, objective, simDevice string
-	strategyParams                              []string
+	strategyParams, compilerOptions             []string
 	device, maxEvals, maxConfigs                int
 	timeLimit                                   time.Duration
 	asJSON, fresh, noProgress, energy           bool
@@ -58,6 +58,7 @@ same device reuses what is stored unless --fresh is given.`,
 	fl.StringVar(&f.db, "db", "gtune.db", "results database (SQLite)")
 	fl.StringVar(&f.strategy, "strategy", "", "search strategy: "+strings.Join(strategy.Names(), ", ")+" (default: the spec's Search.Name, else brute_force)")
 	fl.StringArrayVar(&f.strategyParams, "strategy-param", nil, "a strategy hyperparameter NAME=VALUE (repeatable; overrides the spec's Search.Attributes)")
+	fl.StringArrayVar(&f.compilerOptions, "compiler-option", nil, "an NVRTC option added after the spec's CompilerOptions, e.g. --compiler-option=-ftz=true (repeatable; results are kept apart from those compiled without it)")
 	fl.IntVar(&f.maxEvals, "max-evals", 0, "evaluate at most this many configurations (0: no limit beyond the spec's Budget)")
 	addMaxConfigsFlag(fl, &f.maxConfigs)
 	fl.DurationVar(&f.timeLimit, "time-limit", 0, "stop proposing configurations after this wall time, e.g. 10m (0: no limit)")
@@ -76,6 +77,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if err != nil {
 		return err
 	}
+	s.AddCompilerOptions(f.compilerOptions...)
 	if cmd.Flags().Changed("energy") {
 		on := f.energy
 		s.Measurement.Energy = &on

@@ -615,7 +615,10 @@ def cmd_prepare(a):
         # output is a sum of at most 1536 uint8 values, an integer below
         # 2^24, so float32 sums are exact in any order: the naive kernel and
         # every tuned configuration give the same bits when both are correct.
-        params = {"block_size_x": 128, "block_size_y": 4, "block_size_z": 1}
+        # loop_unroll_factor_channel 0: Kernel Tuner then drops the source's
+        # "#pragma unroll loop_unroll_factor_channel", as in the tuning runs
+        # (the parameter is [0] there); without it the file does not compile.
+        params = {"block_size_x": 128, "block_size_y": 4, "block_size_z": 1, "loop_unroll_factor_channel": 0}
         t0 = time.perf_counter()
         if a.reference == "gpu":
             res = kt.run_kernel("dedispersion_naive", "dedispersion.cu", (mod.nr_samples, mod.nr_dms, 1),

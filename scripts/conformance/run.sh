@@ -125,13 +125,15 @@ say "gtune conformance suite: kernels [$KERNELS], N=$N, seed=$SEED, deadline ${D
   nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu,persistence_mode,compute_mode --format=csv 2>&1
 } >> "$LOG" 2>&1
 
-# One compiler for both tools. Kernel Tuner compiles through CuPy, which
-# loads the NVRTC of its own wheel; gtune loads the CUDA toolkit's. Two
-# NVRTC versions allocate registers differently for some configurations
-# (hotspot on the H100: 39 against 32 registers, 1.42 against 2.00 ms for
-# the same source), so by default gtune is pointed at CuPy's library
-# (GTUNE_LIBNVRTC) and the two tools time the same binaries.
-# SAME_NVRTC=0 keeps gtune's own.
+# One compiler, one set of options for both tools. Kernel Tuner compiles
+# through CuPy, which appends -ftz=true (flush single-precision denormals
+# to zero) to every NVRTC compilation, and loads the NVRTC of its own wheel.
+# Without the flag gtune compiled different code for hotspot (39 against
+# 32 registers, 1.42 against 2.00 ms for one configuration; 5 of 100
+# configurations differed by more than 10 %), so gtune gets the same flag
+# (KT_FTZ=0 leaves it out) and, as a precaution, the same NVRTC library
+# (SAME_NVRTC=0 keeps gtune's own).
+if [ "${KT_FTZ:-1}" = 1 ]; then GTUNE_FLAGS="--compiler-option=-ftz=true${GTUNE_FLAGS:+ $GTUNE_FLAGS}"; fi
 if [ "${SAME_NVRTC:-1}" = 1 ] && [ "$GTUNE_BACKEND" = cuda ] && [ -z "${GTUNE_LIBNVRTC:-}" ]; then
   KT_NVRTC=$("$PY" -c 'import cupy
 cupy.RawKernel("extern \"C\" __global__ void k() {}", "k").compile()
