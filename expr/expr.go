@@ -19,10 +19,36 @@
 // int ** negative int is a float, ints and floats compare exactly, bool is
 // an int in arithmetic, division by zero is a ZeroDivisionError. Deviation:
 // ints are int64; a result that does not fit is an OverflowError rather
-// than a big integer. Lists built by range, * or comprehensions are capped
-// at 2^22 elements (MemoryError). Names are looked up eagerly: evaluating
-// an expression whose free names are not all defined is a NameError even if
+// than a big integer. Names are looked up eagerly: evaluating an expression
+// whose free names are not all defined is a NameError even if
 // short-circuiting would skip the name.
+//
+// Limits. Expressions come from users' spec files, so no input may crash
+// the process or run away with its memory or time:
+//
+//   - Parse refuses a source longer than MaxSourceLen bytes, and one nested
+//     deeper than MaxDepth, with a *SyntaxError that names the limit, the
+//     actual length or depth, and the column. Depth counts a level per node
+//     of the syntax tree, per pair of parentheses and per for clause of a
+//     comprehension. A left-deep chain counts too: a+b+c+... with n
+//     operands (likewise and, or, x[i][j]...) is n deep, as parsing,
+//     compiling and evaluating it recurse n levels; a long sum is written
+//     sum([a, b, c, ...]) instead, which is 2 deep. A chained comparison
+//     a < b < c < ... is 2 deep at any length.
+//   - Bind and Eval only see trees Parse accepted, so they recurse at most
+//     MaxDepth levels.
+//   - Evaluation refuses, as a MemoryError, a list longer than MaxListLen
+//     elements or a str longer than MaxListLen bytes (range(10**12),
+//     [0]*10**10, concatenation, comprehensions, list()), before building
+//     it, and an evaluation that would take more than MaxSteps steps (list
+//     and str elements built or visited, plus the nodes evaluated per
+//     comprehension iteration): nested comprehensions and quadratic
+//     sum(lists, []) cannot multiply their way around MaxListLen. Constant
+//     folding in Parse and Bind shares one such budget per compilation.
+//     ** on ints is by repeated squaring with overflow checks, so a huge
+//     exponent is an OverflowError at once.
+//   - Messages quote source, names and values through Excerpt, so an error
+//     never echoes a megabyte of input.
 //
 // Evaluation is compiled: Parse builds an AST once and compiles it to a
 // tree of closures; constant sub-expressions are folded; the scalar path
@@ -62,16 +88,21 @@ type program struct {
 	nLocals int
 }
 
+// run evaluates without a frame first, so that evaluations that need none
+// (no comprehension left after folding, no big lists) allocate nothing.
 func (p program) run(vals []Value) (Value, error) {
-	var locals []Value
-	if p.nLocals > 0 {
-		locals = make([]Value, p.nLocals)
+	v, err := p.fn(vals, nil)
+	if err != errNeedFrame {
+		return v, err
 	}
-	return p.fn(vals, locals)
+	return p.fn(vals, newFrame(p.nLocals))
 }
 
 // Parse parses src. The error is a *SyntaxError with the 1-based column of
-// the problem.
+// the problem, also when src is longer than MaxSourceLen or nested deeper
+// than MaxDepth (see the package documentation on limits). Parse also
+// compiles src, folding constant sub-expressions, so it can take up to
+// about MaxSteps steps.
 func Parse(src string) (*Expr, error) {
 	root, err := parse(src)
 	if err != nil {
@@ -123,7 +154,8 @@ func (e *Expr) String() string { return e.src }
 func (e *Expr) Names() []string { return slices.Clone(e.names) }
 
 // Eval evaluates the expression with names from env. Every free name must
-// be defined in env (*NameError otherwise); run-time errors are *EvalError.
+// be defined in env (*NameError otherwise); run-time errors are *EvalError,
+// a MemoryError among them when a limit (MaxListLen, MaxSteps) is exceeded.
 func (e *Expr) Eval(env Env) (Value, error) {
 	vals := make([]Value, len(e.names))
 	for i, n := range e.names {
@@ -146,7 +178,8 @@ type Bound struct {
 // Bind compiles e for repeated evaluation: each free name is resolved once,
 // first by slot (its index in the vals passed to Eval), else by consts
 // (folded in as a constant). A name found in neither is a *NameError.
-// slot and consts may be nil.
+// slot and consts may be nil. Bind's recursion is bounded by MaxDepth, as
+// Parse refused anything deeper; its constant folding by MaxSteps.
 func (e *Expr) Bind(slot func(name string) (int, bool), consts Env) (*Bound, error) {
 	p, err := compileProgram(e.root, func(name string) (int, Value, bool, error) {
 		if slot != nil {
@@ -171,7 +204,9 @@ func (e *Expr) Bind(slot func(name string) (int, bool), consts Env) (*Bound, err
 func (b *Bound) Source() string { return b.src }
 
 // Eval evaluates with vals holding the slots given to Bind. vals must be
-// long enough for every slot; it is only read.
+// long enough for every slot; it is only read. Errors are as for
+// (*Expr).Eval; the scalar path (ints, floats, bools, and lists or strs of
+// up to a thousand elements outside comprehensions) allocates nothing.
 func (b *Bound) Eval(vals []Value) (Value, error) { return b.prog.run(vals) }
 
 // Truthy evaluates and gives Python's truth value of the result.
@@ -183,46 +218,40 @@ func (b *Bound) Truthy(vals []Value) (bool, error) {
 	return v.Truthy(), nil
 }
 
-// freeNames walks the AST with comprehension scopes.
+// freeNames walks the AST with comprehension scopes. The recursion is as
+// deep as the tree, which Parse bounds by MaxDepth.
 func freeNames(root *node) []string {
 	set := map[string]bool{}
-	var walk func(n *node, scope []string)
-	bound := func(scope []string, name string) bool {
-		for _, s := range scope {
-			if s == name {
-				return true
-			}
-		}
-		return false
-	}
-	walk = func(n *node, scope []string) {
+	bound := map[string]int{} // comprehension variables in scope: how many bind each name
+	var walk func(n *node)
+	walk = func(n *node) {
 		switch n.op {
 		case opName:
-			if !bound(scope, n.name) {
+			if bound[n.name] == 0 {
 				set[n.name] = true
 			}
 			return
 		case opComp:
-			inner := append([]string(nil), scope...)
-			for i, cl := range n.clauses {
-				if i == 0 {
-					walk(cl.iter, scope)
-				} else {
-					walk(cl.iter, inner)
-				}
-				inner = append(inner, cl.name)
+			for _, cl := range n.clauses {
+				// The first iterable is read in the enclosing scope: none of
+				// this comprehension's variables is bound yet.
+				walk(cl.iter)
+				bound[cl.name]++
 				for _, c := range cl.conds {
-					walk(c, inner)
+					walk(c)
 				}
 			}
-			walk(n.kids[0], inner)
+			walk(n.kids[0])
+			for _, cl := range n.clauses {
+				bound[cl.name]--
+			}
 			return
 		}
 		for _, k := range n.kids {
-			walk(k, scope)
+			walk(k)
 		}
 	}
-	walk(root, nil)
+	walk(root)
 	out := make([]string, 0, len(set))
 	for n := range set {
 		out = append(out, n)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -415,36 +416,105 @@ func FuzzParse(f *testing.F) {
 	for _, c := range pythonCases {
 		f.Add(c.src)
 	}
-	for _, s := range []string{"a.b", "(((", "[i for i in range(3) if", "'\\x4", "1e", "0x", "x[", "not not not", "1 if 2", "max(i for i in x)"} {
+	for _, s := range []string{"a.b", "(((", "[i for i in range(3) if", "'\\x4", "1e", "0x", "x[", "not not not", "1 if 2", "max(i for i in x)",
+		"range(10**12)", "[0]*10**10", "sum([[0]]*99, [])", "[0 for i in range(99) for j in range(99)]"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		e, err := Parse(src)
-		if err != nil {
-			var se *SyntaxError
-			if !errors.As(err, &se) {
-				t.Fatalf("Parse(%q) error %T, want *SyntaxError", src, err)
-			}
-			if se.Column < 1 || se.Column > utf8.RuneCountInString(src)+1 {
-				t.Fatalf("Parse(%q): column %d out of range", src, se.Column)
-			}
-			_ = se.Error()
-			return
-		}
-		// Evaluate only expressions that cannot build big lists, so the
-		// fuzzer tests the evaluator for panics, not for memory.
-		if strings.ContainsAny(src, "[*") || strings.Contains(src, "range") || strings.Contains(src, "<<") || len(src) > 200 {
-			return
-		}
-		env := MapEnv{}
-		for _, n := range e.Names() {
-			env[n] = Int(3)
-		}
-		v, err := e.Eval(env)
-		if err == nil {
-			_ = v.String()
-		}
+		checkExpr(t, src, len(src) <= 200)
 	})
+}
+
+// FuzzNested repeats fuzzed fragments around a core, up to a little over
+// MaxSourceLen: long chains and deep nesting of every kind, which must be
+// refused cleanly or parsed, compiled and evaluated without a panic or a
+// stack overflow.
+func FuzzNested(f *testing.F) {
+	for _, s := range []struct {
+		prefix, core, suffix string
+		n                    uint32
+	}{
+		{"(", "1", ")", 100_000}, {"[", "", "]", 999}, {"not ", "x", "", 100_000}, {"-(", "1", ")", 500},
+		{"a if b else ", "c", "", 80_000}, {"1+", "1", "", 400_000}, {"", "x", "[0]", 1000}, {"abs(", "1", ")", 998},
+		{"", "[0", " for a in x", 999}, {"", "x", " < x", 100_000}, {"[", "1", ",]", 1000}, {"2**", "2", "", 5},
+		{"", "[i for i in range(2**20)]", " + [0]", 4}, {"sum(", "range(2**22)", ", 0)", 3},
+	} {
+		f.Add(s.prefix, s.core, s.suffix, s.n)
+	}
+	f.Fuzz(func(t *testing.T, prefix, core, suffix string, n uint32) {
+		k := 0
+		if unit := len(prefix) + len(suffix); unit > 0 {
+			k = min(int(n%400_000), (MaxSourceLen+64-len(core))/unit)
+		}
+		src := strings.Repeat(prefix, k) + core + strings.Repeat(suffix, k)
+		checkExpr(t, src, true)
+	})
+}
+
+// checkExpr parses src and, if asked, evaluates it with Eval and with a
+// Bound program: whatever src is, there must be no panic, errors must be of
+// the documented types and short, an accepted tree must be within MaxDepth,
+// and the two evaluations must agree.
+func checkExpr(t *testing.T, src string, evaluate bool) {
+	e, err := Parse(src)
+	if err != nil {
+		var se *SyntaxError
+		if !errors.As(err, &se) {
+			t.Fatalf("Parse(%s) error %T, want *SyntaxError", Excerpt(src), err)
+		}
+		if se.Column < 1 || se.Column > utf8.RuneCountInString(src)+1 {
+			t.Fatalf("Parse(%s): column %d out of range", Excerpt(src), se.Column)
+		}
+		if msg := se.Error(); len(msg) > 1024 {
+			t.Fatalf("Parse(%s): error of %d bytes", Excerpt(src), len(msg))
+		}
+		// The depth of refused input is measured on whatever tokens it has.
+		if lx := (&lexer{src: src}); len(src) <= MaxSourceLen && lx.run() == nil && measureDepth(lx.toks) < 0 {
+			t.Fatal("negative depth")
+		}
+		return
+	}
+	if e.root.h > MaxDepth {
+		t.Fatalf("Parse(%s): accepted depth %d", Excerpt(src), e.root.h)
+	}
+	lx := &lexer{src: src}
+	if lx.run() != nil {
+		t.Fatalf("Parse(%s) accepted what the lexer refuses", Excerpt(src))
+	}
+	if d := measureDepth(lx.toks); d != e.root.h {
+		t.Fatalf("measureDepth(%s) = %d, parser's depth %d", Excerpt(src), d, e.root.h)
+	}
+	_ = e.Tree()
+	if !evaluate {
+		return
+	}
+	names := e.Names()
+	env, vals := MapEnv{}, make([]Value, len(names))
+	for i, n := range names {
+		env[n] = Int(3)
+		vals[i] = Int(3)
+	}
+	v, err := e.Eval(env)
+	b, berr := e.Bind(func(n string) (int, bool) { i, ok := slices.BinarySearch(names, n); return i, ok }, nil)
+	if berr != nil {
+		t.Fatalf("Bind(%s): %v", Excerpt(src), berr)
+	}
+	bv, berr := b.Eval(vals)
+	for _, err := range []error{err, berr} {
+		var ee *EvalError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("Eval(%s) error %T %v, want *EvalError", Excerpt(src), err, err)
+		}
+		if err != nil && (len(ee.Msg) > 300 || strings.Contains(ee.Msg, "\n")) {
+			t.Fatalf("Eval(%s): error %.400q", Excerpt(src), ee.Msg)
+		}
+	}
+	if (err == nil) != (berr == nil) || err != nil && err.Error() != berr.Error() {
+		t.Fatalf("%s: Eval gives %v, Bound.Eval %v", Excerpt(src), err, berr)
+	}
+	if err == nil && v.Kind() != KindList && v.String() != bv.String() {
+		t.Fatalf("%s: Eval gives %s, Bound.Eval %s", Excerpt(src), Excerpt(v.String()), Excerpt(bv.String()))
+	}
 }
 
 func TestGoValue(t *testing.T) {
@@ -461,5 +531,27 @@ func TestGoValue(t *testing.T) {
 		if got := c.v.GoValue(); got != c.want {
 			t.Errorf("%s.GoValue() = %#v, want %#v", c.v, got, c.want)
 		}
+	}
+}
+
+// A membership restriction: the list operand takes the non-scalar path.
+func BenchmarkBoundInList(b *testing.B) {
+	e := MustParse("x in [1, 2, 4, 8, 16, 32, 64, 128] and y != 'double'")
+	bd, _ := e.Bind(func(n string) (int, bool) { return map[string]int{"x": 0, "y": 1}[n], true }, nil)
+	vals := []Value{Int(64), Str("float")}
+	b.ReportAllocs()
+	for b.Loop() {
+		bd.Truthy(vals)
+	}
+}
+
+// A comprehension that depends on a slot: evaluated per call, with locals.
+func BenchmarkBoundComprehension(b *testing.B) {
+	e := MustParse("sum([i * x for i in range(64) if i % 3 == 0])")
+	bd, _ := e.Bind(func(n string) (int, bool) { return 0, n == "x" }, nil)
+	vals := []Value{Int(5)}
+	b.ReportAllocs()
+	for b.Loop() {
+		bd.Eval(vals)
 	}
 }

@@ -33,7 +33,8 @@ var opNames = map[opcode]string{
 }
 
 // Tree gives a copy of the expression's syntax tree (see Node). Changing
-// the copy does not change e.
+// the copy does not change e. Parse refused trees deeper than MaxDepth, so
+// the copy can be walked recursively.
 func (e *Expr) Tree() *Node { return exportNode(e.root) }
 
 func exportNode(n *node) *Node {

@@ -6,11 +6,14 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // EvalError is a run-time error of an expression, named like the Python
 // exception it stands for (ZeroDivisionError, TypeError, ValueError,
-// IndexError, OverflowError).
+// IndexError, OverflowError). MemoryError is also this package's own limits:
+// a list or str longer than MaxListLen, or an evaluation of more than
+// MaxSteps steps. Msg is one line and quotes values through Excerpt.
 type EvalError struct {
 	Type string // Python exception name
 	Msg  string
@@ -24,15 +27,13 @@ type NameError struct {
 	Name string
 }
 
-func (e *NameError) Error() string { return fmt.Sprintf("NameError: name '%s' is not defined", e.Name) }
+func (e *NameError) Error() string {
+	return fmt.Sprintf("NameError: name '%s' is not defined", Excerpt(e.Name))
+}
 
 func errf(typ, format string, a ...any) error {
 	return &EvalError{Type: typ, Msg: fmt.Sprintf(format, a...)}
 }
-
-// maxListLen bounds lists built by range, repetition and comprehensions so a
-// mistyped expression cannot exhaust memory.
-const maxListLen = 1 << 22
 
 var opSym = map[opcode]string{opAdd: "+", opSub: "-", opMul: "*", opDiv: "/", opFloorDiv: "//", opMod: "%",
 	opPow: "** or pow()", opBitAnd: "&", opBitOr: "|", opBitXor: "^", opShl: "<<", opShr: ">>"}
@@ -48,8 +49,8 @@ func unsupported(op opcode, a, b Value) error {
 }
 
 // arith applies a binary arithmetic or bitwise operator with Python
-// semantics.
-func arith(op opcode, a, b Value) (Value, error) {
+// semantics. Work on lists and strs is charged to f.
+func arith(op opcode, a, b Value, f *frame) (Value, error) {
 	if isIntLike(a) && isIntLike(b) {
 		return intArith(op, a, b)
 	}
@@ -61,10 +62,16 @@ func arith(op opcode, a, b Value) (Value, error) {
 	switch op {
 	case opAdd:
 		if a.k == KindString && b.k == KindString {
+			if err := f.build("str concatenation", int64(a.ln)+int64(b.ln)); err != nil {
+				return Value{}, err
+			}
 			return Str(a.Str() + b.Str()), nil
 		}
 		if a.k == KindList && b.k == KindList {
 			x, y := a.List(), b.List()
+			if err := f.build("list concatenation", int64(len(x))+int64(len(y))); err != nil {
+				return Value{}, err
+			}
 			out := make([]Value, 0, len(x)+len(y))
 			out = append(append(out, x...), y...)
 			return List(out), nil
@@ -75,13 +82,23 @@ func arith(op opcode, a, b Value) (Value, error) {
 		}
 		if isIntLike(b) && (a.k == KindList || a.k == KindString) {
 			n := max(b.i(), 0)
-			if n > 0 && int64(a.ln) > maxListLen/n {
-				return Value{}, errf("MemoryError", "repetition result longer than %d", maxListLen)
+			what, unit := "list repetition", "elements"
+			if a.k == KindString {
+				what, unit = "str repetition", "bytes"
+			}
+			if hi, lo := bits.Mul64(uint64(a.ln), uint64(n)); hi != 0 || lo > math.MaxInt64 {
+				return Value{}, errf("MemoryError", "%s would have %d × %d %s (the limit is %d)", what, a.ln, n, unit, MaxListLen)
+			}
+			if err := f.build(what, int64(a.ln)*n); err != nil {
+				return Value{}, err
 			}
 			if a.k == KindString {
 				return Str(strings.Repeat(a.Str(), int(n))), nil
 			}
 			x := a.List()
+			if len(x) == 0 {
+				return List(nil), nil // [] * 10**18 must not loop 10**18 times
+			}
 			out := make([]Value, 0, len(x)*int(n))
 			for range n {
 				out = append(out, x...)
@@ -350,19 +367,29 @@ func cmpIntFloat(i int64, f float64) (int, bool) {
 }
 
 // order compares a and b for <, <=, >, >=.
-func order(sym string, a, b Value) (int, bool, error) {
+func order(sym string, a, b Value, f *frame) (int, bool, error) {
 	if a.isNum() && b.isNum() {
 		c, ok := cmpNum(a, b)
 		return c, ok, nil
 	}
 	if a.k == KindString && b.k == KindString {
+		if err := f.charge(min(a.ln, b.ln)); err != nil {
+			return 0, false, err
+		}
 		return strings.Compare(a.Str(), b.Str()), true, nil
 	}
 	if a.k == KindList && b.k == KindList {
 		x, y := a.List(), b.List()
+		if err := f.charge(min(len(x), len(y))); err != nil {
+			return 0, false, err
+		}
 		for i := 0; i < len(x) && i < len(y); i++ {
-			if !x[i].Equal(y[i]) {
-				return order(sym, x[i], y[i])
+			eq, err := equal(x[i], y[i], f)
+			if err != nil {
+				return 0, false, err
+			}
+			if !eq {
+				return order(sym, x[i], y[i], f)
 			}
 		}
 		return cmp3(int64(len(x)), int64(len(y))), true, nil
@@ -370,7 +397,33 @@ func order(sym string, a, b Value) (int, bool, error) {
 	return 0, false, errf("TypeError", "'%s' not supported between instances of '%s' and '%s'", sym, a.k, b.k)
 }
 
-func compare(op cmpOp, a, b Value) (bool, error) {
+// equal is Value.Equal with its work on lists and strs charged to f:
+// comparing nested lists can visit far more elements than either has.
+func equal(a, b Value, f *frame) (bool, error) {
+	switch {
+	case a.k == KindList && b.k == KindList:
+		x, y := a.List(), b.List()
+		if len(x) != len(y) {
+			return false, nil
+		}
+		if err := f.charge(len(x)); err != nil {
+			return false, err
+		}
+		for i := range x {
+			if eq, err := equal(x[i], y[i], f); err != nil || !eq {
+				return false, err
+			}
+		}
+		return true, nil
+	case a.k == KindString && b.k == KindString && a.ln == b.ln:
+		if err := f.charge(a.ln); err != nil {
+			return false, err
+		}
+	}
+	return a.Equal(b), nil
+}
+
+func compare(op cmpOp, a, b Value, f *frame) (bool, error) {
 	if isIntLike(a) && isIntLike(b) {
 		x, y := a.i(), b.i()
 		switch op {
@@ -389,15 +442,17 @@ func compare(op cmpOp, a, b Value) (bool, error) {
 		}
 	}
 	switch op {
-	case cmpEq:
-		return a.Equal(b), nil
-	case cmpNe:
-		return !a.Equal(b), nil
+	case cmpEq, cmpNe:
+		if a.k != b.k || a.k != KindList && a.k != KindString {
+			return a.Equal(b) == (op == cmpEq), nil // no work to charge
+		}
+		eq, err := equal(a, b, f)
+		return eq == (op == cmpEq), err
 	case cmpIn, cmpNotIn:
-		in, err := contains(b, a)
+		in, err := contains(b, a, f)
 		return in == (op == cmpIn), err
 	}
-	c, ok, err := order(cmpText[op], a, b)
+	c, ok, err := order(cmpText[op], a, b, f)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -412,18 +467,40 @@ func compare(op cmpOp, a, b Value) (bool, error) {
 	return c >= 0, nil
 }
 
-func contains(container, x Value) (bool, error) {
+func contains(container, x Value, f *frame) (bool, error) {
 	switch container.k {
 	case KindList:
+		if err := f.charge(container.ln); err != nil {
+			return false, err
+		}
+		if isIntLike(x) { // the hot x in [1, 2, 4]
+			for _, e := range container.List() {
+				if isIntLike(e) && e.n == x.n || e.k == KindFloat && e.Equal(x) {
+					return true, nil
+				}
+			}
+			return false, nil
+		}
+		if x.k == KindFloat { // no element needs more than Equal
+			for _, e := range container.List() {
+				if e.Equal(x) {
+					return true, nil
+				}
+			}
+			return false, nil
+		}
 		for _, e := range container.List() {
-			if e.Equal(x) {
-				return true, nil
+			if eq, err := equal(e, x, f); err != nil || eq {
+				return eq, err
 			}
 		}
 		return false, nil
 	case KindString:
 		if x.k != KindString {
 			return false, errf("TypeError", "'in <string>' requires string as left operand, not %s", x.k)
+		}
+		if err := f.charge(container.ln); err != nil {
+			return false, err
 		}
 		return strings.Contains(container.Str(), x.Str()), nil
 	}
@@ -483,12 +560,15 @@ func index(c, i Value) (Value, error) {
 }
 
 // iterate gives the items of a list or the characters of a str.
-func iterate(v Value) ([]Value, error) {
+func iterate(v Value, f *frame) ([]Value, error) {
 	switch v.k {
 	case KindList:
 		return v.List(), nil
 	case KindString:
 		s := v.Str()
+		if err := f.build("iteration over a str", int64(utf8.RuneCountInString(s))); err != nil {
+			return nil, err
+		}
 		out := make([]Value, 0, len(s))
 		for _, r := range s {
 			out = append(out, Str(string(r)))
@@ -498,9 +578,9 @@ func iterate(v Value) ([]Value, error) {
 	return nil, errf("TypeError", "'%s' object is not iterable", v.k)
 }
 
-// callBuiltin runs one of the builtins with evaluated arguments. args is not
-// retained.
-func callBuiltin(name string, args []Value) (Value, error) {
+// callBuiltin runs one of the builtins with evaluated arguments, charging
+// its work to f. args is not retained.
+func callBuiltin(name string, args []Value, f *frame) (Value, error) {
 	nargs := func(lo, hi int) error {
 		if len(args) < lo || len(args) > hi {
 			if lo == hi {
@@ -532,14 +612,17 @@ func callBuiltin(name string, args []Value) (Value, error) {
 				return Value{}, errf("ValueError", "range() arg 3 must not be zero")
 			}
 		}
-		var n int64
+		var n uint64
 		if step > 0 && stop > start {
-			n = int64((uint64(stop-start)-1)/uint64(step)) + 1
+			n = (uint64(stop-start)-1)/uint64(step) + 1
 		} else if step < 0 && start > stop {
-			n = int64((uint64(start-stop)-1)/uint64(-step)) + 1
+			n = (uint64(start-stop)-1)/(-uint64(step)) + 1
 		}
-		if n > maxListLen {
-			return Value{}, errf("MemoryError", "range() longer than %d", maxListLen)
+		if n > MaxListLen {
+			return Value{}, errf("MemoryError", "range() would have %d elements (the limit is %d)", n, MaxListLen)
+		}
+		if err := f.charge(int(n)); err != nil {
+			return Value{}, err
 		}
 		out := make([]Value, n)
 		for i := range out {
@@ -553,11 +636,14 @@ func callBuiltin(name string, args []Value) (Value, error) {
 		items := args
 		if len(args) == 1 {
 			var err error
-			if items, err = iterate(args[0]); err != nil {
+			if items, err = iterate(args[0], f); err != nil {
 				return Value{}, err
 			}
 			if len(items) == 0 {
 				return Value{}, errf("ValueError", "%s() arg is an empty sequence", name)
+			}
+			if err := f.charge(len(items)); err != nil {
+				return Value{}, err
 			}
 		}
 		best := items[0]
@@ -565,9 +651,9 @@ func callBuiltin(name string, args []Value) (Value, error) {
 			var better bool
 			var err error
 			if name == "max" {
-				better, err = compare(cmpGt, x, best)
+				better, err = compare(cmpGt, x, best, f)
 			} else {
-				better, err = compare(cmpLt, x, best)
+				better, err = compare(cmpLt, x, best, f)
 			}
 			if err != nil {
 				return Value{}, err
@@ -583,7 +669,10 @@ func callBuiltin(name string, args []Value) (Value, error) {
 		}
 		a := args[0]
 		if a.k == KindString {
-			return Int(int64(len([]rune(a.Str())))), nil
+			if err := f.charge(a.ln); err != nil {
+				return Value{}, err
+			}
+			return Int(int64(utf8.RuneCountInString(a.Str()))), nil
 		}
 		if a.k == KindList {
 			return Int(int64(a.ln)), nil
@@ -628,10 +717,13 @@ func callBuiltin(name string, args []Value) (Value, error) {
 			}
 			return Int(int64(f)), nil
 		case KindString:
+			if err := f.charge(a.ln); err != nil {
+				return Value{}, err
+			}
 			s := strings.ReplaceAll(strings.TrimSpace(a.Str()), "_", "")
 			n, err := strconv.ParseInt(s, 10, 64)
 			if err != nil {
-				return Value{}, errf("ValueError", "invalid literal for int() with base 10: %s", a.String())
+				return Value{}, errf("ValueError", "invalid literal for int() with base 10: %s", Excerpt(a.String()))
 			}
 			return Int(n), nil
 		}
@@ -648,6 +740,9 @@ func callBuiltin(name string, args []Value) (Value, error) {
 			return Float(f), nil
 		}
 		if a.k == KindString {
+			if err := f.charge(a.ln); err != nil {
+				return Value{}, err
+			}
 			s := strings.ToLower(strings.TrimSpace(a.Str()))
 			switch s {
 			case "inf", "+inf", "infinity", "+infinity":
@@ -659,7 +754,7 @@ func callBuiltin(name string, args []Value) (Value, error) {
 			}
 			f, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
 			if err != nil && !strings.Contains(err.Error(), "range") {
-				return Value{}, errf("ValueError", "could not convert string to float: %s", a.String())
+				return Value{}, errf("ValueError", "could not convert string to float: %s", Excerpt(a.String()))
 			}
 			return Float(f), nil
 		}
@@ -671,8 +766,11 @@ func callBuiltin(name string, args []Value) (Value, error) {
 		if len(args) == 0 {
 			return List(nil), nil
 		}
-		items, err := iterate(args[0])
+		items, err := iterate(args[0], f)
 		if err != nil {
+			return Value{}, err
+		}
+		if err := f.build("list()", int64(len(items))); err != nil {
 			return Value{}, err
 		}
 		return List(append([]Value(nil), items...)), nil
@@ -680,8 +778,11 @@ func callBuiltin(name string, args []Value) (Value, error) {
 		if err := nargs(1, 2); err != nil {
 			return Value{}, err
 		}
-		items, err := iterate(args[0])
+		items, err := iterate(args[0], f)
 		if err != nil {
+			return Value{}, err
+		}
+		if err := f.charge(len(items)); err != nil {
 			return Value{}, err
 		}
 		acc := Int(0)
@@ -692,7 +793,7 @@ func callBuiltin(name string, args []Value) (Value, error) {
 			}
 		}
 		for _, x := range items {
-			if acc, err = arith(opAdd, acc, x); err != nil {
+			if acc, err = arith(opAdd, acc, x, f); err != nil {
 				return Value{}, err
 			}
 		}

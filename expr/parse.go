@@ -16,8 +16,14 @@ type SyntaxError struct {
 	Msg    string
 }
 
+// Error gives the message, then the source with a caret under the column
+// (tabs and line breaks shown as spaces, to keep the caret in place). A
+// source longer than ExcerptLen characters is shown as a window of about
+// ExcerptLen characters around the column, so that the error of a huge
+// expression stays short.
 func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("syntax error at column %d: %s\n    %s\n    %s^", e.Column, e.Msg, e.Source, strings.Repeat(" ", max(e.Column-1, 0)))
+	line, caret := sourceWindow(e.Source, e.Column)
+	return fmt.Sprintf("syntax error at column %d: %s\n    %s\n    %s^", e.Column, e.Msg, line, strings.Repeat(" ", caret))
 }
 
 type tokKind uint8
@@ -31,11 +37,13 @@ const (
 	tOp
 )
 
+// token is 32 bytes: a source of MaxSourceLen bytes can have a token per
+// byte or two, and their values are kept aside.
 type token struct {
 	kind tokKind
+	lit  int32  // literal: index of its value in lexer.lits
 	pos  int    // byte offset
 	text string // operator text, name, or raw literal
-	val  Value  // literal value
 }
 
 var keywords = map[string]bool{"and": true, "or": true, "not": true, "in": true, "if": true, "else": true, "for": true,
@@ -47,6 +55,27 @@ func isIdentPart(r rune) bool  { return r == '_' || unicode.IsLetter(r) || unico
 type lexer struct {
 	src  string
 	toks []token
+	lits []Value
+}
+
+func (lx *lexer) literal(kind tokKind, pos int, text string, v Value) token {
+	lx.lits = grow(lx.lits)
+	lx.lits = append(lx.lits, v)
+	return token{kind: kind, lit: int32(len(lx.lits) - 1), pos: pos, text: text}
+}
+
+func (lx *lexer) add(t token) {
+	lx.toks = grow(lx.toks)
+	lx.toks = append(lx.toks, t)
+}
+
+// grow doubles a full slice: append grows large slices by a quarter, which
+// for the tokens of a long source allocates five times their final size.
+func grow[T any](s []T) []T {
+	if len(s) < cap(s) || len(s) < 256 {
+		return s
+	}
+	return append(make([]T, 0, 2*cap(s)), s...)
 }
 
 func (lx *lexer) errAt(pos int, format string, a ...any) *SyntaxError {
@@ -72,7 +101,7 @@ func (lx *lexer) run() *SyntaxError {
 			if err != nil {
 				return err
 			}
-			lx.toks = append(lx.toks, tk)
+			lx.add(tk)
 			i = j
 			continue
 		case c == '\'' || c == '"':
@@ -80,7 +109,7 @@ func (lx *lexer) run() *SyntaxError {
 			if err != nil {
 				return err
 			}
-			lx.toks = append(lx.toks, token{kind: tStr, pos: start, val: Str(v)})
+			lx.add(lx.literal(tStr, start, "", Str(v)))
 			i = j
 			continue
 		}
@@ -97,9 +126,9 @@ func (lx *lexer) run() *SyntaxError {
 			word := s[i:j]
 			// String prefixes (r'', b'', f'') are not supported.
 			if j < len(s) && (s[j] == '\'' || s[j] == '"') {
-				return lx.errAt(i, "string prefix %q is not supported", word)
+				return lx.errAt(i, "string prefix %q is not supported", Excerpt(word))
 			}
-			lx.toks = append(lx.toks, token{kind: tName, pos: i, text: word})
+			lx.add(token{kind: tName, pos: i, text: word})
 			i = j
 			continue
 		}
@@ -126,10 +155,10 @@ func (lx *lexer) run() *SyntaxError {
 				return lx.errAt(i, "unexpected character %q", r)
 			}
 		}
-		lx.toks = append(lx.toks, token{kind: tOp, pos: i, text: op})
+		lx.add(token{kind: tOp, pos: i, text: op})
 		i += len(op)
 	}
-	lx.toks = append(lx.toks, token{kind: tEOF, pos: len(s)})
+	lx.add(token{kind: tEOF, pos: len(s)})
 	return nil
 }
 
@@ -146,9 +175,9 @@ func (lx *lexer) number(i int) (int, token, *SyntaxError) {
 		txt := strings.ReplaceAll(s[i+2:j], "_", "")
 		n, err := strconv.ParseInt(txt, base, 64)
 		if err != nil {
-			return 0, token{}, lx.errAt(start, "invalid or too large integer literal %q", s[start:j])
+			return 0, token{}, lx.errAt(start, "invalid or too large integer literal %q", Excerpt(s[start:j]))
 		}
-		return lx.afterNumber(j, token{kind: tInt, pos: start, text: s[start:j], val: Int(n)})
+		return lx.afterNumber(j, lx.literal(tInt, start, s[start:j], Int(n)))
 	}
 	j := i
 	for j < len(s) && isDigit(s[j]) {
@@ -182,18 +211,18 @@ func (lx *lexer) number(i int) (int, token, *SyntaxError) {
 	if isFloat {
 		f, err := strconv.ParseFloat(txt, 64)
 		if err != nil && !strings.Contains(err.Error(), "range") {
-			return 0, token{}, lx.errAt(start, "invalid float literal %q", s[start:j])
+			return 0, token{}, lx.errAt(start, "invalid float literal %q", Excerpt(s[start:j]))
 		}
-		return lx.afterNumber(j, token{kind: tFloat, pos: start, text: s[start:j], val: Float(f)})
+		return lx.afterNumber(j, lx.literal(tFloat, start, s[start:j], Float(f)))
 	}
 	if len(txt) > 1 && txt[0] == '0' && strings.Trim(txt, "0") != "" {
 		return 0, token{}, lx.errAt(start, "leading zeros in decimal integer literals are not permitted")
 	}
 	n, err := strconv.ParseInt(txt, 10, 64)
 	if err != nil {
-		return 0, token{}, lx.errAt(start, "integer literal %q exceeds 64-bit range", s[start:j])
+		return 0, token{}, lx.errAt(start, "integer literal %q exceeds 64-bit range", Excerpt(s[start:j]))
 	}
-	return lx.afterNumber(j, token{kind: tInt, pos: start, text: s[start:j], val: Int(n)})
+	return lx.afterNumber(j, lx.literal(tInt, start, s[start:j], Int(n)))
 }
 
 func (lx *lexer) afterNumber(j int, tk token) (int, token, *SyntaxError) {
@@ -319,6 +348,7 @@ type clause struct {
 type node struct {
 	op      opcode
 	pos     int
+	h       int // nesting depth of the subtree (see mk)
 	val     Value
 	name    string
 	kids    []*node
@@ -331,13 +361,17 @@ var builtins = map[string]bool{"range": true, "min": true, "max": true, "len": t
 	"int": true, "float": true, "list": true, "sum": true, "round": true}
 
 type parser struct {
-	lx    *lexer
-	toks  []token
-	i     int
+	lx   *lexer
+	toks []token
+	i    int
+	// depth counts the levels that enclose the tokens being parsed and
+	// will be ancestors of what is parsed there (brackets, unary and
+	// conditional operators, the right side of **). It never counts a level
+	// that the finished tree lacks, so refusing depth > MaxDepth refuses
+	// only trees that are too deep, and it stops the recursive descent
+	// before the Go stack grows with it.
 	depth int
 }
-
-const maxDepth = 200
 
 func (p *parser) peek() token { return p.toks[p.i] }
 func (p *parser) next() token {
@@ -364,11 +398,11 @@ func describe(t token) string {
 		if keywords[t.text] {
 			return fmt.Sprintf("keyword %q", t.text)
 		}
-		return fmt.Sprintf("name %q", t.text)
+		return fmt.Sprintf("name %q", Excerpt(t.text))
 	case tStr:
 		return "string literal"
 	}
-	return fmt.Sprintf("number %s", t.text)
+	return fmt.Sprintf("number %s", Excerpt(t.text))
 }
 
 func (p *parser) unexpected(t token) *SyntaxError {
@@ -414,26 +448,68 @@ func (p *parser) expect(s string) *SyntaxError {
 	return p.errTok(t, "expected %q, got %s", s, describe(t))
 }
 
-func (p *parser) enter() *SyntaxError {
+// open enters a level at token t; close leaves it. The level may have
+// nothing below it ([], max()), so only the level itself is sure.
+func (p *parser) open(t token) *SyntaxError {
 	p.depth++
-	if p.depth > maxDepth {
-		return p.errTok(p.peek(), "expression nested too deeply")
+	if p.depth > MaxDepth {
+		return p.tooDeep(t.pos, p.depth)
 	}
 	return nil
 }
 
+func (p *parser) close() { p.depth-- }
+
+// mk sets n.h, the nesting depth of n's subtree, and refuses n when the
+// levels that enclose it and its depth exceed MaxDepth. Left-deep chains
+// (a+b+c, a and b and c, x[0][1]) are built by loops, not recursion, so they
+// are caught here: a chain of n operands is n deep.
+//
+// Depth counts one level per node, plus one per pair of parentheses (they
+// recurse like any other level) and one per for clause of a comprehension
+// (compiled as nested loops): h(leaf) = 1, h(n) = 1 + max h(kids),
+// h((x)) = 1 + h(x), h(comprehension) = clauses + max h(element, iterables,
+// conditions). measureDepth computes the same without a tree.
+func (p *parser) mk(n *node) (*node, *SyntaxError) {
+	h := 0
+	for _, k := range n.kids {
+		h = max(h, k.h)
+	}
+	if n.op == opComp {
+		for _, cl := range n.clauses {
+			h = max(h, cl.iter.h)
+			for _, c := range cl.conds {
+				h = max(h, c.h)
+			}
+		}
+		n.h = h + len(n.clauses)
+	} else {
+		n.h = h + 1
+	}
+	if p.depth+n.h > MaxDepth {
+		return nil, p.tooDeep(n.pos, p.depth+n.h)
+	}
+	return n, nil
+}
+
+// tooDeep reports the depth of the whole expression, measured without
+// recursion, not only the depth (atLeast) where the parser stopped.
+func (p *parser) tooDeep(pos, atLeast int) *SyntaxError {
+	d := max(measureDepth(p.toks), atLeast)
+	return p.lx.errAt(pos, "expression nested too deeply: depth %d (the limit is %d)", d, MaxDepth)
+}
+
 // expr := or_test ['if' or_test 'else' expr]
 func (p *parser) expr() (*node, *SyntaxError) {
-	if err := p.enter(); err != nil {
-		return nil, err
-	}
-	defer func() { p.depth-- }()
 	n, err := p.orTest()
 	if err != nil {
 		return nil, err
 	}
 	if p.isKw("if") {
 		t := p.next()
+		if err := p.open(t); err != nil {
+			return nil, err
+		}
 		c, err := p.orTest()
 		if err != nil {
 			return nil, err
@@ -445,7 +521,8 @@ func (p *parser) expr() (*node, *SyntaxError) {
 		if err != nil {
 			return nil, err
 		}
-		return &node{op: opCond, pos: t.pos, kids: []*node{n, c, e}}, nil
+		p.close()
+		return p.mk(&node{op: opCond, pos: t.pos, kids: []*node{n, c, e}})
 	}
 	return n, nil
 }
@@ -461,7 +538,9 @@ func (p *parser) orTest() (*node, *SyntaxError) {
 		if err != nil {
 			return nil, err
 		}
-		n = &node{op: opOr, pos: t.pos, kids: []*node{n, r}}
+		if n, err = p.mk(&node{op: opOr, pos: t.pos, kids: []*node{n, r}}); err != nil {
+			return nil, err
+		}
 	}
 	return n, nil
 }
@@ -477,23 +556,25 @@ func (p *parser) andTest() (*node, *SyntaxError) {
 		if err != nil {
 			return nil, err
 		}
-		n = &node{op: opAnd, pos: t.pos, kids: []*node{n, r}}
+		if n, err = p.mk(&node{op: opAnd, pos: t.pos, kids: []*node{n, r}}); err != nil {
+			return nil, err
+		}
 	}
 	return n, nil
 }
 
 func (p *parser) notTest() (*node, *SyntaxError) {
 	if p.isKw("not") {
-		if err := p.enter(); err != nil {
+		t := p.next()
+		if err := p.open(t); err != nil {
 			return nil, err
 		}
-		defer func() { p.depth-- }()
-		t := p.next()
 		x, err := p.notTest()
 		if err != nil {
 			return nil, err
 		}
-		return &node{op: opNot, pos: t.pos, kids: []*node{x}}, nil
+		p.close()
+		return p.mk(&node{op: opNot, pos: t.pos, kids: []*node{x}})
 	}
 	return p.comparison()
 }
@@ -550,7 +631,7 @@ func (p *parser) comparison() (*node, *SyntaxError) {
 		n.cmps = append(n.cmps, op)
 		op, ok = p.cmpOperator()
 	}
-	return n, nil
+	return p.mk(n)
 }
 
 func (p *parser) binary(ops map[string]opcode, next func() (*node, *SyntaxError)) (*node, *SyntaxError) {
@@ -572,7 +653,9 @@ func (p *parser) binary(ops map[string]opcode, next func() (*node, *SyntaxError)
 		if err != nil {
 			return nil, err
 		}
-		n = &node{op: op, pos: t.pos, kids: []*node{n, r}}
+		if n, err = p.mk(&node{op: op, pos: t.pos, kids: []*node{n, r}}); err != nil {
+			return nil, err
+		}
 	}
 }
 
@@ -596,17 +679,17 @@ func (p *parser) term() (*node, *SyntaxError)   { return p.binary(termOps, p.fac
 func (p *parser) factor() (*node, *SyntaxError) {
 	t := p.peek()
 	if t.kind == tOp && (t.text == "-" || t.text == "+" || t.text == "~") {
-		if err := p.enter(); err != nil {
+		p.next()
+		if err := p.open(t); err != nil {
 			return nil, err
 		}
-		defer func() { p.depth-- }()
-		p.next()
 		x, err := p.factor()
 		if err != nil {
 			return nil, err
 		}
+		p.close()
 		op := map[string]opcode{"-": opNeg, "+": opPos, "~": opInvert}[t.text]
-		return &node{op: op, pos: t.pos, kids: []*node{x}}, nil
+		return p.mk(&node{op: op, pos: t.pos, kids: []*node{x}})
 	}
 	return p.power()
 }
@@ -619,15 +702,15 @@ func (p *parser) power() (*node, *SyntaxError) {
 	}
 	if p.isOp("**") {
 		t := p.next()
-		if err := p.enter(); err != nil {
+		if err := p.open(t); err != nil {
 			return nil, err
 		}
-		defer func() { p.depth-- }()
 		r, err := p.factor()
 		if err != nil {
 			return nil, err
 		}
-		return &node{op: opPow, pos: t.pos, kids: []*node{n, r}}, nil
+		p.close()
+		return p.mk(&node{op: opPow, pos: t.pos, kids: []*node{n, r}})
 	}
 	return n, nil
 }
@@ -648,9 +731,12 @@ func (p *parser) primary() (*node, *SyntaxError) {
 				return nil, p.errTok(t, "only the builtins %s can be called", builtinList())
 			}
 			if !builtins[n.name] {
-				return nil, p.lx.errAt(n.pos, "%q is not callable (only the builtins %s can be called)", n.name, builtinList())
+				return nil, p.lx.errAt(n.pos, "%q is not callable (only the builtins %s can be called)", Excerpt(n.name), builtinList())
 			}
 			p.next()
+			if err := p.open(t); err != nil {
+				return nil, err
+			}
 			call := &node{op: opCall, pos: n.pos, name: n.name}
 			if !p.isOp(")") {
 				for {
@@ -663,8 +749,12 @@ func (p *parser) primary() (*node, *SyntaxError) {
 						if len(call.kids) > 0 {
 							return nil, p.errTok(p.peek(), "generator expression must be the only argument")
 						}
-						a, err = p.comprehension(a, a.pos)
-						if err != nil {
+						// The call's level is open, as it should be: the
+						// call encloses the comprehension.
+						if a, err = p.comprehension(a, a.pos); err != nil {
+							return nil, err
+						}
+						if a, err = p.mk(a); err != nil {
 							return nil, err
 						}
 						call.kids = append(call.kids, a)
@@ -686,9 +776,15 @@ func (p *parser) primary() (*node, *SyntaxError) {
 			if err := p.expect(")"); err != nil {
 				return nil, err
 			}
-			n = call
+			p.close()
+			if n, err = p.mk(call); err != nil {
+				return nil, err
+			}
 		case "[":
 			p.next()
+			if err := p.open(t); err != nil {
+				return nil, err
+			}
 			idx, err := p.expr()
 			if err != nil {
 				return nil, err
@@ -699,7 +795,10 @@ func (p *parser) primary() (*node, *SyntaxError) {
 			if err := p.expect("]"); err != nil {
 				return nil, err
 			}
-			n = &node{op: opIndex, pos: t.pos, kids: []*node{n, idx}}
+			p.close()
+			if n, err = p.mk(&node{op: opIndex, pos: t.pos, kids: []*node{n, idx}}); err != nil {
+				return nil, err
+			}
 		case ".":
 			return nil, p.errTok(t, "attribute access is not supported")
 		default:
@@ -716,31 +815,35 @@ func (p *parser) atom() (*node, *SyntaxError) {
 	t := p.next()
 	switch t.kind {
 	case tInt, tFloat:
-		return &node{op: opConst, pos: t.pos, val: t.val}, nil
+		return &node{op: opConst, pos: t.pos, h: 1, val: p.lx.lits[t.lit]}, nil
 	case tStr:
-		s := t.val.Str()
-		for p.peek().kind == tStr { // adjacent literals concatenate
-			s += p.next().val.Str()
+		s := p.lx.lits[t.lit].Str()
+		if p.peek().kind == tStr { // adjacent literals concatenate
+			var b strings.Builder
+			b.WriteString(s)
+			for p.peek().kind == tStr {
+				b.WriteString(p.lx.lits[p.next().lit].Str())
+			}
+			s = b.String()
 		}
-		return &node{op: opConst, pos: t.pos, val: Str(s)}, nil
+		return &node{op: opConst, pos: t.pos, h: 1, val: Str(s)}, nil
 	case tName:
 		switch t.text {
 		case "True":
-			return &node{op: opConst, pos: t.pos, val: Bool(true)}, nil
+			return &node{op: opConst, pos: t.pos, h: 1, val: Bool(true)}, nil
 		case "False":
-			return &node{op: opConst, pos: t.pos, val: Bool(false)}, nil
+			return &node{op: opConst, pos: t.pos, h: 1, val: Bool(false)}, nil
 		}
 		if keywords[t.text] {
 			return nil, p.unexpected(t)
 		}
-		return &node{op: opName, pos: t.pos, name: t.text}, nil
+		return &node{op: opName, pos: t.pos, h: 1, name: t.text}, nil
 	case tOp:
 		switch t.text {
 		case "(":
-			if err := p.enter(); err != nil {
+			if err := p.open(t); err != nil {
 				return nil, err
 			}
-			defer func() { p.depth-- }()
 			if p.isOp(")") {
 				return nil, p.errTok(p.peek(), "tuples are not supported")
 			}
@@ -757,16 +860,23 @@ func (p *parser) atom() (*node, *SyntaxError) {
 			if err := p.expect(")"); err != nil {
 				return nil, err
 			}
+			p.close()
+			// Parentheses make no node, but they are a level: n is new,
+			// so its depth can take them in.
+			n.h++
+			if p.depth+n.h > MaxDepth {
+				return nil, p.tooDeep(t.pos, p.depth+n.h)
+			}
 			return n, nil
 		case "[":
-			if err := p.enter(); err != nil {
+			if err := p.open(t); err != nil {
 				return nil, err
 			}
-			defer func() { p.depth-- }()
 			l := &node{op: opList, pos: t.pos}
 			if p.isOp("]") {
 				p.next()
-				return l, nil
+				p.close()
+				return p.mk(l)
 			}
 			first, err := p.expr()
 			if err != nil {
@@ -780,7 +890,8 @@ func (p *parser) atom() (*node, *SyntaxError) {
 				if err := p.expect("]"); err != nil {
 					return nil, err
 				}
-				return c, nil
+				p.close() // the comprehension is the bracket's level
+				return p.mk(c)
 			}
 			l.kids = append(l.kids, first)
 			for p.isOp(",") {
@@ -797,13 +908,16 @@ func (p *parser) atom() (*node, *SyntaxError) {
 			if err := p.expect("]"); err != nil {
 				return nil, err
 			}
-			return l, nil
+			p.close()
+			return p.mk(l)
 		}
 	}
 	return nil, p.unexpected(t)
 }
 
-// comprehension parses the clauses after the element: (for NAME in or_test (if or_test)*)+
+// comprehension parses the clauses after the element: (for NAME in or_test
+// (if or_test)*)+. The caller sets the depth (mk) once the levels that
+// enclose the comprehension are right.
 func (p *parser) comprehension(elt *node, pos int) (*node, *SyntaxError) {
 	c := &node{op: opComp, pos: pos, kids: []*node{elt}}
 	for p.isKw("for") {
@@ -837,6 +951,9 @@ func (p *parser) comprehension(elt *node, pos int) (*node, *SyntaxError) {
 }
 
 func parse(src string) (*node, error) {
+	if len(src) > MaxSourceLen {
+		return nil, errTooLong(src)
+	}
 	lx := &lexer{src: src}
 	if err := lx.run(); err != nil {
 		return nil, err
