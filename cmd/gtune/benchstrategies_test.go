@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,10 +13,11 @@ import (
 func TestBenchStrategiesJSON(t *testing.T) {
 	const c = "../../../shared/datasets/benchmark_hub/dedispersion_milo_A100.json.gz"
 	if _, err := os.Stat(c); err != nil {
-		t.Skip("benchmark_hub caches not present")
+		t.Skipf("benchmark_hub cache %s not present: %v", c, err)
 	}
+	specs := filepath.Dir(hubSpec(t, "dedispersion_milo.T1.json"))
 	var out, errb bytes.Buffer
-	code := run([]string{"bench-strategies", "--cache", c, "--spec-dir", "../../spec/testdata", "--strategy", "brute_force",
+	code := run([]string{"bench-strategies", "--cache", c, "--spec-dir", specs, "--strategy", "brute_force",
 		"--strategy", "greedy_ils", "--seeds", "2", "--budgets", "25,100", "--json"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
@@ -68,7 +70,7 @@ func TestBenchStrategiesBadInput(t *testing.T) {
 func TestBenchStrategiesTransferPriors(t *testing.T) {
 	const hub = "../../../shared/datasets/benchmark_hub/"
 	if _, err := os.Stat(hub + "convolution_milo_A4000.json.gz"); err != nil {
-		t.Skip("benchmark_hub caches not present")
+		t.Skipf("benchmark_hub cache %sconvolution_milo_A4000.json.gz not present: %v", hub, err)
 	}
 	if slices.Contains(benchDefaultStrategies(), "transfer") {
 		t.Fatal("transfer is in the default (no-prior) strategy list")
