@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gtune/gtune/cache"
+	"github.com/gtune/gtune/store"
 )
 
 // hubFile is a benchmark_hub file of the shared datasets beside the
@@ -289,5 +290,57 @@ func TestImportExportErrors(t *testing.T) {
 	}
 	if code, _, errs := gtune(t, "export", "--db", db, "--run", "2"); code != 2 || !strings.Contains(errs, "no run 2") {
 		t.Errorf("export of an unknown run: exit %d, %s", code, errs)
+	}
+}
+
+// A replay kept with --db stores every evaluation of every repeat (in
+// batches: 600 is two full batches of 256 and a partial one), each with a
+// non-negative framework_ms (the tuner's own wall time, not recorded
+// benchmark time subtracted from it), and its Kernel Tuner export writes
+// non-negative framework_time.
+func TestReplayDBFrameworkTime(t *testing.T) {
+	c := hubFile(t, "convolution_milo_A100.json.gz")
+	path := filepath.Join(t.TempDir(), "replay.db")
+	doc := replayJSON(t, c, "--spec", hubSpec(t, "convolution_milo.T1.json"), "--strategy", "random_sample",
+		"--max-evals", "600", "--repeats", "2", "--db", path)
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runs, err := db.Runs()
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	for i, r := range runs {
+		es, err := db.Evaluations(r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) != 600 || doc.Repeats[i].Evaluated != 600 || r.Status != store.RunDone || r.Backend != "replay" {
+			t.Fatalf("run %d: %d evaluations stored, %d reported, status %s", r.ID, len(es), doc.Repeats[i].Evaluated, r.Status)
+		}
+		for _, e := range es {
+			if !(e.FrameworkMs >= 0) {
+				t.Fatalf("run %d: %s has framework_ms %v", r.ID, e.Key, e.FrameworkMs)
+			}
+		}
+	}
+	out := filepath.Join(t.TempDir(), "export.json")
+	code, _, errs := gtune(t, "export", "--db", path, "--run", "2", "--format", "kerneltuner", "-o", out)
+	if code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errs)
+	}
+	back, err := cache.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Entries) != 600 {
+		t.Fatalf("exported %d entries, want 600", len(back.Entries))
+	}
+	for k, e := range back.Entries {
+		if !(e.FrameworkMs >= 0) {
+			t.Fatalf("exported %s has framework_time %v", k, e.FrameworkMs)
+		}
 	}
 }
