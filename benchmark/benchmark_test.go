@@ -126,11 +126,14 @@ func TestEvaluateBruteForce(t *testing.T) {
 
 func TestLoadProblemConvolutionA100(t *testing.T) {
 	const c = "../../shared/datasets/benchmark_hub/convolution_milo_A100.json.gz"
-	if _, err := os.Stat(c); err != nil {
-		t.Skip("benchmark_hub caches not present")
+	const specs = "../../shared/datasets/benchmark_hub/specs"
+	for _, p := range []string{c, specs} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("benchmark_hub data %s not present: %v", p, err)
+		}
 	}
-	sp, err := FindSpec(c, []string{"../spec/testdata"})
-	if err != nil || sp != "../spec/testdata/convolution_milo.T1.json" {
+	sp, err := FindSpec(c, []string{specs})
+	if err != nil || sp != specs+"/convolution_milo.T1.json" {
 		t.Fatalf("FindSpec: %q, %v", sp, err)
 	}
 	p, err := LoadProblem(c, sp)
@@ -142,7 +145,7 @@ func TestLoadProblemConvolutionA100(t *testing.T) {
 	if p.Space.Len() != 4362 || len(p.Sorted) != 4201 || p.Missing != 0 || p.Optimum() != 0.5536000076681376 {
 		t.Fatalf("%d configurations, %d valid, %d missing, optimum %v", p.Space.Len(), len(p.Sorted), p.Missing, p.Optimum())
 	}
-	if _, err := FindSpec("x/unknown_kernel_A100.json", []string{"../spec/testdata"}); err == nil {
+	if _, err := FindSpec("x/unknown_kernel_A100.json", []string{specs}); err == nil {
 		t.Fatal("FindSpec found a spec for an unknown kernel")
 	}
 }
@@ -150,7 +153,7 @@ func TestLoadProblemConvolutionA100(t *testing.T) {
 func TestTransferPriorsNeverTheEvaluatedCache(t *testing.T) {
 	const hub = "../../shared/datasets/benchmark_hub/"
 	if _, err := os.Stat(hub + "convolution_milo_W6600.json.gz"); err != nil {
-		t.Skip("benchmark_hub caches not present")
+		t.Skipf("benchmark_hub cache %sconvolution_milo_W6600.json.gz not present: %v", hub, err)
 	}
 	dirs := []string{hub + "specs"}
 	target := hub + "convolution_milo_W6600.json.gz"

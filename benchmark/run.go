@@ -2,8 +2,10 @@ package benchmark
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -19,11 +21,15 @@ const Batch = 8
 
 // Run runs strategy name once on p with the seed for evals evaluations
 // and gives its best-so-far curve: curve[k] is the best valid time (ms)
-// after k+1 evaluations, +Inf while none was valid. When the strategy
-// stops early (the space is exhausted) the curve stays at its last value.
-// Every proposal is checked: a configuration out of range or proposed
-// twice is an error naming the strategy and the seed. A transfer run
-// whose priors include p's own cache is an error (CheckPriors).
+// after k+1 evaluations, +Inf while none was valid. The strategy is told
+// the budget (strategy.Options.Budget: evals, at most the size of the
+// space, as the tuner tells it), so that strategies that plan over their
+// budget (simulated annealing's cooling schedule) behave as in a real run
+// of that length. When the strategy stops early (the space is exhausted)
+// the curve stays at its last value. Every proposal is checked: a
+// configuration out of range or proposed twice is an error naming the
+// strategy and the seed. A transfer run whose priors include p's own
+// cache is an error (CheckPriors).
 func Run(p *Problem, name string, params map[string]any, seed uint64, evals int) ([]float64, error) {
 	var priors []strategy.PriorTimes
 	if name == TransferName {
@@ -35,7 +41,7 @@ func Run(p *Problem, name string, params map[string]any, seed uint64, evals int)
 			return nil, err
 		}
 	}
-	s, err := strategy.New(name, strategy.Options{Space: p.Space, Seed: seed, Params: params, Budget: evals, Priors: priors})
+	s, err := strategy.New(name, strategy.Options{Space: p.Space, Seed: seed, Params: params, Budget: min(evals, p.Space.Len()), Priors: priors})
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +89,7 @@ func Run(p *Problem, name string, params map[string]any, seed uint64, evals int)
 type Result struct {
 	Problem  string    `json:"problem"`
 	Strategy string    `json:"strategy"`
-	Runs     int       `json:"runs"`
+	Runs     int       `json:"runs"` // seeds; each seed is run once per budget and once for the score
 	Budgets  []int     `json:"budgets"`
 	Fraction []float64 `json:"fraction_of_optimum"` // per budget: mean over runs of optimum/best (0 with none valid)
 	Success  []float64 `json:"success_rate"`        // per budget: fraction of runs that found the optimum
@@ -96,13 +102,31 @@ type Config struct {
 	Problems   []*Problem
 	Strategies []string
 	Params     map[string]map[string]any // hyperparameters by strategy name (may be nil)
-	Seeds      int                       // runs per strategy and problem; seeds 1..Seeds
+	Seeds      int                       // runs per strategy, problem and budget; run k has seed Seed(problem, strategy, k)
 	Budgets    []int                     // evaluations, ascending
 	Workers    int                       // parallel runs (0: runtime.NumCPU())
 	// Priors are, by problem name, the prior caches of the transfer
 	// strategy (TransferPriors); its "prior" hyperparameter. Every
 	// transfer run is checked by CheckPriors.
 	Priors map[string][]string
+}
+
+// Seed is the seed of run index (0-based) of strategy on the problem
+// named problem: the FNV-1a hash of "problem\x00strategy\x00index", put
+// through SplitMix64's finaliser so that neighbouring indexes give
+// unrelated seeds. It depends on the problem's name (the cache file's base
+// name), not its path, so results are reproducible wherever the caches
+// live; and the runs on different caches (or of different strategies) do
+// not share random streams, which a common seed sequence 1..N would make
+// them do. The runs of one index at different budgets share the seed, so
+// that budgets differ in the budget only.
+func Seed(problem, strategy string, index int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00%d", problem, strategy, index)
+	z := h.Sum64() + 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
 
 // TransferName is the strategy that learns from prior caches.
@@ -176,31 +200,38 @@ func loadPriors(sp *space.Space, v any) ([]strategy.PriorTimes, error) {
 	})
 }
 
-// Evaluate runs every strategy Seeds times on every problem, each run for
-// max(largest budget, end of the score window) evaluations, in parallel;
-// the results are in problem-major, strategy-minor order and do not
-// depend on Workers.
+// Evaluate runs every strategy Seeds times on every problem, as separate
+// runs per budget: for each budget b, each seed's run is told b
+// (strategy.Options.Budget) and its best after b evaluations gives the
+// fraction of the optimum and the success rate at b; one more run per seed,
+// told the end of the score window (the evaluations the score needs),
+// gives the curve the score averages over (a budget equal to the window
+// end shares that run). Reading small budgets
+// off one long run would misjudge strategies that plan over their budget.
+// Run k of a strategy on a problem has seed Seed(problem name, strategy,
+// k) at every budget. Runs go to Workers goroutines, longest first; the
+// results are in problem-major, strategy-minor order and do not depend on
+// Workers. Errors: no seed or budget, budgets not ascending, a run's error
+// (naming the problem).
 func Evaluate(c Config) ([]Result, error) {
 	if c.Seeds <= 0 || len(c.Budgets) == 0 {
 		return nil, fmt.Errorf("benchmark: need at least one seed and one budget")
+	}
+	for i, b := range c.Budgets {
+		if b <= 0 || i > 0 && b <= c.Budgets[i-1] {
+			return nil, fmt.Errorf("benchmark: budgets %v: want positive, ascending budgets", c.Budgets)
+		}
 	}
 	workers := c.Workers
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	type job struct{ p, s, seed int }
-	type cell struct {
-		curves [][]float64
-	}
-	cells := make([][]cell, len(c.Problems))
-	evals := make([]int, len(c.Problems))
+	runs := make([][]int, len(c.Problems))
+	scoreRun := make([]int, len(c.Problems)) // index into runs[p]
 	for pi, p := range c.Problems {
-		cells[pi] = make([]cell, len(c.Strategies))
-		for si := range c.Strategies {
-			cells[pi][si].curves = make([][]float64, c.Seeds)
-		}
+		runs[pi] = RunBudgets(p, c.Budgets)
 		_, end := Window(p.Sorted)
-		evals[pi] = max(c.Budgets[len(c.Budgets)-1], end)
+		scoreRun[pi] = slices.Index(runs[pi], end)
 	}
 	params := make([][]map[string]any, len(c.Problems))
 	for pi, p := range c.Problems {
@@ -213,7 +244,30 @@ func Evaluate(c Config) ([]Result, error) {
 			params[pi][si] = hp
 		}
 	}
-	jobs := make(chan job)
+	// finals[p][s][seed][b] is the best after runs[p][b] evaluations of
+	// the run told runs[p][b]; curves[p][s][seed] the score run's curve.
+	finals := make([][][][]float64, len(c.Problems))
+	curves := make([][][][]float64, len(c.Problems))
+	type job struct{ p, s, seed, b int }
+	var jobs []job
+	for pi := range c.Problems {
+		finals[pi] = make([][][]float64, len(c.Strategies))
+		curves[pi] = make([][][]float64, len(c.Strategies))
+		for si := range c.Strategies {
+			finals[pi][si] = make([][]float64, c.Seeds)
+			curves[pi][si] = make([][]float64, c.Seeds)
+			for seed := 0; seed < c.Seeds; seed++ {
+				finals[pi][si][seed] = make([]float64, len(runs[pi]))
+				for bi := range runs[pi] {
+					jobs = append(jobs, job{pi, si, seed, bi})
+				}
+			}
+		}
+	}
+	// Longest first, so that no long run starts last and leaves the other
+	// workers idle.
+	slices.SortStableFunc(jobs, func(a, b job) int { return runs[b.p][b.b] - runs[a.p][a.b] })
+	ch := make(chan job)
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup
@@ -221,26 +275,29 @@ func Evaluate(c Config) ([]Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range jobs {
-				name := c.Strategies[j.s]
-				curve, err := Run(c.Problems[j.p], name, params[j.p][j.s], uint64(j.seed+1), evals[j.p])
+			for j := range ch {
+				p, name := c.Problems[j.p], c.Strategies[j.s]
+				evals := runs[j.p][j.b]
+				curve, err := Run(p, name, params[j.p][j.s], Seed(p.Name, name, j.seed), evals)
 				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = fmt.Errorf("%s: %w", c.Problems[j.p].Name, err)
+				if err != nil {
+					if firstErr == nil {
+						firstErr = fmt.Errorf("%s: %w", p.Name, err)
+					}
+				} else {
+					finals[j.p][j.s][j.seed][j.b] = curve[evals-1]
+					if j.b == scoreRun[j.p] {
+						curves[j.p][j.s][j.seed] = curve
+					}
 				}
-				cells[j.p][j.s].curves[j.seed] = curve
 				mu.Unlock()
 			}
 		}()
 	}
-	for pi := range c.Problems {
-		for si := range c.Strategies {
-			for seed := 0; seed < c.Seeds; seed++ {
-				jobs <- job{pi, si, seed}
-			}
-		}
+	for _, j := range jobs {
+		ch <- j
 	}
-	close(jobs)
+	close(ch)
 	wg.Wait()
 	if firstErr != nil {
 		return nil, firstErr
@@ -248,20 +305,39 @@ func Evaluate(c Config) ([]Result, error) {
 	var out []Result
 	for pi, p := range c.Problems {
 		for si, name := range c.Strategies {
-			out = append(out, summarise(p, name, cells[pi][si].curves, c.Budgets))
+			bests := make([][]float64, c.Seeds) // per seed, per budget of c.Budgets
+			for seed := range bests {
+				for _, b := range c.Budgets {
+					bests[seed] = append(bests[seed], finals[pi][si][seed][slices.Index(runs[pi], b)])
+				}
+			}
+			out = append(out, summarise(p, name, bests, curves[pi][si], c.Budgets))
 		}
 	}
 	return out, nil
 }
 
-// summarise turns the runs' curves into a Result.
-func summarise(p *Problem, name string, curves [][]float64, budgets []int) Result {
+// RunBudgets are the budgets Evaluate runs each seed of a strategy with on
+// p: budgets and the end of p's score window, ascending, without repeats.
+func RunBudgets(p *Problem, budgets []int) []int {
+	_, end := Window(p.Sorted)
+	out := slices.Clone(budgets)
+	if !slices.Contains(out, end) {
+		out = append(out, end)
+		slices.Sort(out)
+	}
+	return out
+}
+
+// summarise turns the runs into a Result: bests[seed][k] is the best time
+// of the run told budgets[k], curves[seed] the score run's curve.
+func summarise(p *Problem, name string, bests, curves [][]float64, budgets []int) Result {
 	opt := p.Optimum()
-	r := Result{Problem: p.Name, Strategy: name, Runs: len(curves), Budgets: budgets}
-	for _, b := range budgets {
+	r := Result{Problem: p.Name, Strategy: name, Runs: len(bests), Budgets: budgets}
+	for k := range budgets {
 		frac, succ := 0.0, 0.0
-		for _, c := range curves {
-			best := c[min(b, len(c))-1]
+		for _, b := range bests {
+			best := b[k]
 			if !math.IsInf(best, 1) {
 				frac += opt / best
 			}
@@ -269,8 +345,8 @@ func summarise(p *Problem, name string, curves [][]float64, budgets []int) Resul
 				succ++
 			}
 		}
-		r.Fraction = append(r.Fraction, frac/float64(len(curves)))
-		r.Success = append(r.Success, succ/float64(len(curves)))
+		r.Fraction = append(r.Fraction, frac/float64(len(bests)))
+		r.Success = append(r.Success, succ/float64(len(bests)))
 	}
 	// Mean curve; a run with nothing valid yet counts as the worst valid
 	// value.

@@ -24,7 +24,7 @@ const convTotalMs = 12190447.934668744
 
 func convSpec(t testing.TB) (*spec.Spec, *space.Space) {
 	t.Helper()
-	s, err := spec.LoadWith(filepath.Join("..", "spec", "testdata", "convolution_milo.T1.json"), spec.LoadOptions{NoSource: true})
+	s, err := spec.LoadWith(filepath.Join(datasets(t), "benchmark_hub", "specs", "convolution_milo.T1.json"), spec.LoadOptions{NoSource: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func TestT1Space(t *testing.T) {
 				t.Fatalf("%s: configuration %s of the T1 space is not in the cache", c.cache, sp.Key(i))
 			}
 		}
-		hs, err := spec.LoadWith(filepath.Join("..", "spec", "testdata", c.spec), spec.LoadOptions{NoSource: true})
+		hs, err := spec.LoadWith(filepath.Join(datasets(t), "benchmark_hub", "specs", c.spec), spec.LoadOptions{NoSource: true})
 		if err != nil {
 			t.Fatal(err)
 		}

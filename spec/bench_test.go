@@ -3,7 +3,7 @@ package spec
 import "testing"
 
 func benchBuild(b *testing.B, name string) {
-	s, err := LoadWith("testdata/"+name+".T1.json", LoadOptions{NoSource: true})
+	s, err := LoadWith(hubSpec(b, name), LoadOptions{NoSource: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,18 +11,6 @@ import (
 	"github.com/gtune/gtune/backend"
 )
 
-// hubSpecs holds benchmark_hub's published T1 files (../shared in CI).
-const hubSpecs = "../../shared/datasets/benchmark_hub/specs/"
-
-func hubSpec(t *testing.T, name string) string {
-	t.Helper()
-	p := hubSpecs + name + ".T1.json"
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("%s is absent (the shared datasets are not beside this checkout): %v", p, err)
-	}
-	return p
-}
-
 // The grids Kernel Tuner 1.4 launches these files with, worked out by hand
 // from get_grid_dimensions: ceil(ProblemSize_d / product(GridDiv_d)), with
 // no GridDiv the block-size parameter of the dimension (1 when the name is

@@ -7,7 +7,7 @@ import (
 )
 
 func loadBench(tb testing.TB, name string) *Spec {
-	s, err := LoadWith("testdata/"+name+".T1.json", LoadOptions{NoSource: true})
+	s, err := LoadWith(hubSpec(tb, name), LoadOptions{NoSource: true})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -16,6 +16,10 @@ import (
 
 const helperEnv = "GTUNE_STORE_HELPER_DB"
 
+// helperBatchEnv, when set to N > 1, makes the helper writer group its
+// evaluations into batches of N (SetBatch, no timer).
+const helperBatchEnv = "GTUNE_STORE_HELPER_BATCH"
+
 // sampleEvaluation is a realistically sized evaluation of run runID.
 func sampleEvaluation(runID int64, i int) *Evaluation {
 	now := time.Now()
@@ -33,9 +37,11 @@ func sampleEvaluation(runID int64, i int) *Evaluation {
 		CompileMs: 180, BenchmarkMs: 60, FrameworkMs: 1.5, StartedAt: now, FinishedAt: now}
 }
 
-// TestHelperWriter is the child of TestCrashKeepsCommitted: it adds
-// evaluations to a new run until killed, printing "committed N" after the
-// Add of the N-th returns. Without the environment variable it does nothing.
+// TestHelperWriter is the child of TestCrashKeepsCommitted and
+// TestCrashLosesOnlyTheOpenBatch: it adds evaluations to a new run until
+// killed, printing "committed N" after the Add of the N-th returns (with
+// batches, the N-th is then committed only if N is a multiple of the batch
+// size). Without the environment variable it does nothing.
 func TestHelperWriter(t *testing.T) {
 	path := os.Getenv(helperEnv)
 	if path == "" {
@@ -50,6 +56,12 @@ func TestHelperWriter(t *testing.T) {
 	if err := db.BeginRun(r); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if n, _ := strconv.Atoi(os.Getenv(helperBatchEnv)); n > 1 {
+		if err := db.SetBatch(n, 0); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
 	}
 	fmt.Printf("run %d\n", r.ID)
 	deadline := time.Now().Add(60 * time.Second) // never outlive a parent that failed to kill us

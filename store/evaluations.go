@@ -67,10 +67,13 @@ func nullFloat(v float64) any {
 }
 
 // Add stores e as one transaction, committed (and, with synchronous=FULL,
-// fsynced) before it returns, and sets e.ID. Empty SpecHash and DeviceUUID
-// are filled in from the run. It returns an error, and stores nothing, for
-// an unknown run, an empty Key, an unknown Status, an Objective on an
-// evaluation that is not valid, or Params with empty or repeated names.
+// fsynced) before it returns, and sets e.ID; with SetBatch, e joins the
+// open batch and is committed with it (see there). Empty SpecHash and
+// DeviceUUID are filled in from the run. It returns an error, and stores
+// nothing, for an unknown run, an empty Key, an unknown Status, an
+// Objective on an evaluation that is not valid, or Params with empty or
+// repeated names; with SetBatch also when the commit of a batch (this one
+// or an earlier one of the timer) fails, and then that batch is lost.
 func (db *DB) Add(e *Evaluation) error {
 	if e.Key == "" {
 		return fmt.Errorf("store: evaluation of run %d has an empty configuration key", e.RunID)
@@ -105,11 +108,22 @@ func (db *DB) Add(e *Evaluation) error {
 	ctx := context.Background()
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
-	tx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: adding evaluation %q to %s: %v", e.Key, db.path, err)
+	if db.batchErr != nil {
+		return db.commitBatchLocked()
 	}
-	defer tx.Rollback()
+	var tx *sql.Tx
+	var b *openBatch
+	if db.batchN > 1 {
+		if b, err = db.batchTx(ctx); err != nil {
+			return fmt.Errorf("store: adding evaluation %q to %s: %v", e.Key, db.path, err)
+		}
+		tx = b.tx
+	} else {
+		if tx, err = db.sql.BeginTx(ctx, nil); err != nil {
+			return fmt.Errorf("store: adding evaluation %q to %s: %v", e.Key, db.path, err)
+		}
+		defer tx.Rollback()
+	}
 	specHash, deviceUUID := e.SpecHash, e.DeviceUUID
 	var runHash, runUUID string
 	err = tx.QueryRowContext(ctx, `SELECT spec_hash, device_uuid FROM runs WHERE id = ?`, e.RunID).Scan(&runHash, &runUUID)
@@ -124,6 +138,8 @@ func (db *DB) Add(e *Evaluation) error {
 	if deviceUUID == "" {
 		deviceUUID = runUUID
 	}
+	// A failed statement is undone alone (SQLite's statement journal), so a
+	// refused evaluation leaves the rest of an open batch intact.
 	res, err := tx.ExecContext(ctx, `INSERT INTO evaluations
 		(run_id, spec_hash, device_uuid, config_key, params, status, reason, objective,
 		 observations, metrics, times_ms, registers, shared_static_bytes, local_bytes,
@@ -139,6 +155,14 @@ func (db *DB) Add(e *Evaluation) error {
 	id, err := res.LastInsertId()
 	if err != nil {
 		return fmt.Errorf("store: adding evaluation %q to %s: %v", e.Key, db.path, err)
+	}
+	if b != nil {
+		e.ID, e.SpecHash, e.DeviceUUID = id, specHash, deviceUUID
+		b.n++
+		if b.n >= db.batchN {
+			return db.commitBatchLocked()
+		}
+		return nil
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: adding evaluation %q to %s: %v", e.Key, db.path, err)
@@ -199,6 +223,9 @@ func scanEvaluation(rows *sql.Rows) (*Evaluation, error) {
 }
 
 func (db *DB) queryEvaluations(what, query string, args ...any) ([]*Evaluation, error) {
+	if err := db.Flush(); err != nil {
+		return nil, err
+	}
 	rows, err := db.sql.QueryContext(context.Background(), query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: reading %s from %s: %v", what, db.path, err)

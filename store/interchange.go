@@ -57,6 +57,9 @@ func (db *DB) AddMany(es []*Evaluation) error {
 	ctx := context.Background()
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
+	if err := db.commitBatchLocked(); err != nil {
+		return err
+	}
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: adding evaluations to %s: %v", db.path, err)

@@ -56,6 +56,9 @@ func (db *DB) BeginRun(r *Run) error {
 	started := time.Now().UTC()
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
+	if err := db.commitBatchLocked(); err != nil {
+		return err
+	}
 	res, err := db.sql.ExecContext(context.Background(), `INSERT INTO runs
 		(spec_hash, spec_path, kernel, objective, strategy, device_name, device_uuid, driver,
 		 backend, gtune_version, settings, started_at, ended_at, status, host, pid)
@@ -82,6 +85,10 @@ func (db *DB) EndRun(id int64, status string) error {
 	}
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
+	// The run's evaluations are committed before it is marked ended.
+	if err := db.commitBatchLocked(); err != nil {
+		return err
+	}
 	res, err := db.sql.ExecContext(context.Background(),
 		`UPDATE runs SET status = ?, ended_at = ? WHERE id = ?`, status, fmtTime(time.Now()), id)
 	if err != nil {
@@ -124,6 +131,9 @@ func scanRun(s interface{ Scan(...any) error }) (*Run, error) {
 
 // Runs returns every run, oldest first.
 func (db *DB) Runs() ([]*Run, error) {
+	if err := db.Flush(); err != nil {
+		return nil, err
+	}
 	rows, err := db.sql.QueryContext(context.Background(), `SELECT `+runColumns+` FROM runs ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: reading runs from %s: %v", db.path, err)
@@ -145,6 +155,9 @@ func (db *DB) Runs() ([]*Run, error) {
 
 // Run returns run id, or an error wrapping ErrNotFound.
 func (db *DB) Run(id int64) (*Run, error) {
+	if err := db.Flush(); err != nil {
+		return nil, err
+	}
 	r, err := scanRun(db.sql.QueryRowContext(context.Background(),
 		`SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -170,6 +183,9 @@ func (db *DB) MarkInterrupted() (int, error) {
 	host, _ := os.Hostname()
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
+	if err := db.commitBatchLocked(); err != nil {
+		return 0, err
+	}
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("store: marking interrupted runs in %s: %v", db.path, err)

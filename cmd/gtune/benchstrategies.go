@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,15 +50,24 @@ func newBenchStrategiesCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "bench-strategies",
 		Short: "Compare search strategies on replayed Kernel Tuner caches (no GPU, no database)",
-		Long: `bench-strategies runs each strategy many times (seeds 1..N) against recorded Kernel Tuner
-caches and reports, per budget of evaluations, the mean fraction of the optimum (optimum time /
-best time found, 0 while nothing valid was found), the success rate (runs that found the optimum),
-and the AutoTuningAssociation methodology score (best-so-far standardised against calculated
-random search, averaged over the budgets where random search goes from halfway between the median
-and the optimum to 96% of the way).
+		Long: `bench-strategies runs each strategy many times against recorded Kernel Tuner caches and
+reports, per budget of evaluations, the mean fraction of the optimum (optimum time / best time
+found, 0 while nothing valid was found), the success rate (runs that found the optimum), and the
+AutoTuningAssociation methodology score (best-so-far standardised against calculated random
+search, averaged over the budgets where random search goes from halfway between the median and the
+optimum to 96% of the way).
+
+Every budget is a separate run in which the strategy is told that budget (as Kernel Tuner's
+simulation mode is told max_fevals), so strategies that plan over their budget are judged as they
+would run; the score comes from one more run per seed, told the end of the score window. Run k
+(k = 0..N-1) of a strategy on a cache has the seed benchmark.Seed(cache name, strategy, k), a hash,
+the same at every budget: reproducible, and different on every cache and for every strategy.
 
 Each cache's search space is built from the T1 spec NAME.T1.json whose NAME prefixes the cache's
 file name (convolution_milo_A100.json.gz -> convolution_milo.T1.json), looked up in --spec-dir.
+Configurations of the spec's space that a cache lacks are left out of the space searched on that
+cache (no strategy can propose one, none costs an evaluation: their outcome is unknown, and Kernel
+Tuner's simulation mode refuses them); the output says how many each cache lacks.
 
 The transfer strategy (never run unless named) learns from tuning results of the same kernel on
 other GPUs: on each cache, its priors are the other caches of the same spec among --prior-cache
@@ -79,7 +88,7 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 				}
 			}
 			if len(specDirs) == 0 {
-				specDirs = []string{filepath.Join(defaultHub, "specs"), "spec/testdata"}
+				specDirs = []string{benchmark.DefaultSpecDir}
 				for _, c := range caches {
 					specDirs = append(specDirs, filepath.Join(filepath.Dir(c), "specs"))
 				}
@@ -129,21 +138,25 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 			}
 			elapsed := time.Since(t0)
 			means := benchmark.Mean(rs)
+			runs := benchRuns(problems, len(strategies), seeds, bs)
+			if workers <= 0 {
+				workers = runtime.NumCPU()
+			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				return writeBenchJSON(out, problems, rs, means, seeds, elapsed, priors)
+				return writeBenchJSON(out, problems, rs, means, seeds, runs, workers, elapsed, priors)
 			}
-			writeBenchTable(out, problems, rs, means, seeds, elapsed, priors)
+			writeBenchTable(out, problems, rs, means, seeds, runs, workers, elapsed, priors)
 			return nil
 		},
 	}
 	fl := c.Flags()
 	fl.StringArrayVar(&caches, "cache", nil, "Kernel Tuner cache file (.json or .json.gz; repeatable; default: the caches in "+defaultHub+")")
 	fl.StringArrayVar(&strategies, "strategy", nil, "strategy to run (repeatable; default: all but brute_force, nsga2 and the occupancy-guided ones)")
-	fl.StringArrayVar(&specDirs, "spec-dir", nil, "directory of T1 specs NAME.T1.json (repeatable; default: "+defaultHub+"/specs, spec/testdata and specs/ beside each cache)")
+	fl.StringArrayVar(&specDirs, "spec-dir", nil, "directory of T1 specs NAME.T1.json (repeatable; default: "+benchmark.DefaultSpecDir+" and specs/ beside each cache)")
 	fl.StringArrayVar(&params, "strategy-param", nil, "a hyperparameter STRATEGY.NAME=VALUE (repeatable)")
 	fl.StringArrayVar(&priorPool, "prior-cache", nil, "cache the transfer strategy may take priors from (repeatable; default: the caches in "+defaultHub+" and the --cache files)")
-	fl.IntVar(&seeds, "seeds", 50, "runs per strategy and cache (seeds 1..N)")
+	fl.IntVar(&seeds, "seeds", 50, "runs per strategy, cache and budget (run k's seed: a hash of the cache name, the strategy and k)")
 	fl.IntVar(&workers, "workers", 0, "parallel runs (default: the number of CPUs)")
 	fl.StringVar(&budgets, "budgets", "25,100,400,1600", "budgets in evaluations, comma-separated")
 	fl.BoolVar(&asJSON, "json", false, "write JSON instead of a table")
@@ -206,11 +219,33 @@ func fmtScore(v float64) string {
 	return fmt.Sprintf("%.3f", v)
 }
 
-func writeBenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds int, elapsed time.Duration, priors map[string][]string) {
-	fmt.Fprintf(w, "%d caches, %d seeds, %.1f s\n", len(problems), seeds, elapsed.Seconds())
+// benchMissingPolicy says how configurations a cache lacks are treated
+// (benchmark.Problem).
+const benchMissingPolicy = "configurations of the spec's space that a cache lacks are left out of the space searched on that cache before the runs: never proposed, never charged an evaluation"
+
+// benchSeedPolicy says how the runs are seeded and budgeted
+// (benchmark.Evaluate, benchmark.Seed).
+const benchSeedPolicy = "each budget is a separate run told that budget, plus one run told the score window's end for the score; run k of strategy S on cache C has seed benchmark.Seed(C, S, k) at every budget"
+
+// benchRuns counts the strategy runs a comparison makes.
+func benchRuns(problems []*benchmark.Problem, strategies, seeds int, budgets []int) int {
+	n := 0
+	for _, p := range problems {
+		n += strategies * seeds * len(benchmark.RunBudgets(p, budgets))
+	}
+	return n
+}
+
+func writeBenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds, runs, workers int, elapsed time.Duration, priors map[string][]string) {
+	fmt.Fprintf(w, "%d caches, %d seeds, %d runs on %d workers, %.1f s\n", len(problems), seeds, runs, workers, elapsed.Seconds())
+	fmt.Fprintf(w, "method: %s\n", benchSeedPolicy)
+	fmt.Fprintf(w, "lacking: %s\n", benchMissingPolicy)
 	for _, p := range problems {
 		s, e := benchmark.Window(p.Sorted)
-		fmt.Fprintf(w, "  %s: %d configurations, %d valid, optimum %.4g ms, score window [%d, %d)\n", p.Name, p.Space.Len(), len(p.Sorted), p.Optimum(), s, e)
+		fmt.Fprintf(w, "  %s: %d configurations, %d lacking, %d valid, optimum %.4g ms, score window [%d, %d)\n", p.Name, p.SpecLen, p.Missing, len(p.Sorted), p.Optimum(), s, e)
+		if p.Missing > 0 {
+			fmt.Fprintf(w, "    cache %s lacks %d of %d configurations of the spec's space: %d searched\n", p.Name, p.Missing, p.SpecLen, p.Space.Len())
+		}
 		if ps, ok := priors[p.Name]; ok {
 			var names []string
 			for _, c := range ps {
@@ -249,12 +284,12 @@ func writeBenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []ben
 	tw.Flush()
 }
 
-func writeBenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds int, elapsed time.Duration, priors map[string][]string) error {
+func writeBenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds, runs, workers int, elapsed time.Duration, priors map[string][]string) error {
 	var ps []map[string]any
 	for _, p := range problems {
 		s, e := benchmark.Window(p.Sorted)
-		m := map[string]any{"name": p.Name, "configurations": p.Space.Len(), "valid": len(p.Sorted),
-			"missing": p.Missing, "optimum_ms": p.Optimum(), "median_ms": benchmark.Median(p.Sorted), "score_window": []int{s, e}}
+		m := map[string]any{"name": p.Name, "configurations": p.SpecLen, "missing": p.Missing, "searched": p.Space.Len(),
+			"valid": len(p.Sorted), "optimum_ms": p.Optimum(), "median_ms": benchmark.Median(p.Sorted), "score_window": []int{s, e}}
 		if pr, ok := priors[p.Name]; ok {
 			m["transfer_priors"] = pr
 		}
@@ -274,5 +309,7 @@ func writeBenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benc
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"seeds": seeds, "seconds": elapsed.Seconds(), "problems": ps, "results": conv(rs), "mean": conv(means)})
+	return enc.Encode(map[string]any{"seeds": seeds, "runs": runs, "workers": workers, "seconds": elapsed.Seconds(),
+		"method": benchSeedPolicy, "missing_policy": benchMissingPolicy,
+		"problems": ps, "results": conv(rs), "mean": conv(means)})
 }

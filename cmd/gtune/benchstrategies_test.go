@@ -2,20 +2,27 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gtune/gtune/cache"
 )
 
 func TestBenchStrategiesJSON(t *testing.T) {
 	const c = "../../../shared/datasets/benchmark_hub/dedispersion_milo_A100.json.gz"
 	if _, err := os.Stat(c); err != nil {
-		t.Skip("benchmark_hub caches not present")
+		t.Skipf("benchmark_hub cache %s not present: %v", c, err)
 	}
+	specs := filepath.Dir(hubSpec(t, "dedispersion_milo.T1.json"))
 	var out, errb bytes.Buffer
-	code := run([]string{"bench-strategies", "--cache", c, "--spec-dir", "../../spec/testdata", "--strategy", "brute_force",
+	code := run([]string{"bench-strategies", "--cache", c, "--spec-dir", specs, "--strategy", "brute_force",
 		"--strategy", "greedy_ils", "--seeds", "2", "--budgets", "25,100", "--json"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
@@ -68,7 +75,7 @@ func TestBenchStrategiesBadInput(t *testing.T) {
 func TestBenchStrategiesTransferPriors(t *testing.T) {
 	const hub = "../../../shared/datasets/benchmark_hub/"
 	if _, err := os.Stat(hub + "convolution_milo_A4000.json.gz"); err != nil {
-		t.Skip("benchmark_hub caches not present")
+		t.Skipf("benchmark_hub cache %sconvolution_milo_A4000.json.gz not present: %v", hub, err)
 	}
 	if slices.Contains(benchDefaultStrategies(), "transfer") {
 		t.Fatal("transfer is in the default (no-prior) strategy list")
@@ -100,5 +107,99 @@ func TestBenchStrategiesTransferPriors(t *testing.T) {
 	// proposal, so at least 1/1.011 of the optimum after 5.
 	if f := doc.Results[0].Fraction[0]; f < 0.989 || f > 1 {
 		t.Fatalf("fraction after 5: %v", f)
+	}
+}
+
+// The configurations a cache lacks are counted per cache, said in the
+// table and the JSON, and left out of the space searched: on the tiny
+// cache brute force reaches the optimum within the 5 recorded
+// configurations.
+func TestBenchStrategiesLacking(t *testing.T) {
+	args := []string{"bench-strategies", "--cache", "../../benchmark/testdata/tiny_gpu.json", "--spec-dir", "../../benchmark/testdata",
+		"--strategy", "brute_force", "--seeds", "1", "--budgets", "5"}
+	var out, errb bytes.Buffer
+	if code := run(args, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{
+		"tiny_gpu: 7 configurations, 2 lacking, 4 valid, optimum 2 ms",
+		"cache tiny_gpu lacks 2 of 7 configurations of the spec's space: 5 searched",
+		"lacking: configurations of the spec's space that a cache lacks are left out of the space searched on that cache before the runs: never proposed, never charged an evaluation",
+		"method: each budget is a separate run told that budget",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if code := run(append(args, "--json"), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var doc struct {
+		Problems []struct {
+			Configurations, Missing, Searched int
+		} `json:"problems"`
+		Results []struct {
+			Fraction []float64 `json:"fraction_of_optimum"`
+		} `json:"results"`
+		MissingPolicy string `json:"missing_policy"`
+		Runs          int    `json:"runs"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Problems) != 1 || doc.Problems[0].Configurations != 7 || doc.Problems[0].Missing != 2 || doc.Problems[0].Searched != 5 ||
+		!strings.Contains(doc.MissingPolicy, "never charged") {
+		t.Fatalf("%s", out.String())
+	}
+	// 5 evaluations cover the 5 recorded configurations, the optimum
+	// among them: 1 (charging the lacking ones would leave it unfound).
+	if doc.Results[0].Fraction[0] != 1 {
+		t.Fatalf("fraction after 5: %v", doc.Results[0].Fraction)
+	}
+
+	// A convolution cache cut short lacks the configurations after the cut.
+	conv := hubFile(t, "convolution_milo_A100.json.gz")
+	specs := filepath.Dir(hubSpec(t, "convolution_milo.T1.json"))
+	partial := filepath.Join(t.TempDir(), "convolution_milo_cut.json")
+	writeCutCache(t, conv, partial, "\n\"64,1,1,1,0,0,0,1,15,15\"")
+	c, err := cache.Load(partial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := 4362 - len(c.Entries)
+	if missing <= 0 || missing >= 4362 {
+		t.Fatalf("the cut cache holds %d entries", len(c.Entries))
+	}
+	out.Reset()
+	code := run([]string{"bench-strategies", "--cache", partial, "--spec-dir", specs, "--strategy", "random_sample", "--seeds", "1", "--budgets", "5"}, &out, &errb)
+	if want := fmt.Sprintf("cache convolution_milo_cut lacks %d of 4362 configurations of the spec's space: %d searched", missing, 4362-missing); code != 0 || !strings.Contains(out.String(), want) {
+		t.Fatalf("exit %d, want %q in:\n%s%s", code, want, out.String(), errb.String())
+	}
+}
+
+// writeCutCache writes the gzip cache src, decompressed and cut before
+// marker, to dst: a cache still being written.
+func writeCutCache(t *testing.T, src, dst, marker string) {
+	t.Helper()
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := bytes.Index(b, []byte(marker))
+	if cut < 0 {
+		t.Fatalf("%q not found in %s", marker, src)
+	}
+	if err := os.WriteFile(dst, b[:cut], 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -333,7 +333,11 @@ func TestReplayKernelTunerEnergyCaches(t *testing.T) {
 		{"synthetic_fp32_cache_NVIDIA_RTX_A4000.json", "nvml_gr_clock", 1335},
 		{"test_cache_time_energy.json", "block_size_x", 896},
 	} {
-		code, out, errs := gtune(t, "replay", filepath.Join("..", "..", "gpuctl", "testdata", tc.file), "--objective", "energy", "--json")
+		p := filepath.Join("..", "..", "..", "shared", "datasets", "kernel_tuner_energy", tc.file)
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("kernel_tuner_energy cache %s not present: %v", p, err)
+		}
+		code, out, errs := gtune(t, "replay", p, "--objective", "energy", "--json")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.file, code, errs)
 		}

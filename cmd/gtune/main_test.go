@@ -151,7 +151,7 @@ func TestSpaceOfSharedSpecs(t *testing.T) {
 		{"convolution_milo.T1.json", "4362"},
 		{"dedispersion_milo.T1.json", "11130"},
 	} {
-		code, out, errs := gtune(t, "space", filepath.Join("../../spec/testdata", c.file))
+		code, out, errs := gtune(t, "space", hubSpec(t, c.file))
 		if code != 0 || !strings.Contains(out, "valid configurations: "+c.valid) {
 			t.Fatalf("%s: exit %d: %s %s", c.file, code, out, errs)
 		}

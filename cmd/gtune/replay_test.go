@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gtune/gtune/cache"
+	"github.com/gtune/gtune/store"
 )
 
 // hubFile is a benchmark_hub file of the shared datasets beside the
@@ -25,7 +26,16 @@ func hubFile(t *testing.T, name string) string {
 	return p
 }
 
-const convSpecPath = "../../spec/testdata/convolution_milo.T1.json"
+// hubSpec is a T1 spec of the benchmark_hub datasets (specs/NAME.T1.json);
+// the test skips, naming the path, where it is absent.
+func hubSpec(t *testing.T, file string) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "..", "shared", "datasets", "benchmark_hub", "specs", file)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("benchmark_hub spec %s not present: %v", p, err)
+	}
+	return p
+}
 
 type replayDoc struct {
 	Space    int `json:"space"`
@@ -68,7 +78,7 @@ func replayJSON(t *testing.T, args ...string) replayDoc {
 // verification and benchmark time (12,190,447.93 ms, summed in Python).
 func TestReplayBruteForce(t *testing.T) {
 	c := hubFile(t, "convolution_milo_A100.json.gz")
-	doc := replayJSON(t, c, "--spec", convSpecPath, "--strategy", "brute_force")
+	doc := replayJSON(t, c, "--spec", hubSpec(t, "convolution_milo.T1.json"), "--strategy", "brute_force")
 	if doc.Space != 4362 || doc.Recorded != 4362 || len(doc.Repeats) != 1 || doc.Device["backend"] != "replay" {
 		t.Fatalf("doc %+v", doc)
 	}
@@ -118,7 +128,7 @@ func TestReplayRepeats(t *testing.T) {
 // configuration whose recorded time reaches the limit.
 func TestReplayTimeLimit(t *testing.T) {
 	path := hubFile(t, "convolution_milo_A100.json.gz")
-	doc := replayJSON(t, path, "--spec", convSpecPath, "--strategy", "brute_force", "--time-limit", "1h")
+	doc := replayJSON(t, path, "--spec", hubSpec(t, "convolution_milo.T1.json"), "--strategy", "brute_force", "--time-limit", "1h")
 	c, err := cache.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +161,7 @@ func TestReplayExitCodes(t *testing.T) {
 		{[]string{"replay", filepath.Join(dir, "absent.json.gz")}, 2, "absent.json.gz"},
 		{[]string{"replay", conv, "--strategy", "telepathy"}, 2, `unknown strategy "telepathy"`},
 		{[]string{"replay", conv, "--repeats", "0"}, 2, "--repeats"},
-		{[]string{"replay", conv, "--spec", "../../spec/testdata/dedispersion_milo.T1.json"}, 2, `no tunable parameter "block_size_z"`},
+		{[]string{"replay", conv, "--spec", hubSpec(t, "dedispersion_milo.T1.json")}, 2, `no tunable parameter "block_size_z"`},
 		{[]string{"replay", conv, "--spec", filepath.Join(dir, "absent.T1.json")}, 2, "absent.T1.json"},
 		{[]string{"replay"}, 2, "accepts 1 arg"},
 	} {
@@ -184,7 +194,7 @@ func TestReplayExitCodes(t *testing.T) {
 	if err := os.WriteFile(partial, b[:cut], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs := gtune(t, "replay", partial, "--spec", convSpecPath, "--strategy", "brute_force")
+	code, _, errs := gtune(t, "replay", partial, "--spec", hubSpec(t, "convolution_milo.T1.json"), "--strategy", "brute_force")
 	if code != 1 || !strings.Contains(errs, "64,1,1,1,0,0,0,1,15,15") || !strings.Contains(errs, "not in the cache") {
 		t.Errorf("replay of a partial cache: exit %d, %s", code, errs)
 	}
@@ -208,7 +218,7 @@ func TestImportExportRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		db := filepath.Join(t.TempDir(), "r.db")
-		code, out, errs := gtune(t, "import", path, "--spec", convSpecPath, "--db", db, "--json")
+		code, out, errs := gtune(t, "import", path, "--spec", hubSpec(t, "convolution_milo.T1.json"), "--db", db, "--json")
 		if code != 0 {
 			t.Fatalf("import: exit %d: %s", code, errs)
 		}
@@ -266,7 +276,7 @@ func TestImportExportErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"import", conv, "--db", db}, 2, "--spec is required"},
-		{[]string{"import", conv, "--db", db, "--spec", "../../spec/testdata/dedispersion_milo.T1.json"}, 2, `"block_size_z"`},
+		{[]string{"import", conv, "--db", db, "--spec", hubSpec(t, "dedispersion_milo.T1.json")}, 2, `"block_size_z"`},
 		{[]string{"export", "--db", filepath.Join(t.TempDir(), "absent.db"), "--run", "1"}, 2, "absent.db"},
 		{[]string{"export", "--db", db, "--run", "1", "--format", "csv"}, 2, `unknown format "csv"`},
 	} {
@@ -275,10 +285,62 @@ func TestImportExportErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want exit %d and %q", c.args, code, errs, c.code, c.want)
 		}
 	}
-	if code, _, errs := gtune(t, "import", conv, "--db", db, "--spec", convSpecPath); code != 0 {
+	if code, _, errs := gtune(t, "import", conv, "--db", db, "--spec", hubSpec(t, "convolution_milo.T1.json")); code != 0 {
 		t.Fatalf("import: %d %s", code, errs)
 	}
 	if code, _, errs := gtune(t, "export", "--db", db, "--run", "2"); code != 2 || !strings.Contains(errs, "no run 2") {
 		t.Errorf("export of an unknown run: exit %d, %s", code, errs)
+	}
+}
+
+// A replay kept with --db stores every evaluation of every repeat (in
+// batches: 600 is two full batches of 256 and a partial one), each with a
+// non-negative framework_ms (the tuner's own wall time, not recorded
+// benchmark time subtracted from it), and its Kernel Tuner export writes
+// non-negative framework_time.
+func TestReplayDBFrameworkTime(t *testing.T) {
+	c := hubFile(t, "convolution_milo_A100.json.gz")
+	path := filepath.Join(t.TempDir(), "replay.db")
+	doc := replayJSON(t, c, "--spec", hubSpec(t, "convolution_milo.T1.json"), "--strategy", "random_sample",
+		"--max-evals", "600", "--repeats", "2", "--db", path)
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runs, err := db.Runs()
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	for i, r := range runs {
+		es, err := db.Evaluations(r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) != 600 || doc.Repeats[i].Evaluated != 600 || r.Status != store.RunDone || r.Backend != "replay" {
+			t.Fatalf("run %d: %d evaluations stored, %d reported, status %s", r.ID, len(es), doc.Repeats[i].Evaluated, r.Status)
+		}
+		for _, e := range es {
+			if !(e.FrameworkMs >= 0) {
+				t.Fatalf("run %d: %s has framework_ms %v", r.ID, e.Key, e.FrameworkMs)
+			}
+		}
+	}
+	out := filepath.Join(t.TempDir(), "export.json")
+	code, _, errs := gtune(t, "export", "--db", path, "--run", "2", "--format", "kerneltuner", "-o", out)
+	if code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errs)
+	}
+	back, err := cache.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Entries) != 600 {
+		t.Fatalf("exported %d entries, want 600", len(back.Entries))
+	}
+	for k, e := range back.Entries {
+		if !(e.FrameworkMs >= 0) {
+			t.Fatalf("exported %s has framework_time %v", k, e.FrameworkMs)
+		}
 	}
 }
