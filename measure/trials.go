@@ -84,7 +84,7 @@ type Protocol struct {
 	WarmupWindow time.Duration // slope fitted over the last WarmupWindow (1 s)
 	WarmupMax    time.Duration // give up warming up after this (5 s)
 
-	Period  time.Duration // counter update period (100 ms, an H100's): sets the trial length; the prior for Periods
+	Period time.Duration // counter update period (100 ms, an H100's): sets the trial length; the prior for Periods
 	// Periods pools the update gaps of every measurement of this counter
 	// (PeriodEstimate); the trials' power is computed with its median
 	// after this run's gaps are added. Nil: the median of this run's

@@ -149,7 +149,7 @@ type worker struct {
 
 	prob  *backend.Problem
 	args  []devArg
-	arena uint64 // one allocation holding every vector argument (0: each has its own)
+	arena uint64  // one allocation holding every vector argument (0: each has its own)
 	idleW float64 // idle power after Prepare, W (0: unknown)
 
 	// cmp is the GPU comparison module, loaded at the first Prepare with
