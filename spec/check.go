@@ -81,7 +81,7 @@ func (s *Spec) checkMetrics(cfg []expr.Value) error {
 			return &Error{File: s.Path, Field: fmt.Sprintf("Gtune.Metrics[%d] (%s).Expression", i, m.Name), Msg: fmt.Sprintf("%s: %v", quote(m.Expr.Source()), err)}
 		}
 		if _, ok := v.Float(); !ok {
-			return &Error{File: s.Path, Field: fmt.Sprintf("Gtune.Metrics[%d] (%s).Expression", i, m.Name), Msg: fmt.Sprintf("%s is %s, not a number", quote(m.Expr.Source()), v.String())}
+			return &Error{File: s.Path, Field: fmt.Sprintf("Gtune.Metrics[%d] (%s).Expression", i, m.Name), Msg: fmt.Sprintf("%s is %s, not a number", quote(m.Expr.Source()), expr.Excerpt(v.String()))}
 		}
 		vals[m.Name] = v
 	}

@@ -147,7 +147,7 @@ func (s *Spec) evalInt(cfg []expr.Value, field string, b *expr.Bound) (int64, er
 	}
 	n, ok := toInt(v)
 	if !ok {
-		return 0, s.cfgErr(cfg, field, "%s evaluates to %s, not a whole number", quote(b.Source()), v.String())
+		return 0, s.cfgErr(cfg, field, "%s evaluates to %s, not a whole number", quote(b.Source()), expr.Excerpt(v.String()))
 	}
 	return n, nil
 }
@@ -360,7 +360,7 @@ func (s *Spec) work(cfg []expr.Value, sim *Simulation) (*backend.Work, error) {
 		}
 		f, ok := v.Float()
 		if !ok {
-			return nil, s.cfgErr(cfg, field, "%s evaluates to %s, not a number", quote(b.Source()), v.String())
+			return nil, s.cfgErr(cfg, field, "%s evaluates to %s, not a number", quote(b.Source()), expr.Excerpt(v.String()))
 		}
 		if f < 0 {
 			return nil, s.cfgErr(cfg, field, "%s is %v; it must not be negative", quote(b.Source()), f)

@@ -178,15 +178,9 @@ func cudaVariant(path, suffix string) string {
 	return ""
 }
 
-// quote quotes an expression for a message, shortened so that a long
-// expression never fills the terminal.
-func quote(src string) string {
-	const max = 80
-	if r := []rune(src); len(r) > max {
-		return fmt.Sprintf("%q… (%d characters)", string(r[:max]), len(r))
-	}
-	return fmt.Sprintf("%q", src)
-}
+// quote quotes an expression for a message, shortened (expr.Excerpt) so
+// that a long expression never fills the terminal.
+func quote(src string) string { return fmt.Sprintf("%q", expr.Excerpt(src)) }
 
 // AddCompilerOptions appends options to the kernel's compiler options (gtune
 // tune --compiler-option), after the spec's, where the compiler honours

@@ -3,6 +3,7 @@ package spec
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -362,5 +363,18 @@ func TestAddCompilerOptionsChangesTheHash(t *testing.T) {
 	p, _ := s.Problem()
 	if p.CompilerOptions[len(p.CompilerOptions)-1] != "-ftz=true" {
 		t.Errorf("problem options %q", p.CompilerOptions)
+	}
+}
+
+// A long expression is quoted shortened, never echoed whole.
+func TestLongExpressionNotEchoed(t *testing.T) {
+	long := strings.Repeat("bx + ", 150) + "N"
+	p := ktSpec(t, unrollKernel, "")
+	data, _ := os.ReadFile(p)
+	os.WriteFile(p, []byte(strings.Replace(string(data), `"LocalSize": {"X": "bx"}`, `"LocalSize": {"X": "`+long+`"}`, 1)), 0o644)
+	_, err := Load(p)
+	var se *Error
+	if !errors.As(err, &se) || se.Field != "KernelSpecification.LocalSize.X" || len(err.Error()) > 300 || !strings.Contains(se.Msg, `reads "N"`) {
+		t.Errorf("%d characters: %v", len(fmt.Sprint(err)), err)
 	}
 }

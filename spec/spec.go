@@ -493,7 +493,7 @@ func (l *loader) params() error {
 			return l.errf(field+".Values", "%v", err)
 		}
 		if v.Kind() != expr.KindList {
-			return l.errf(field+".Values", "%q evaluates to %s, not a list", tp.Values, v.String())
+			return l.errf(field+".Values", "%s evaluates to %s, not a list", quote(tp.Values), expr.Excerpt(v.String()))
 		}
 		vals := v.List()
 		if len(vals) == 0 {
@@ -561,7 +561,7 @@ func (l *loader) conditions() error {
 			if _, ok := s.Constants[n]; ok {
 				continue
 			}
-			return l.errf(field+".Expression", "%q reads %q, which is neither a tunable parameter nor a constant", c.Expression, n)
+			return l.errf(field+".Expression", "%s reads %q, which is neither a tunable parameter nor a constant", quote(c.Expression), n)
 		}
 		for _, n := range c.Parameters {
 			if _, ok := s.paramIndex[n]; !ok {
@@ -591,7 +591,7 @@ func (l *loader) bind(field string, e *expr.Expr, extra expr.MapEnv) (*expr.Boun
 	if err != nil {
 		var ne *expr.NameError
 		if errors.As(err, &ne) {
-			return nil, l.errf(field, "%q reads %q, which is neither a tunable parameter nor a constant", e.Source(), ne.Name)
+			return nil, l.errf(field, "%s reads %q, which is neither a tunable parameter nor a constant", quote(e.Source()), ne.Name)
 		}
 		return nil, l.errf(field, "%v", err)
 	}
@@ -821,13 +821,13 @@ func (l *loader) arguments(opts LoadOptions) error {
 			if err != nil {
 				var ne *expr.NameError
 				if errors.As(err, &ne) {
-					return l.errf(field+".Size", "%q reads unknown name %q", src, ne.Name)
+					return l.errf(field+".Size", "%s reads unknown name %q", quote(src), ne.Name)
 				}
-				return l.errf(field+".Size", "%q: %v", src, err)
+				return l.errf(field+".Size", "%s: %v", quote(src), err)
 			}
 			n, ok := toInt(v)
 			if !ok {
-				return l.errf(field+".Size", "%q evaluates to %s, not a whole number of elements", src, v.String())
+				return l.errf(field+".Size", "%s evaluates to %s, not a whole number of elements", quote(src), expr.Excerpt(v.String()))
 			}
 			if n <= 0 {
 				return l.errf(field+".Size", "size of argument %s is %d elements; it must be positive", a.Name, n)
@@ -1025,7 +1025,7 @@ func (l *loader) gtune() error {
 		}
 		for _, n := range e.Names() {
 			if !known[n] {
-				return l.errf(field+".Expression", "%q reads %q, which is not a tunable parameter, constant, earlier metric or observation (observations: %s)", m.Expression, n, strings.Join(ObservationNames, ", "))
+				return l.errf(field+".Expression", "%s reads %q, which is not a tunable parameter, constant, earlier metric or observation (observations: %s)", quote(m.Expression), n, strings.Join(ObservationNames, ", "))
 			}
 		}
 		met := Metric{Name: m.Name, Expr: e, Maximize: true, Unit: m.Unit}

@@ -489,6 +489,7 @@ func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compile
 			if why := checkPeaks(c, p.job, o, workingSet); why != "" {
 				flag(o, why)
 			}
+			abovePowerLimit(c, p.job, o)
 			if v, ok := c.Objective.Value(o.Observations, o.Metrics); ok {
 				o.Value = v
 			} else {
@@ -529,6 +530,26 @@ func flag(o *Outcome, why string) {
 		o.Observations = map[string]float64{}
 	}
 	o.Observations[implausibleKey] = 1
+}
+
+// abovePowerLimit notes a mean power above the enforced power limit (the
+// job's own nvml_pwr_limit, else the GPU's as found), with why it can
+// happen, and marks it in the observations (above_power_limit = 1): the
+// GPU enforces its limit on an average over a longer time than one 100 ms
+// counter period, and the counter and the limiter read different sensors,
+// so a short measurement of a kernel run at the limit can land a few
+// percent above it. The energy stands as measured.
+func abovePowerLimit(c Config, j *backend.Job, o *Outcome) {
+	limit := c.Backend.Device().PowerLimitW
+	if j.Settings != nil && j.Settings.PowerLimitW > 0 {
+		limit = j.Settings.PowerLimitW
+	}
+	p, ok := o.Observations["power"]
+	if !ok || limit <= 0 || p <= limit {
+		return
+	}
+	o.Observations["above_power_limit"] = 1
+	o.Reason = joinReasons(o.Reason, fmt.Sprintf("mean power %.0f W is above the enforced power limit of %.0f W: the limit holds for a longer average than these trials, and the limiter reads another sensor than the energy counter; the energy is as measured", p, limit))
 }
 
 // checkPeaks compares what a valid measurement implies with the GPU's

@@ -409,3 +409,27 @@ func TestStaleReferenceDirsRemoved(t *testing.T) {
 		}
 	}
 }
+
+func TestAbovePowerLimitNoted(t *testing.T) {
+	d, _ := device.Lookup("h100_sxm")
+	be := sim.New(d, sim.Options{})
+	defer be.Close()
+	c := Config{Backend: be}
+	for _, tc := range []struct {
+		limit, power float64
+		noted        bool
+	}{{0, 741, true}, {0, 690, false}, {300, 350, true}, {300, 290, false}} {
+		j := &backend.Job{}
+		if tc.limit > 0 {
+			j.Settings = &backend.Settings{PowerLimitW: tc.limit}
+		}
+		o := &Outcome{Observations: map[string]float64{"power": tc.power}}
+		abovePowerLimit(c, j, o)
+		if got := o.Observations["above_power_limit"] == 1; got != tc.noted || got != strings.Contains(o.Reason, "is above the enforced power limit") {
+			t.Errorf("limit %v power %v: noted %v reason %q", tc.limit, tc.power, got, o.Reason)
+		}
+	}
+	if be.Device().PowerLimitW != 700 {
+		t.Fatalf("the simulated H100's power limit is %v W", be.Device().PowerLimitW)
+	}
+}

@@ -342,6 +342,7 @@ func openSim(s *spec.Spec, f tuneFlags) (backend.Backend, error) {
 var keyObservations = []struct{ name, head string }{
 	{"time", "time (ms)"},
 	{"energy", "energy (J)"},
+	{"energy_cv", "±E (%)"}, // the spread of the configuration's energy trials (coefficient of variation)
 	{"power", "power (W)"},
 	{"registers", "regs"},
 }
@@ -391,7 +392,11 @@ func writeTable(w io.Writer, s *spec.Spec, sum *tuner.Summary, dbPath string) {
 			row = append(row, fmt.Sprint(p.Value))
 		}
 		for _, k := range obsCols {
-			row = append(row, format(o.Observations[k]))
+			v := o.Observations[k]
+			if k == "energy_cv" {
+				v *= 100
+			}
+			row = append(row, format(v))
 		}
 		for _, k := range metricCols {
 			row = append(row, format(o.Metrics[k]))
