@@ -392,11 +392,11 @@ func writeTable(w io.Writer, s *spec.Spec, sum *tuner.Summary, dbPath string) {
 			row = append(row, fmt.Sprint(p.Value))
 		}
 		for _, k := range obsCols {
-			v := o.Observations[k]
 			if k == "energy_cv" {
-				v *= 100
+				row = append(row, fmt.Sprintf("%.2f", 100*o.Observations[k]))
+				continue
 			}
-			row = append(row, format(v))
+			row = append(row, format(o.Observations[k]))
 		}
 		for _, k := range metricCols {
 			row = append(row, format(o.Metrics[k]))
