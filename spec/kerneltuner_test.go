@@ -299,7 +299,7 @@ func TestProblemSize(t *testing.T) {
 	_, err = Load(p)
 	var se *Error
 	if !errors.As(err, &se) || se.Field != "KernelSpecification.ProblemSize[0]" ||
-		se.Msg != `reads "bx", which is not a constant (ProblemSize may read Gtune.Constants only)` {
+		se.Msg != `reads unknown name "bx" (ProblemSize may read Gtune.Constants only)` {
 		t.Errorf("ProblemSize over a parameter: %v", err)
 	}
 }

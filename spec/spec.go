@@ -412,6 +412,24 @@ func (l *loader) constants() error {
 	return l.problemSize()
 }
 
+// evalConst parses and evaluates an expression that may read constants
+// only; allowed says which, in the message for an unknown name.
+func (l *loader) evalConst(field, src, allowed string) (expr.Value, error) {
+	e, err := l.parse(field, src)
+	if err != nil {
+		return expr.Value{}, err
+	}
+	v, err := e.Eval(l.s.Constants)
+	if err != nil {
+		var ne *expr.NameError
+		if errors.As(err, &ne) {
+			return expr.Value{}, l.errf(field, "reads unknown name %q (%s)", ne.Name, allowed)
+		}
+		return expr.Value{}, l.errf(field, "%v", err)
+	}
+	return v, nil
+}
+
 // problemSize evaluates KernelSpecification.ProblemSize (integers, or
 // expressions over Gtune.Constants) into s.problem and the constant
 // ProblemSize (a list, as Kernel Tuner's T1 reader gives the Size
@@ -430,17 +448,9 @@ func (l *loader) problemSize() error {
 		if !ok || strings.TrimSpace(src) == "" {
 			return l.errf(field, "must be a whole number or an expression over Gtune.Constants")
 		}
-		e, err := l.parse(field, src)
+		v, err := l.evalConst(field, src, "ProblemSize may read Gtune.Constants only")
 		if err != nil {
 			return err
-		}
-		v, err := e.Eval(s.Constants)
-		if err != nil {
-			var ne *expr.NameError
-			if errors.As(err, &ne) {
-				return l.errf(field, "reads %q, which is not a constant (ProblemSize may read Gtune.Constants only)", ne.Name)
-			}
-			return l.errf(field, "%v", err)
 		}
 		n, ok := toInt(v)
 		if !ok || n <= 0 {
@@ -480,17 +490,9 @@ func (l *loader) params() error {
 		if tp.Type != "" && !slices.Contains(paramTypes, tp.Type) {
 			return l.errf(field+".Type", "unknown type %q (valid: %s)", tp.Type, strings.Join(paramTypes, ", "))
 		}
-		e, err := l.parse(field+".Values", tp.Values)
+		v, err := l.evalConst(field+".Values", tp.Values, "values may read constants and ProblemSize only")
 		if err != nil {
 			return err
-		}
-		v, err := e.Eval(s.Constants)
-		if err != nil {
-			var ne *expr.NameError
-			if errors.As(err, &ne) {
-				return l.errf(field+".Values", "reads unknown name %q (values may read constants and ProblemSize only)", ne.Name)
-			}
-			return l.errf(field+".Values", "%v", err)
 		}
 		if v.Kind() != expr.KindList {
 			return l.errf(field+".Values", "%s evaluates to %s, not a list", quote(tp.Values), expr.Excerpt(v.String()))
