@@ -17,6 +17,10 @@ func ProcessAlive(pid int) bool { return processAlive(pid) }
 func (db *DB) Annotate(id int64, note, flag string) error {
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
+	// The evaluation may still be in the open batch (SetBatch).
+	if err := db.commitBatchLocked(); err != nil {
+		return err
+	}
 	ctx := context.Background()
 	q := `UPDATE evaluations SET reason = CASE WHEN reason = '' THEN ?1 ELSE reason || '; ' || ?1 END`
 	args := []any{note}

@@ -571,4 +571,16 @@ func TestAnnotate(t *testing.T) {
 	if err := db.Annotate(e.ID+100, "x", ""); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown id: %v", err)
 	}
+	// An evaluation still in an open batch is committed first.
+	if err := db.SetBatch(100, 0); err != nil {
+		t.Fatal(err)
+	}
+	f := &Evaluation{RunID: r.ID, Key: "2", Params: []Param{{Name: "x", Value: 2}}, Status: "valid", Objective: &v,
+		Observations: map[string]float64{"time": 0.02}}
+	if err := db.Add(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Annotate(f.ID, "batched", "implausible"); err != nil {
+		t.Fatalf("annotating a batched evaluation: %v", err)
+	}
 }
