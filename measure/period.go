@@ -18,9 +18,10 @@ const maxGaps = 1024
 // 0.3 % under a steady load while the CPU saw the same updates 98–103 ms
 // apart), but the instants at which a poll sees an update are late by a
 // scheduling delay that grows when the CPU is busy compiling other
-// configurations. Timing a trial by its own first and last detection
-// carried that delay into the power: the same configuration measured
-// 484, 521 and 493 W in three runs against a steady 505 W. A detection
+// configurations. Timing trials by the mean period between one
+// measurement's first and latest detections carried that delay into the
+// power: the same configuration measured 484, 521 and 493 W in three runs
+// against a steady 500–506 W. A detection
 // delay lengthens one gap and shortens the next by the same amount, so
 // the median of many gaps is the period, unbiased and insensitive to
 // the occasional long delay; the estimate improves with every
