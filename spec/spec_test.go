@@ -242,7 +242,7 @@ func TestVaddSpec(t *testing.T) {
 	if s.Metrics[2].Maximize || s.Metrics[2].Unit != "J/element" || !s.Metrics[0].Maximize {
 		t.Errorf("metric directions %+v", s.Metrics)
 	}
-	env := layered{s.Env(cfg), expr.MapEnv{"time": expr.Float(0.5)}}
+	env := obsEnv{top: expr.MapEnv{"time": expr.Float(0.5)}, base: s.Env(cfg)}
 	tp, err := s.Metrics[0].Expr.Eval(env)
 	if err != nil || tp.String() != "2000000000.0" {
 		t.Errorf("throughput = %v, %v", tp, err)
@@ -255,18 +255,6 @@ func TestVaddSpec(t *testing.T) {
 	if v, ok := s.Env(cfg).Lookup("tile"); !ok || v.String() != "4" {
 		t.Errorf("Env tile = %v", v)
 	}
-}
-
-type layered struct {
-	base expr.Env
-	top  expr.MapEnv
-}
-
-func (l layered) Lookup(n string) (expr.Value, bool) {
-	if v, ok := l.top[n]; ok {
-		return v, true
-	}
-	return l.base.Lookup(n)
 }
 
 // The YAML and the JSON form of one spec load to the same Spec.
