@@ -3,16 +3,21 @@
 // process) or a simulated one (backend/sim). The tuner sees only this
 // package, so the same strategy runs on either.
 //
-// Life of a run: Open a backend, Prepare the Problem once (arguments are
-// allocated and filled once per run), then for each configuration Compile
-// (CPU only, safe to call from many goroutines ahead of the GPU) and Run
-// (serialised: one configuration on the GPU at a time). A failure of one
+// Life of a run: Open a backend, Prepare the Problem once (each kernel's
+// arguments are allocated and filled once per run), then for each
+// configuration Compile every kernel instance (CPU only, safe to call from
+// many goroutines ahead of the GPU) and Run the Plan of launches
+// (serialised: one plan on the GPU at a time). A backend keeps only the
+// primitives (load, launch on a stream, events, sensors); what is measured,
+// and in which order, is package measure's (measure.Run). A failure of one
 // configuration is reported in its Result, never as an error of the run.
 package backend
 
 import (
 	"context"
 	"time"
+
+	"github.com/gtune/gtune/measure"
 )
 
 // Status is the outcome of evaluating one configuration. The names are the
@@ -113,8 +118,9 @@ type Verification struct {
 	ReferenceDir string `json:"reference_dir"`
 }
 
-// Problem is what stays the same across the configurations of a run.
-type Problem struct {
+// Kernel is one kernel of a problem and what stays the same across its
+// configurations: source, compiler options, arguments, verification.
+type Kernel struct {
 	KernelName      string        `json:"kernel_name"`
 	Source          string        `json:"source"`      // kernel source text
 	SourceName      string        `json:"source_name"` // file name, for compiler messages
@@ -123,6 +129,16 @@ type Problem struct {
 	Args            []Arg         `json:"args"`
 	Verification    *Verification `json:"verification,omitempty"` // nil: outputs are not checked
 }
+
+// Problem is what stays the same across the configurations of a run: one
+// kernel, or several that run together (each with its own arguments).
+// Job.Kernel indexes Kernels.
+type Problem struct {
+	Kernels []Kernel `json:"kernels"`
+}
+
+// Single returns a problem of one kernel.
+func Single(k Kernel) *Problem { return &Problem{Kernels: []Kernel{k}} }
 
 // Define is one -Dname=value passed to the compiler.
 type Define struct {
@@ -142,34 +158,21 @@ type Work struct {
 	CompileFails bool    `json:"compile_fails"`
 }
 
-// Job is one configuration to compile and measure.
+// Job is one kernel instance of a configuration: what to compile and its
+// launch geometry.
 type Job struct {
+	Kernel  int      `json:"kernel"`  // index into Problem.Kernels
 	Key     string   `json:"key"`     // canonical configuration key (values joined by ",")
 	Defines []Define `json:"defines"` // -D NAME=VALUE for the compiler: the tunable parameters, in spec order, and the defines Kernel Tuner adds
 	// Source, when not empty, is this configuration's kernel source in
-	// place of Problem.Source (Kernel Tuner's loop-unroll parameters
+	// place of Kernel.Source (Kernel Tuner's loop-unroll parameters
 	// rewrite it). The compiler reads it in this process; the worker never
 	// needs it, so it does not travel.
-	Source             string        `json:"-"`
-	Grid               [3]int        `json:"grid"`  // thread blocks per dimension
-	Block              [3]int        `json:"block"` // threads per thread block per dimension
-	DynamicSharedBytes int           `json:"dynamic_shared_bytes"`
-	Iterations         int           `json:"iterations"`    // timed launches after one warm-up
-	Energy             bool          `json:"energy"`        // also run the energy window
-	EnergyWindow       time.Duration `json:"energy_window"` // length of the back-to-back window
-	Timeout            time.Duration `json:"timeout"`       // the whole Run, after which the configuration is a timeout
-	Verify             bool          `json:"verify"`        // run one verification launch against Problem.Verification
-	SaveReference      bool          `json:"save_reference"`
-	Work               *Work         `json:"work,omitempty"`
-	// Settings are GPU settings this configuration asks for (from the
-	// tunable parameters nvml_gr_clock, nvml_mem_clock, nvml_pwr_limit, as
-	// Kernel Tuner names them); nil when the space has none. A backend that
-	// may not apply them reports the configuration as failed.
-	Settings *Settings `json:"settings,omitempty"`
-	// Protocol, when set, measures energy with repeated trials cut from
-	// one continuous run (measure.RunProtocol) instead of one window of
-	// EnergyWindow.
-	Protocol *EnergyProtocol `json:"protocol,omitempty"`
+	Source             string `json:"-"`
+	Grid               [3]int `json:"grid"`  // thread blocks per dimension
+	Block              [3]int `json:"block"` // threads per thread block per dimension
+	DynamicSharedBytes int    `json:"dynamic_shared_bytes"`
+	Work               *Work  `json:"work,omitempty"`
 }
 
 // Settings are GPU settings as tunable parameters; 0 means "leave as is".
@@ -203,63 +206,69 @@ type CompileError struct {
 
 func (e *CompileError) Error() string { return "compile failed: " + e.Log }
 
-// Energy holds one energy window's observations.
-type Energy struct {
-	WindowS           float64 `json:"window_s"`            // length of the window, s
-	Launches          int     `json:"launches"`            // launches inside the window
-	EnergyJ           float64 `json:"energy_j"`            // counter difference over the window, J
-	EnergyPerLaunchJ  float64 `json:"energy_per_launch_j"` // J
-	MeanPowerW        float64 `json:"mean_power_w"`        // EnergyJ / WindowS, W
-	SMClockMHz        float64 `json:"sm_clock_mhz"`        // observed during the window
-	MemClockMHz       float64 `json:"mem_clock_mhz"`       // observed during the window
-	TemperatureC      float64 `json:"temperature_c"`       // at the end of the window
-	ClockEventReasons uint64  `json:"clock_event_reasons"` // NVML clock-event-reason bitmask, OR over the window
-	Method            string  `json:"method"`              // how energy was measured, e.g. "nvml-energy-counter"
-
-	// Added with the measurement protocol (package measure); zero where a
-	// backend does not measure them.
-	IdlePowerW       float64   `json:"idle_power_w,omitempty"`       // idle power of this device state, W
-	DynamicEnergyJ   float64   `json:"dynamic_energy_j,omitempty"`   // EnergyJ − IdlePowerW·WindowS, J
-	PowerThrottleS   float64   `json:"power_throttle_s,omitempty"`   // power-cap throttle time inside the window, s
-	ThermalThrottleS float64   `json:"thermal_throttle_s,omitempty"` // thermal throttle time inside the window, s
-	Throttled        bool      `json:"throttled,omitempty"`          // thermal or hardware slowdown seen: the window is suspect
-	TrialsJ          []float64 `json:"trials_j,omitempty"`           // energy per launch of each trial, J; EnergyPerLaunchJ is their median
-	CILowJ           float64   `json:"ci_low_j,omitempty"`           // bootstrap 95 % interval of the median energy per launch, J
-	CIHighJ          float64   `json:"ci_high_j,omitempty"`          // J
-	CV               float64   `json:"cv,omitempty"`                 // coefficient of variation of the trials
-	Unstable         bool      `json:"unstable,omitempty"`           // CV above the protocol's flag (2 %)
-	WarmupS          float64   `json:"warmup_s,omitempty"`           // warm-up before the trials, s
-	GPUSeconds       float64   `json:"gpu_seconds,omitempty"`        // GPU time the energy measurement took (warm-up included), s
-	SampleEnergyJ    float64   `json:"sample_energy_j,omitempty"`    // sample-buffer integral over the same span as EnergyJ (cross-check), J
+// Launch is one kernel launch of a plan: a compiled kernel instance and
+// the stream it is issued on. Launches on one stream run in plan order;
+// launches on different streams may run concurrently, their thread blocks
+// placed by the GPU's block scheduler in issue order
+// (symbiotic-scheduling-concurrent-kernels.md, section 3).
+type Launch struct {
+	Job    *Job    `json:"job"`
+	Binary *Binary `json:"binary"`
+	Stream int     `json:"stream"` // 0, 1, ...: one CUDA stream each
 }
 
-// EnergyProtocol configures repeated energy trials (measure.Protocol);
-// zero fields take measure's defaults.
-type EnergyProtocol struct {
-	Trials      int     `json:"trials"`       // at most (5)
-	MinTrials   int     `json:"min_trials"`   // before early stopping (3)
-	TargetCI    float64 `json:"target_ci"`    // stop once the 95 % interval's half-width / median is below this (0.01)
-	CVFlag      float64 `json:"cv_flag"`      // flag a configuration above this CV (0.02)
-	Warmup      bool    `json:"warmup"`       // warm up until the temperature is steady before the first window
-	WarmupSlope float64 `json:"warmup_slope"` // °C/s (0.25)
-	WarmupMaxS  float64 `json:"warmup_max_s"` // s (5)
+// Plan is the unit a backend runs and measures: launches in issue order,
+// the GPU settings they run under, and what to measure. One kernel on
+// stream 0 is a plan of one launch (SingleLaunch).
+type Plan struct {
+	Key      string          `json:"key"` // the configuration's key (the launches' keys for several kernels)
+	Launches []Launch        `json:"launches"`
+	Settings *Settings       `json:"settings,omitempty"` // nil: the GPU as found
+	Measure  measure.Request `json:"measure"`
+	// Timeout bounds the whole Run, after which the configuration is a
+	// timeout (0: none).
+	Timeout time.Duration `json:"timeout"`
 }
 
-// Result is the outcome of running one configuration.
-type Result struct {
-	Status             Status    `json:"status"`
-	Reason             string    `json:"reason,omitempty"`
+// SingleLaunch is the plan of one compiled kernel instance on stream 0.
+func SingleLaunch(j *Job, b *Binary, settings *Settings, m measure.Request, timeout time.Duration) *Plan {
+	return &Plan{Key: j.Key, Launches: []Launch{{Job: j, Binary: b}}, Settings: settings, Measure: m, Timeout: timeout}
+}
+
+// Streams is the number of streams the plan uses (highest Stream + 1).
+func (p *Plan) Streams() int {
+	n := 1
+	for _, l := range p.Launches {
+		n = max(n, l.Stream+1)
+	}
+	return n
+}
+
+// LaunchResult is what was found of one launch of a plan: the compiled
+// kernel's resources and its own event times.
+type LaunchResult struct {
 	Registers          int       `json:"registers"`             // per thread, as compiled
 	SharedStaticBytes  int       `json:"shared_static_bytes"`   // per thread block
 	LocalBytes         int       `json:"local_bytes"`           // per thread
 	MaxThreadsPerBlock int       `json:"max_threads_per_block"` // as compiled
-	TimesMs            []float64 `json:"times_ms"`              // one per timed launch
-	Energy             *Energy   `json:"energy,omitempty"`
-	MaxError           float64   `json:"max_error"`    // largest error found by verification
-	BenchmarkMs        float64   `json:"benchmark_ms"` // wall time of Run, ms
+	TimesMs            []float64 `json:"times_ms"`              // one per timed run of the plan, ms
+}
+
+// Result is the outcome of running one plan.
+type Result struct {
+	Status   Status         `json:"status"`
+	Reason   string         `json:"reason,omitempty"`
+	Launches []LaunchResult `json:"launches"` // indexed like Plan.Launches
+	// TimesMs are the whole plan's times, one per timed run, ms.
+	TimesMs []float64 `json:"times_ms"`
+	// Observations are every measured quantity with its unit and method
+	// (measure.Run): the whole plan's and each launch's.
+	Observations measure.Observations `json:"observations,omitempty"`
+	MaxError     float64              `json:"max_error"`    // largest error found by verification
+	BenchmarkMs  float64              `json:"benchmark_ms"` // GPU time of the measurement, ms
 	// ArgumentMismatch marks a launch_failed whose cause is the argument
 	// list: the compiled kernel's parameters (count or byte sizes) differ
-	// from Problem.Args, so it was never launched. Every configuration of a
+	// from Kernel.Args, so it was never launched. Every configuration of a
 	// spec usually shares the cause, so the tuner stops rather than record
 	// each.
 	ArgumentMismatch bool `json:"argument_mismatch,omitempty"`
@@ -300,10 +309,42 @@ type Backend interface {
 	// Compile builds the kernel for one configuration on the CPU. It is
 	// safe for concurrent use. A compiler rejection is a *CompileError.
 	Compile(ctx context.Context, j *Job) (*Binary, error)
-	// Run launches and measures a compiled configuration. Failures of the
+	// Run launches and measures a plan with measure.Run. Failures of the
 	// configuration (launch, runtime, timeout, verification) are reported
 	// in the Result; an error means the backend itself is unusable.
-	Run(ctx context.Context, j *Job, b *Binary) (*Result, error)
+	Run(ctx context.Context, p *Plan) (*Result, error)
 	// Close releases the GPU (and stops any worker process).
 	Close() error
+}
+
+// Record copies what measure.Run measured into r: the plan's and each
+// launch's times, the observations, the verification's verdict (a failed
+// one makes r verification_failed) and the GPU time; notes of missing
+// sensor readings join Reason. r.Launches must already hold one entry per
+// launch.
+func (r *Result) Record(o *measure.Outcome) {
+	if v := o.Verdict; v != nil {
+		r.MaxError = v.MaxError
+		if v.Failure != "" {
+			r.Status, r.Reason = StatusVerificationFailed, v.Failure
+		}
+	}
+	r.TimesMs = make([]float64, len(o.Times))
+	for i, t := range o.Times {
+		r.TimesMs[i] = t.PlanMs
+		for k := range r.Launches {
+			if k < len(t.LaunchMs) {
+				r.Launches[k].TimesMs = append(r.Launches[k].TimesMs, t.LaunchMs[k])
+			}
+		}
+	}
+	r.Observations = o.Observations
+	r.BenchmarkMs = o.GPUSeconds * 1e3
+	for _, n := range o.Notes {
+		if r.Reason == "" {
+			r.Reason = n
+		} else {
+			r.Reason += "; " + n
+		}
+	}
 }
