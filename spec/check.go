@@ -47,7 +47,11 @@ func (s *Spec) CheckJobs(ctx context.Context, sp *space.Space) error {
 				return err
 			}
 		}
-		if _, err := s.job(sp.Values(i), false); err != nil {
+		cfg := sp.Values(i)
+		if _, err := s.job(cfg, false); err != nil {
+			return err
+		}
+		if _, err := s.Settings(cfg); err != nil {
 			return err
 		}
 	}

@@ -42,7 +42,7 @@ func (s *Spec) BuildSpaceContext(ctx context.Context, opts space.BuildOptions) (
 // has neither). Every call returns a fresh copy. Source is empty when the
 // spec was loaded with NoSource.
 func (s *Spec) Problem() (*backend.Problem, error) {
-	p := &backend.Problem{
+	k := backend.Kernel{
 		KernelName:      s.KernelName,
 		Source:          s.Source,
 		SourceName:      s.KernelFile,
@@ -53,9 +53,9 @@ func (s *Spec) Problem() (*backend.Problem, error) {
 	if s.verify != nil {
 		v := *s.verify
 		v.Expected = maps.Clone(s.verify.Expected)
-		p.Verification = &v
+		k.Verification = &v
 	}
-	return p, nil
+	return backend.Single(k), nil
 }
 
 // ReferenceConfig gives Gtune.Reference.Configuration as parameter values
@@ -163,16 +163,13 @@ func isSetting(name string) bool {
 // from its value v: clocks in MHz as positive whole numbers, the power
 // limit in W as a positive number (Kernel Tuner's nvml_pwr_limit is in
 // W as well).
-func (s *Spec) setting(j *backend.Job, cfg []expr.Value, name string, v expr.Value) error {
-	if j.Settings == nil {
-		j.Settings = &backend.Settings{}
-	}
+func (s *Spec) setting(set *backend.Settings, cfg []expr.Value, name string, v expr.Value) error {
 	if name == backend.ParamPowerLimit {
 		f, ok := v.Float()
 		if !ok || !(f > 0) || math.IsInf(f, 0) {
 			return s.cfgErr(cfg, name, "%s is %s; a power limit must be a positive number of W", name, v.String())
 		}
-		j.Settings.PowerLimitW = f
+		set.PowerLimitW = f
 		return nil
 	}
 	n, ok := toInt(v)
@@ -180,9 +177,9 @@ func (s *Spec) setting(j *backend.Job, cfg []expr.Value, name string, v expr.Val
 		return s.cfgErr(cfg, name, "%s is %s; a clock must be a positive whole number of MHz", name, v.String())
 	}
 	if name == backend.ParamCoreClock {
-		j.Settings.CoreClockMHz = int(n)
+		set.CoreClockMHz = int(n)
 	} else {
-		j.Settings.MemClockMHz = int(n)
+		set.MemClockMHz = int(n)
 	}
 	return nil
 }
@@ -202,6 +199,40 @@ func (s *Spec) setting(j *backend.Job, cfg []expr.Value, name string, v expr.Val
 // that fails. CheckJobs finds these for a whole space before any GPU work.
 func (s *Spec) Job(cfg []expr.Value) (*backend.Job, error) { return s.job(cfg, true) }
 
+// Settings gives the GPU settings of cfg (the tunable parameters
+// nvml_gr_clock, nvml_mem_clock and nvml_pwr_limit); nil when the space
+// has none. Errors: a value that is not a positive number.
+func (s *Spec) Settings(cfg []expr.Value) (*backend.Settings, error) {
+	var set *backend.Settings
+	for i, v := range cfg {
+		if name := s.Params[i].Name; isSetting(name) {
+			if set == nil {
+				set = &backend.Settings{}
+			}
+			if err := s.setting(set, cfg, name, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return set, nil
+}
+
+// Plan gives the plan of one configuration: its kernel instance (Job;
+// the caller compiles it into Launches[0].Binary) on stream 0, its GPU
+// settings, and the spec's measurement (Request). Errors as Job and
+// Settings.
+func (s *Spec) Plan(cfg []expr.Value) (*backend.Plan, error) {
+	j, err := s.Job(cfg)
+	if err != nil {
+		return nil, err
+	}
+	set, err := s.Settings(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return backend.SingleLaunch(j, nil, set, s.Request(), s.Measurement.Timeout), nil
+}
+
 // Geometry gives the grid (thread blocks) and thread block (threads) of
 // cfg without building its kernel instance: for occupancy and the like.
 // Errors as Job.
@@ -219,30 +250,10 @@ func (s *Spec) job(cfg []expr.Value, instance bool) (*backend.Job, error) {
 	if len(cfg) != len(s.Params) {
 		return nil, fmt.Errorf("spec %s: configuration has %d values, the spec has %d tunable parameters", s.Path, len(cfg), len(s.Params))
 	}
-	j := &backend.Job{
-		Key:          s.Key(cfg),
-		Defines:      make([]backend.Define, len(cfg)),
-		Iterations:   s.Measurement.Iterations,
-		EnergyWindow: s.Measurement.EnergyWindow,
-		Timeout:      s.Measurement.Timeout,
-		Energy:       s.NeedsEnergy,
-		Verify:       s.verify != nil,
-	}
-	if s.Measurement.Energy != nil {
-		j.Energy = *s.Measurement.Energy
-	}
-	// One trial means one stand-alone counter window of EnergyWindow
-	// (Kernel Tuner's way); more use the repeated-trials protocol.
-	if s.Measurement.Trials > 1 {
-		j.Protocol = s.Measurement.EnergyProtocol()
-	}
-	j.Defines = j.Defines[:0]
+	j := &backend.Job{Key: s.Key(cfg), Defines: make([]backend.Define, 0, len(cfg))}
 	for i, v := range cfg {
 		name := s.Params[i].Name
 		if isSetting(name) {
-			if err := s.setting(j, cfg, name, v); err != nil {
-				return nil, err
-			}
 			continue
 		}
 		j.Defines = append(j.Defines, backend.Define{Name: name, Value: defineValue(v)})

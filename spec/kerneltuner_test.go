@@ -60,20 +60,20 @@ func TestPublishedConvolutionConstantArgument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Args) != 3 {
-		t.Fatalf("%d arguments, want 3", len(p.Args))
+	if len(p.Kernels[0].Args) != 3 {
+		t.Fatalf("%d arguments, want 3", len(p.Kernels[0].Args))
 	}
 	for i, want := range []struct {
 		name     string
 		constant bool
 	}{{"output_image", false}, {"input_image", false}, {"d_filter", true}} {
-		a := p.Args[i]
+		a := p.Kernels[0].Args[i]
 		if a.Name != want.name || a.Constant != want.constant || a.Kind != backend.ArgVector {
 			t.Errorf("argument %d: %+v, want %s constant=%v vector", i, a, want.name, want.constant)
 		}
 	}
-	if p.Args[2].Count != 225 {
-		t.Errorf("d_filter has %d elements, want 15*15", p.Args[2].Count)
+	if p.Kernels[0].Args[2].Count != 225 {
+		t.Errorf("d_filter has %d elements, want 15*15", p.Kernels[0].Args[2].Count)
 	}
 }
 
@@ -361,8 +361,8 @@ func TestAddCompilerOptionsChangesTheHash(t *testing.T) {
 		t.Errorf("hash %s options %q", s.Hash, s.CompilerOptions)
 	}
 	p, _ := s.Problem()
-	if p.CompilerOptions[len(p.CompilerOptions)-1] != "-ftz=true" {
-		t.Errorf("problem options %q", p.CompilerOptions)
+	if p.Kernels[0].CompilerOptions[len(p.Kernels[0].CompilerOptions)-1] != "-ftz=true" {
+		t.Errorf("problem options %q", p.Kernels[0].CompilerOptions)
 	}
 }
 

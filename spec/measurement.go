@@ -3,7 +3,7 @@ package spec
 import (
 	"time"
 
-	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/measure"
 )
 
 // resolveProtocol checks and applies the energy-protocol fields of
@@ -16,23 +16,23 @@ func resolveProtocol(l *loader, r *RawMeasurement, m *Measurement) error {
 		return l.errf(field("Trials"), "must not be negative")
 	}
 	if r.Trials > 0 {
-		m.Trials = r.Trials
-		m.MinTrials = min(m.MinTrials, m.Trials)
+		m.Protocol.MaxTrials = r.Trials
+		m.Protocol.MinTrials = min(m.Protocol.MinTrials, m.Protocol.MaxTrials)
 	}
 	if r.MinTrials < 0 {
 		return l.errf(field("MinTrials"), "must not be negative")
 	}
 	if r.MinTrials > 0 {
-		if r.MinTrials > m.Trials {
-			return l.errf(field("MinTrials"), "%d is more than Trials (%d)", r.MinTrials, m.Trials)
+		if r.MinTrials > m.Protocol.MaxTrials {
+			return l.errf(field("MinTrials"), "%d is more than Trials (%d)", r.MinTrials, m.Protocol.MaxTrials)
 		}
-		m.MinTrials = r.MinTrials
+		m.Protocol.MinTrials = r.MinTrials
 	}
 	for _, f := range []struct {
 		name string
 		v    float64
 		dst  *float64
-	}{{"TargetCI", r.TargetCI, &m.TargetCI}, {"CVFlag", r.CVFlag, &m.CVFlag}} {
+	}{{"TargetCI", r.TargetCI, &m.Protocol.Target}, {"CVFlag", r.CVFlag, &m.Protocol.CVFlag}} {
 		if f.v < 0 || f.v >= 1 {
 			return l.errf(field(f.name), "%g must be a fraction in (0, 1) (0: the default)", f.v)
 		}
@@ -41,27 +41,37 @@ func resolveProtocol(l *loader, r *RawMeasurement, m *Measurement) error {
 		}
 	}
 	if r.Warmup != nil {
-		m.Warmup = *r.Warmup
+		m.Protocol.Warmup = *r.Warmup
 	}
 	if r.WarmupSlope < 0 {
 		return l.errf(field("WarmupSlope"), "must not be negative")
 	}
 	if r.WarmupSlope > 0 {
-		m.WarmupSlope = r.WarmupSlope
+		m.Protocol.WarmupSlope = r.WarmupSlope
 	}
 	if r.WarmupMaxSeconds < 0 {
 		return l.errf(field("WarmupMaxSeconds"), "must not be negative")
 	}
 	if r.WarmupMaxSeconds > 0 {
-		m.WarmupMax = time.Duration(r.WarmupMaxSeconds * float64(time.Second))
+		m.Protocol.WarmupMax = time.Duration(r.WarmupMaxSeconds * float64(time.Second))
 	}
 	return nil
 }
 
-// EnergyProtocol is the backend's form of the energy protocol.
-func (m Measurement) EnergyProtocol() *backend.EnergyProtocol {
-	return &backend.EnergyProtocol{
-		Trials: m.Trials, MinTrials: m.MinTrials, TargetCI: m.TargetCI, CVFlag: m.CVFlag,
-		Warmup: m.Warmup, WarmupSlope: m.WarmupSlope, WarmupMaxS: m.WarmupMax.Seconds(),
+// Request is the measurement of every configuration of this spec
+// (measure.Request, with StateKey left to the plan's GPU settings).
+// Energy is observed when Gtune.Measurement.Energy says so, else when
+// the objective or a metric needs it; more than one trial selects the
+// repeated-trials protocol.
+func (s *Spec) Request() measure.Request {
+	m := s.Measurement
+	r := measure.Request{Iterations: m.Iterations, EnergyWindow: m.EnergyWindow, Energy: s.NeedsEnergy, Verify: s.verify != nil}
+	if m.Energy != nil {
+		r.Energy = *m.Energy
 	}
+	if m.Protocol.MaxTrials > 1 {
+		p := m.Protocol
+		r.Trials = &p
+	}
+	return r
 }

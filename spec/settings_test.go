@@ -63,8 +63,8 @@ func TestReservedParametersAreSettingsNotDefines(t *testing.T) {
 			t.Errorf("GPU setting %s passed to the compiler", d.Name)
 		}
 	}
-	if j.Settings == nil || *j.Settings != (backend.Settings{CoreClockMHz: 1410, MemClockMHz: 1593, PowerLimitW: 450.5}) {
-		t.Errorf("Settings %+v", j.Settings)
+	if set, err := s.Settings(sp.Values(i)); err != nil || set == nil || *set != (backend.Settings{CoreClockMHz: 1410, MemClockMHz: 1593, PowerLimitW: 450.5}) {
+		t.Errorf("Settings %+v, %v", set, err)
 	}
 	if j.Key != "256,1410,1593,450.5" || j.Block != [3]int{256, 1, 1} || j.Grid != [3]int{4, 1, 1} {
 		t.Errorf("job %+v", j)
@@ -82,8 +82,8 @@ func TestReservedParametersAreSettingsNotDefines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if vj.Settings != nil {
-		t.Errorf("vadd job: settings %+v", vj.Settings)
+	if set, err := vadd.Settings(vsp.Values(0)); set != nil || err != nil {
+		t.Errorf("vadd job: settings %+v, %v", set, err)
 	}
 	for _, p := range vadd.Params {
 		if defineOf(vj, p.Name) == "" {
@@ -100,7 +100,7 @@ func TestReservedParameterBadValues(t *testing.T) {
 	} {
 		s := settingsSpec(t, c.clocks)
 		cfg := []expr.Value{expr.Int(128), s.Params[1].Values[0], expr.Int(2619), expr.Int(700)}
-		_, err := s.Job(cfg)
+		_, err := s.Plan(cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("clocks %s: error %v, want %q", c.clocks, err, c.want)
 		}

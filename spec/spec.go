@@ -17,32 +17,30 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/space"
 )
 
 // ObservationNames are the names a metric expression may read besides
-// parameters, constants and earlier metrics. Units: time (mean),
-// time_median, time_min, time_max, time_std and compile_time,
-// benchmark_time in ms; energy in J
-// per launch; power in W; edp in J·s; sm_clock, mem_clock in MHz;
-// temperature in °C; registers per thread; shared_memory (static, per
-// thread block) and local_memory (per thread) in bytes;
-// max_threads_per_block as compiled. From the measurement protocol:
-// time_cv (coefficient of variation of the timed launches) and
-// time_ci_low, time_ci_high (bootstrap 95 % interval of their median, ms);
-// energy_ci_low, energy_ci_high (J per launch), energy_cv, energy_trials
-// (count), dynamic_energy (J above idle per launch), idle_power (W),
-// energy_gpu_time (s of GPU time the energy measurement took), throttled
-// and unstable (0 or 1: thermal or hardware slowdown seen; energy CV above
-// Gtune.Measurement.CVFlag).
-var ObservationNames = []string{"time", "time_median", "time_min", "time_max", "time_std", "energy", "power", "edp",
-	"sm_clock", "mem_clock", "temperature", "registers", "shared_memory", "local_memory", "max_threads_per_block",
-	"compile_time", "benchmark_time",
-	"time_cv", "time_ci_low", "time_ci_high", "energy_ci_low", "energy_ci_high", "energy_cv", "energy_trials",
-	"dynamic_energy", "idle_power", "energy_gpu_time", "throttled", "unstable"}
+// parameters, constants and earlier metrics: every built-in quantity of
+// package measure (measure.Quantities lists each with its unit), of the
+// whole plan.
+var ObservationNames = quantityNames(measure.Quantities())
 
 // energyNames are the observations only an energy measurement gives.
-var energyNames = []string{"energy", "power", "edp", "energy_ci_low", "energy_ci_high", "energy_cv", "energy_trials", "dynamic_energy", "idle_power", "energy_gpu_time", "throttled", "unstable"}
+// (sm_clock, temperature and the like come without energy too, from
+// measure.ClockObserver).
+var energyNames = slices.DeleteFunc(quantityNames(measure.EnergyQuantities), func(n string) bool {
+	return slices.Contains(quantityNames(measure.ClockObserver{}.Provides()), n)
+})
+
+func quantityNames(qs []measure.Quantity) []string {
+	out := make([]string, len(qs))
+	for i, q := range qs {
+		out[i] = q.Name
+	}
+	return out
+}
 
 // ObjectiveNeedsEnergy reports whether the objective name (a built-in or
 // a metric) can only be had from an energy measurement: it is an energy
@@ -69,18 +67,13 @@ func (s *Spec) ObjectiveNeedsEnergy(name string) bool {
 // minimised unless Gtune.ObjectiveDirection says otherwise.
 var BuiltinObjectives = []string{"time", "energy", "power", "edp"}
 
-// Defaults of Gtune.Measurement and of verification.
+// DefaultTimeout bounds one configuration's measurement (the other
+// measurement defaults are package measure's: DefaultIterations,
+// DefaultEnergyWindow, DefaultProtocol).
+const DefaultTimeout = 10 * time.Second
+
+// Defaults of verification and of the simulated GPU.
 const (
-	DefaultIterations   = 7
-	DefaultEnergyWindow = time.Second
-	DefaultTimeout      = 10 * time.Second
-	// Energy protocol defaults (measure.DefaultProtocol).
-	DefaultTrials      = 5
-	DefaultMinTrials   = 3
-	DefaultTargetCI    = 0.01
-	DefaultCVFlag      = 0.02
-	DefaultWarmupSlope = 0.25 // °C/s
-	DefaultWarmupMax   = 5 * time.Second
 	// DefaultRandomSeed seeds Random fills without a RandomSeed, so that
 	// runs repeat.
 	DefaultRandomSeed = 42
@@ -114,22 +107,14 @@ type Budget struct {
 
 // Measurement is the resolved Gtune.Measurement.
 type Measurement struct {
-	Iterations   int           // timed launches after one warm-up (default 7)
-	EnergyWindow time.Duration // back-to-back window for the energy counter (default 1 s)
-	Timeout      time.Duration // per configuration (default 10 s)
+	Iterations   int           // timed runs after one warm-up (measure.DefaultIterations)
+	EnergyWindow time.Duration // back-to-back window for the energy counter (measure.DefaultEnergyWindow)
+	Timeout      time.Duration // per configuration (DefaultTimeout)
 	Energy       *bool         // as written; nil: observe energy when NeedsEnergy
-	// Energy protocol: at most Trials trials (default 5), stopping after
-	// MinTrials (3) once the 95 % interval's half-width / median is below
-	// TargetCI (0.01); CV above CVFlag (0.02) is flagged; Warmup (true)
-	// until the temperature slope is below WarmupSlope °C/s (0.25), at
-	// most WarmupMax (5 s).
-	Trials      int
-	MinTrials   int
-	TargetCI    float64
-	CVFlag      float64
-	Warmup      bool
-	WarmupSlope float64
-	WarmupMax   time.Duration
+	// Protocol is the energy protocol (defaults: measure.DefaultProtocol
+	// with Warmup on). One trial means one stand-alone counter window of
+	// EnergyWindow, as Kernel Tuner measures.
+	Protocol measure.Protocol
 }
 
 // Plausibility is the resolved Gtune.Plausibility: 0 means the default
@@ -1081,9 +1066,9 @@ func (l *loader) gtune() error {
 		}
 	}
 	// Measurement.
-	s.Measurement = Measurement{Iterations: DefaultIterations, EnergyWindow: DefaultEnergyWindow, Timeout: DefaultTimeout,
-		Trials: DefaultTrials, MinTrials: DefaultMinTrials, TargetCI: DefaultTargetCI, CVFlag: DefaultCVFlag,
-		Warmup: true, WarmupSlope: DefaultWarmupSlope, WarmupMax: DefaultWarmupMax}
+	s.Measurement = Measurement{Iterations: measure.DefaultIterations, EnergyWindow: measure.DefaultEnergyWindow, Timeout: DefaultTimeout,
+		Protocol: measure.DefaultProtocol}
+	s.Measurement.Protocol.Warmup = true
 	if m := g.Measurement; m != nil {
 		if m.Iterations < 0 {
 			return l.errf("Gtune.Measurement.Iterations", "must not be negative")

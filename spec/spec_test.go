@@ -110,8 +110,8 @@ func TestJobGeometryCUDA(t *testing.T) {
 		defineOf(j, "grid_size_y") != "512" || defineOf(j, "block_size_z") != "1" || defineOf(j, "kernel_tuner") != "1" || defineOf(j, "filter_width") != "15" {
 		t.Errorf("key %s defines %v", j.Key, j.Defines)
 	}
-	if j.Iterations != 7 || j.EnergyWindow != time.Second || j.Timeout != 10*time.Second || j.Energy || j.Verify || j.Work != nil {
-		t.Errorf("defaults: %+v", j)
+	if r := s.Request(); r.Iterations != 7 || r.EnergyWindow != time.Second || s.Measurement.Timeout != 10*time.Second || r.Energy || r.Verify || r.Trials == nil || r.Trials.MaxTrials != 5 || j.Work != nil {
+		t.Errorf("defaults: %+v %+v", r, j)
 	}
 	p, _ := s.Problem()
 	// (4096+15-1)^2 input elements, 15*15 filter in constant memory.
@@ -120,10 +120,10 @@ func TestJobGeometryCUDA(t *testing.T) {
 		{Name: "input_image", Type: "float", Kind: backend.ArgVector, Count: 4110 * 4110, Fill: backend.Fill{Type: "Random", Value: 1, Seed: DefaultRandomSeed}},
 		{Name: "d_filter", Type: "float", Kind: backend.ArgVector, Count: 225, Fill: backend.Fill{Type: "Random", Value: 1, Seed: DefaultRandomSeed}, Constant: true},
 	}
-	if !reflect.DeepEqual(p.Args, want) {
-		t.Errorf("args\n%+v\nwant\n%+v", p.Args, want)
+	if !reflect.DeepEqual(p.Kernels[0].Args, want) {
+		t.Errorf("args\n%+v\nwant\n%+v", p.Kernels[0].Args, want)
 	}
-	if p.Verification != nil || p.KernelName != "convolution_kernel" || !strings.HasSuffix(p.SourceName, "/specs/convolution_milo.cu") {
+	if p.Kernels[0].Verification != nil || p.Kernels[0].KernelName != "convolution_kernel" || !strings.HasSuffix(p.Kernels[0].SourceName, "/specs/convolution_milo.cu") {
 		t.Errorf("problem %+v", p)
 	}
 }
@@ -140,8 +140,8 @@ func TestJobGeometryOpenCL(t *testing.T) {
 		t.Errorf("grid %v block %v", j.Grid, j.Block)
 	}
 	p, _ := s.Problem()
-	if len(p.Args) != 7 || p.Args[3].Kind != backend.ArgScalar || p.Args[3].Scalar != 0.1 || !p.Args[2].Output || p.Args[1].Output {
-		t.Errorf("args %+v", p.Args)
+	if len(p.Kernels[0].Args) != 7 || p.Kernels[0].Args[3].Kind != backend.ArgScalar || p.Kernels[0].Args[3].Scalar != 0.1 || !p.Kernels[0].Args[2].Output || p.Kernels[0].Args[1].Output {
+		t.Errorf("args %+v", p.Kernels[0].Args)
 	}
 	// gemm's LocalSize reads block_size_x, which is not a parameter: Kernel
 	// Tuner's default thread block (256, 1, 1); grid = 4096 / MWG, 4096 /
@@ -190,8 +190,8 @@ func TestVaddSpec(t *testing.T) {
 	if j.Key != "96,4,True,1e-05" || !reflect.DeepEqual(j.Defines, wantDefines) || j.Grid != [3]int{2605, 1, 1} || j.Block != [3]int{96, 1, 1} || j.DynamicSharedBytes != 1536 {
 		t.Errorf("job %+v", j)
 	}
-	if j.Iterations != 10 || j.EnergyWindow != 500*time.Millisecond || j.Timeout != 3*time.Second || !j.Energy || !j.Verify {
-		t.Errorf("measurement %+v", j)
+	if r := s.Request(); r.Iterations != 10 || r.EnergyWindow != 500*time.Millisecond || s.Measurement.Timeout != 3*time.Second || !r.Energy || !r.Verify {
+		t.Errorf("measurement %+v", r)
 	}
 	if i, ok := sp.Lookup(j.Key); !ok || !reflect.DeepEqual(sp.Values(i), cfg) {
 		t.Errorf("Lookup(%s) = %d %v", j.Key, i, ok)
@@ -219,8 +219,8 @@ func TestVaddSpec(t *testing.T) {
 	}
 	p, _ := s.Problem()
 	wantV := &backend.Verification{Method: "AbsoluteDifference", Threshold: 1e-5, Expected: map[string]backend.Fill{}}
-	if !reflect.DeepEqual(p.Verification, wantV) {
-		t.Errorf("verification %+v", p.Verification)
+	if !reflect.DeepEqual(p.Kernels[0].Verification, wantV) {
+		t.Errorf("verification %+v", p.Kernels[0].Verification)
 	}
 	wantArgs := []backend.Arg{
 		{Name: "c", Type: "float", Kind: backend.ArgVector, Count: 1000000, Fill: backend.Fill{Type: "Constant"}, Output: true},
@@ -228,8 +228,8 @@ func TestVaddSpec(t *testing.T) {
 		{Name: "b", Type: "float", Kind: backend.ArgVector, Count: 1000000, Fill: backend.Fill{Type: "Random", Value: 1, Seed: DefaultRandomSeed}},
 		{Name: "n", Type: "int32", Kind: backend.ArgScalar, Scalar: 1000000},
 	}
-	if !reflect.DeepEqual(p.Args, wantArgs) || p.Source != string(src) || !reflect.DeepEqual(p.CompilerOptions, []string{"-O3", "-I" + s.Dir}) {
-		t.Errorf("args\n%+v\nwant\n%+v", p.Args, wantArgs)
+	if !reflect.DeepEqual(p.Kernels[0].Args, wantArgs) || p.Kernels[0].Source != string(src) || !reflect.DeepEqual(p.Kernels[0].CompilerOptions, []string{"-O3", "-I" + s.Dir}) {
+		t.Errorf("args\n%+v\nwant\n%+v", p.Kernels[0].Args, wantArgs)
 	}
 	// Metrics in the order written, evaluable with Env plus observations.
 	var names []string
@@ -411,12 +411,12 @@ func TestBadInput(t *testing.T) {
 		{"metric unknown name", func(m map[string]any) {
 			obj(m, "Gtune").(map[string]any)["Metrics"] = map[string]any{"x": "tim * 2"}
 			obj(m, "Gtune").(map[string]any)["Objective"] = "x"
-		}, "Gtune.Metrics[0] (x).Expression", `"tim * 2" reads "tim", which is not a tunable parameter, constant, earlier metric or observation (observations: time, time_median, time_min, time_max, time_std, energy, power, edp, sm_clock, mem_clock, temperature, registers, shared_memory, local_memory, max_threads_per_block, compile_time, benchmark_time, time_cv, time_ci_low, time_ci_high, energy_ci_low, energy_ci_high, energy_cv, energy_trials, dynamic_energy, idle_power, energy_gpu_time, throttled, unstable)`},
+		}, "Gtune.Metrics[0] (x).Expression", `"tim * 2" reads "tim", which is not a tunable parameter, constant, earlier metric or observation (observations: time, time_median, time_min, time_max, time_std, time_cv, time_ci_low, time_ci_high, energy, power, edp, dynamic_energy, idle_power, sm_clock, mem_clock, temperature, clock_event_reasons, power_throttle_time, thermal_throttle_time, throttled, energy_window, energy_runs, energy_gpu_time, energy_ci_low, energy_ci_high, energy_cv, energy_trials, unstable, sample_energy, registers, shared_memory, local_memory, max_threads_per_block, compile_time, benchmark_time)`},
 		{"metric reads later metric", func(m map[string]any) {
 			obj(m, "Gtune").(map[string]any)["Metrics"] = []any{
 				map[string]any{"Name": "a", "Expression": "b + 1"}, map[string]any{"Name": "b", "Expression": "time"}}
 			obj(m, "Gtune").(map[string]any)["Objective"] = "time"
-		}, "Gtune.Metrics[0] (a).Expression", `"b + 1" reads "b", which is not a tunable parameter, constant, earlier metric or observation (observations: time, time_median, time_min, time_max, time_std, energy, power, edp, sm_clock, mem_clock, temperature, registers, shared_memory, local_memory, max_threads_per_block, compile_time, benchmark_time, time_cv, time_ci_low, time_ci_high, energy_ci_low, energy_ci_high, energy_cv, energy_trials, dynamic_energy, idle_power, energy_gpu_time, throttled, unstable)`},
+		}, "Gtune.Metrics[0] (a).Expression", `"b + 1" reads "b", which is not a tunable parameter, constant, earlier metric or observation (observations: time, time_median, time_min, time_max, time_std, time_cv, time_ci_low, time_ci_high, energy, power, edp, dynamic_energy, idle_power, sm_clock, mem_clock, temperature, clock_event_reasons, power_throttle_time, thermal_throttle_time, throttled, energy_window, energy_runs, energy_gpu_time, energy_ci_low, energy_ci_high, energy_cv, energy_trials, unstable, sample_energy, registers, shared_memory, local_memory, max_threads_per_block, compile_time, benchmark_time)`},
 		{"reference unknown parameter", func(m map[string]any) {
 			obj(m, "Gtune", "Reference").(map[string]any)["Configuration"] = map[string]any{"block": 32}
 		}, "Gtune.Reference.Configuration.block", `"block" is not a tunable parameter`},
@@ -547,14 +547,14 @@ func TestReferenceArguments(t *testing.T) {
 	pr, _ := s.Problem()
 	want := &backend.Verification{Method: "SideBySideRelativeComparison", Threshold: 0.01,
 		Expected: map[string]backend.Fill{"c": {Type: "BinaryRaw", File: filepath.Join(filepath.Dir(p), "c_ref.bin")}}}
-	if !reflect.DeepEqual(pr.Verification, want) {
-		t.Errorf("verification %+v", pr.Verification)
+	if !reflect.DeepEqual(pr.Kernels[0].Verification, want) {
+		t.Errorf("verification %+v", pr.Kernels[0].Verification)
 	}
 	// Problem gives copies.
-	pr.Verification.Expected["x"] = backend.Fill{}
-	pr.Args[0].Count = 1
+	pr.Kernels[0].Verification.Expected["x"] = backend.Fill{}
+	pr.Kernels[0].Args[0].Count = 1
 	pr2, _ := s.Problem()
-	if len(pr2.Verification.Expected) != 1 || pr2.Args[0].Count != 1000000 {
+	if len(pr2.Kernels[0].Verification.Expected) != 1 || pr2.Kernels[0].Args[0].Count != 1000000 {
 		t.Error("Problem shares state between calls")
 	}
 }
