@@ -2,11 +2,14 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"database/sql"
 	"errors"
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/gtune/gtune/measure"
 )
 
 // Param is one tunable parameter's value in a configuration. A slice of
@@ -38,7 +41,14 @@ type Evaluation struct {
 	// Observations are the measured quantities by name, in their own units:
 	// time, time_min, time_max, time_std (ms), energy (J), power (W),
 	// sm_clock (MHz), ...
-	Observations      map[string]float64
+	Observations map[string]float64
+	// Typed are the observations with unit and method, of the whole plan
+	// and of each launch (measure.Observations); stored one row each.
+	// Add writes them; reading an evaluation leaves them nil (Observations
+	// reads them for one evaluation).
+	Typed measure.Observations
+	// Launches are the plan's kernel launches: resources and event times.
+	Launches          []Launch
 	Metrics           map[string]float64 // derived quantities by name (objective package)
 	TimesMs           []float64          // one per timed launch, ms
 	Registers         int                // per thread
@@ -50,6 +60,18 @@ type Evaluation struct {
 	FrameworkMs       float64            // gtune's own time for this configuration, ms
 	StartedAt         time.Time
 	FinishedAt        time.Time
+}
+
+// Launch is one kernel launch of an evaluated plan.
+type Launch struct {
+	Kernel             string    `json:"kernel"`
+	Key                string    `json:"key"`    // the kernel's configuration key
+	Stream             int       `json:"stream"` // CUDA stream it was issued on
+	Registers          int       `json:"registers"`
+	SharedStaticBytes  int       `json:"shared_static_bytes"`
+	LocalBytes         int       `json:"local_bytes"`
+	MaxThreadsPerBlock int       `json:"max_threads_per_block"`
+	TimesMs            []float64 `json:"times_ms"`
 }
 
 var evalStatuses = map[string]bool{
@@ -100,6 +122,16 @@ func (db *DB) Add(e *Evaluation) error {
 	if err != nil {
 		return fmt.Errorf("store: evaluation %q times: %v", e.Key, err)
 	}
+	if err := e.Typed.Validate(); err != nil {
+		return fmt.Errorf("store: evaluation %q: %v", e.Key, err)
+	}
+	launches, err := json.Marshal(e.Launches)
+	if err != nil {
+		return fmt.Errorf("store: evaluation %q launches: %v", e.Key, err)
+	}
+	if e.Launches == nil {
+		launches = []byte("[]")
+	}
 	var objective any
 	if e.Objective != nil {
 		objective = nullFloat(*e.Objective)
@@ -143,18 +175,28 @@ func (db *DB) Add(e *Evaluation) error {
 	res, err := tx.ExecContext(ctx, `INSERT INTO evaluations
 		(run_id, spec_hash, device_uuid, config_key, params, status, reason, objective,
 		 observations, metrics, times_ms, registers, shared_static_bytes, local_bytes,
-		 max_error, compile_ms, benchmark_ms, framework_ms, started_at, finished_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		 max_error, compile_ms, benchmark_ms, framework_ms, started_at, finished_at, launches)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		e.RunID, specHash, deviceUUID, e.Key, params, e.Status, e.Reason, objective,
 		obs, metrics, times, e.Registers, e.SharedStaticBytes, e.LocalBytes,
 		nullFloat(e.MaxError), nullFloat(e.CompileMs), nullFloat(e.BenchmarkMs), nullFloat(e.FrameworkMs),
-		fmtTime(e.StartedAt), fmtTime(e.FinishedAt))
+		fmtTime(e.StartedAt), fmtTime(e.FinishedAt), string(launches))
 	if err != nil {
 		return fmt.Errorf("store: adding evaluation %q to %s: %v", e.Key, db.path, err)
 	}
 	id, err := res.LastInsertId()
 	if err != nil {
 		return fmt.Errorf("store: adding evaluation %q to %s: %v", e.Key, db.path, err)
+	}
+	for _, o := range e.Typed {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO observations (evaluation_id, launch, name, unit, value, method) VALUES (?, ?, ?, ?, ?, ?)`,
+			id, o.Launch, o.Name, o.Unit, nullFloat(o.Value), o.Method); err != nil {
+			if b != nil {
+				// The evaluation row is in the open batch: take it out again.
+				tx.ExecContext(ctx, `DELETE FROM evaluations WHERE id = ?`, id)
+			}
+			return fmt.Errorf("store: adding evaluation %q to %s: observation %s: %v", e.Key, db.path, o.Name, err)
+		}
 	}
 	if b != nil {
 		e.ID, e.SpecHash, e.DeviceUUID = id, specHash, deviceUUID
@@ -173,7 +215,7 @@ func (db *DB) Add(e *Evaluation) error {
 
 const evalColumns = `id, run_id, spec_hash, device_uuid, config_key, params, status, reason, objective,
 	observations, metrics, times_ms, registers, shared_static_bytes, local_bytes,
-	max_error, compile_ms, benchmark_ms, framework_ms, started_at, finished_at`
+	max_error, compile_ms, benchmark_ms, framework_ms, started_at, finished_at, launches`
 
 // nanFloat reads a REAL column that holds NULL only where NaN was written.
 func nanFloat(f sql.NullFloat64) float64 {
@@ -186,16 +228,22 @@ func nanFloat(f sql.NullFloat64) float64 {
 func scanEvaluation(rows *sql.Rows) (*Evaluation, error) {
 	var (
 		e                                      Evaluation
-		params, obs, metrics, times            string
+		params, obs, metrics, times, launches  string
 		objective, maxErr, compile, bench, fwk sql.NullFloat64
 		started, finished                      sql.NullString
 	)
 	if err := rows.Scan(&e.ID, &e.RunID, &e.SpecHash, &e.DeviceUUID, &e.Key, &params, &e.Status, &e.Reason,
 		&objective, &obs, &metrics, &times, &e.Registers, &e.SharedStaticBytes, &e.LocalBytes,
-		&maxErr, &compile, &bench, &fwk, &started, &finished); err != nil {
+		&maxErr, &compile, &bench, &fwk, &started, &finished, &launches); err != nil {
 		return nil, err
 	}
 	var err error
+	if err = json.Unmarshal([]byte(launches), &e.Launches); err != nil {
+		return nil, fmt.Errorf("store: evaluation %d launches: %v", e.ID, err)
+	}
+	if len(e.Launches) == 0 {
+		e.Launches = nil
+	}
 	if e.Params, err = decodeParams(params); err != nil {
 		return nil, fmt.Errorf("store: evaluation %d params: %v", e.ID, err)
 	}
@@ -271,4 +319,53 @@ func (db *DB) Previous(specHash, deviceUUID string) (map[string]*Evaluation, err
 		m[e.Key] = e
 	}
 	return m, nil
+}
+
+// MethodBeforeV3 is the method of the observations of evaluations stored
+// before typed observations existed (schema version 2 and older).
+const MethodBeforeV3 = "recorded-before-schema-3"
+
+// Observations returns the typed observations of one stored evaluation,
+// plan first then by launch and name. For an evaluation stored before
+// schema version 3 they come from its observations map, with the units
+// of the built-in quantities (measure.UnitOf; "" for others) and method
+// MethodBeforeV3. Errors: ErrNotFound for an unknown id; a database
+// error.
+func (db *DB) Observations(evalID int64) (measure.Observations, error) {
+	if err := db.Flush(); err != nil {
+		return nil, err
+	}
+	rows, err := db.sql.Query(`SELECT launch, name, unit, value, method FROM observations WHERE evaluation_id = ? ORDER BY launch, name`, evalID)
+	if err != nil {
+		return nil, fmt.Errorf("store: observations of evaluation %d: %v", evalID, err)
+	}
+	defer rows.Close()
+	var out measure.Observations
+	for rows.Next() {
+		var o measure.Observation
+		var v sql.NullFloat64
+		if err := rows.Scan(&o.Launch, &o.Name, &o.Unit, &v, &o.Method); err != nil {
+			return nil, fmt.Errorf("store: observations of evaluation %d: %v", evalID, err)
+		}
+		o.Value = nanFloat(v)
+		out = append(out, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: observations of evaluation %d: %v", evalID, err)
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	es, err := db.queryEvaluations(fmt.Sprintf("evaluation %d", evalID), `SELECT `+evalColumns+` FROM evaluations WHERE id = ?`, evalID)
+	if err != nil {
+		return nil, err
+	}
+	if len(es) == 0 {
+		return nil, fmt.Errorf("store: evaluation %d: %w", evalID, ErrNotFound)
+	}
+	e := es[0]
+	for name, v := range e.Observations {
+		out = append(out, measure.Observation{Name: name, Unit: measure.UnitOf(name), Value: v, Method: MethodBeforeV3, Launch: measure.PlanScope})
+	}
+	return out.Sorted(), nil
 }

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gtune/gtune/measure"
 )
 
 // A version-1 database (backend limited to cuda and sim) is upgraded in
@@ -13,14 +15,16 @@ import (
 func TestMigrationV2AcceptsReplay(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "results.db")
 	saved := migrations
+	defer func() { migrations = saved }()
 	migrations = saved[:1]
 	db, err := Open(path)
 	if err != nil {
-		migrations = saved
 		t.Fatal(err)
 	}
 	old := newRun(t, db, "h", "GPU-0")
-	if err := db.Add(&Evaluation{RunID: old.ID, Key: "1,2", Status: "valid", Objective: ptr(1.5)}); err != nil {
+	// Written as version 1 wrote it: Add knows only the current schema.
+	if _, err := db.sql.Exec(`INSERT INTO evaluations (run_id, spec_hash, device_uuid, config_key, params, status, objective, observations)
+		VALUES (?, 'h', 'GPU-0', '1,2', '{}', 'valid', 1.5, '{"time":1.5,"energy":0.25}')`, old.ID); err != nil {
 		t.Fatal(err)
 	}
 	_, err = db.sql.Exec(`INSERT INTO runs (spec_hash, spec_path, kernel, objective, strategy, device_name,
@@ -38,16 +42,26 @@ func TestMigrationV2AcceptsReplay(t *testing.T) {
 	}
 	defer db.Close()
 	var version int
-	if err := db.sql.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != 2 {
-		t.Fatalf("user_version = %d, %v; want 2", version, err)
+	if err := db.sql.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != SchemaVersion {
+		t.Fatalf("user_version = %d, %v; want %d", version, err, SchemaVersion)
 	}
 	var check string
 	if err := db.sql.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
 		t.Fatalf("integrity_check = %q, %v", check, err)
 	}
 	es, err := db.Evaluations(old.ID)
-	if err != nil || len(es) != 1 || es[0].Key != "1,2" || *es[0].Objective != 1.5 {
+	if err != nil || len(es) != 1 || es[0].Key != "1,2" || *es[0].Objective != 1.5 || es[0].Launches != nil {
 		t.Fatalf("evaluations after the upgrade: %v, %v", es, err)
+	}
+	// Version 3: the old observations read back typed, units from the
+	// built-in quantities.
+	typed, err := db.Observations(es[0].ID)
+	want := measure.Observations{
+		{Name: "energy", Unit: "J", Value: 0.25, Method: MethodBeforeV3, Launch: measure.PlanScope},
+		{Name: "time", Unit: "ms", Value: 1.5, Method: MethodBeforeV3, Launch: measure.PlanScope},
+	}
+	if err != nil || !reflect.DeepEqual(typed, want) {
+		t.Fatalf("Observations after the upgrade = %+v, %v; want %+v", typed, err, want)
 	}
 	r := &Run{SpecHash: "h", DeviceUUID: "replay:NVIDIA A100-PCIE-40GB", Backend: "replay"}
 	if err := db.BeginRun(r); err != nil {

@@ -102,11 +102,12 @@ type migration func(ctx context.Context, tx *sql.Tx) error
 var migrations = []migration{
 	migrateV1,
 	migrateV2,
+	migrateV3,
 }
 
 // SchemaVersion is the schema version this package writes (PRAGMA
 // user_version of a database Open has upgraded); it equals len(migrations).
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 func init() {
 	if len(migrations) != SchemaVersion {
@@ -161,6 +162,29 @@ CREATE TABLE evaluations (
 );
 CREATE INDEX evaluations_reuse ON evaluations (spec_hash, device_uuid, config_key);
 CREATE INDEX evaluations_run ON evaluations (run_id);
+`
+	_, err := tx.ExecContext(ctx, schema)
+	return err
+}
+
+// migrateV3 adds typed observations (one row per quantity, with its unit
+// and how it was measured, for the whole plan or one of its launches) and
+// each evaluation's launches (resources and event times per kernel
+// launch, JSON). Evaluations written before keep their observations map;
+// Observations reads those back with the built-in units and the method
+// MethodBeforeV3.
+func migrateV3(ctx context.Context, tx *sql.Tx) error {
+	const schema = `
+CREATE TABLE observations (
+	evaluation_id INTEGER NOT NULL REFERENCES evaluations(id) ON DELETE CASCADE,
+	launch        INTEGER NOT NULL, -- -1: the whole plan
+	name          TEXT NOT NULL,
+	unit          TEXT NOT NULL,
+	value         REAL,
+	method        TEXT NOT NULL,
+	PRIMARY KEY (evaluation_id, launch, name)
+) WITHOUT ROWID;
+ALTER TABLE evaluations ADD COLUMN launches TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(launches));
 `
 	_, err := tx.ExecContext(ctx, schema)
 	return err
