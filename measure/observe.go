@@ -115,3 +115,44 @@ func boolValue(b bool) float64 {
 	}
 	return 0
 }
+
+// ResourceQuantities are what the compiler allotted a kernel instance,
+// recorded for each launch and, for a plan of one launch, for the plan.
+var ResourceQuantities = []Quantity{
+	{"registers", "count", "registers per thread, as compiled"},
+	{"shared_memory", "B", "static shared memory per thread block"},
+	{"local_memory", "B", "local memory (spills, stack) per thread"},
+	{"max_threads_per_block", "count", "largest thread block the compiled kernel can launch with"},
+}
+
+// RunQuantities are the tuner's own records of a configuration.
+var RunQuantities = []Quantity{
+	{"compile_time", "ms", "compile time of the configuration (sum over its kernels)"},
+	{"benchmark_time", "ms", "GPU time the measurement took"},
+}
+
+// Quantities lists every built-in quantity once, in the order timing,
+// energy, resources, run records: the names a metric may read.
+func Quantities() []Quantity {
+	var out []Quantity
+	seen := map[string]bool{}
+	for _, list := range [][]Quantity{TimeQuantities, EnergyQuantities, ClockObserver{}.Provides(), ResourceQuantities, RunQuantities} {
+		for _, q := range list {
+			if !seen[q.Name] {
+				seen[q.Name] = true
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}
+
+// UnitOf returns the unit of a built-in quantity ("" when unknown).
+func UnitOf(name string) string {
+	for _, q := range Quantities() {
+		if q.Name == name {
+			return q.Unit
+		}
+	}
+	return ""
+}

@@ -74,74 +74,36 @@ func FromSpec(s *spec.Spec) Objective {
 	return o
 }
 
-// Observations lists a valid result's observations by name (the names of
-// spec.ObservationNames): time (mean), time_median, time_min, time_max,
-// time_std (ms); registers (per thread), shared_memory (static, bytes per
-// thread block), local_memory (bytes per thread), max_threads_per_block;
-// compile_time and benchmark_time (ms); and, when an energy window ran,
-// energy (J per launch), power (W), edp (J·s), sm_clock and mem_clock (MHz),
-// temperature (°C). The measurement protocol adds time_cv, time_ci_low and
-// time_ci_high (bootstrap 95 % interval of the median launch time, ms,
-// measure.BootstrapCI with seed 1) always, and with energy energy_ci_low,
-// energy_ci_high (J per launch), energy_cv, energy_trials, dynamic_energy
-// (J per launch above idle), idle_power (W), energy_gpu_time (s),
-// throttled and unstable (0/1); a window without trials counts as one
-// trial (interval = value, CV 0). Each trial's energy per launch is
-// recorded as energy_trial_1, energy_trial_2, ... (J): records for the
-// results database, not names a metric may read.
-func Observations(r *backend.Result, compileMs float64) map[string]float64 {
-	st := measure.Summarize(r.TimesMs)
-	tLo, tHi := measure.BootstrapCI(r.TimesMs, 2000, 0.95, 1)
-	obs := map[string]float64{
-		"time":                  st.Mean,
-		"time_median":           st.Median,
-		"time_min":              st.Min,
-		"time_max":              st.Max,
-		"time_std":              st.Std,
-		"registers":             float64(r.Registers),
-		"shared_memory":         float64(r.SharedStaticBytes),
-		"local_memory":          float64(r.LocalBytes),
-		"max_threads_per_block": float64(r.MaxThreadsPerBlock),
-		"compile_time":          compileMs,
-		"benchmark_time":        r.BenchmarkMs,
-		"time_cv":               st.CV(),
-		"time_ci_low":           tLo,
-		"time_ci_high":          tHi,
-	}
-	if e := r.Energy; e != nil {
-		obs[Energy] = e.EnergyPerLaunchJ
-		obs[Power] = e.MeanPowerW
-		obs[EDP] = e.EnergyPerLaunchJ * st.Mean / 1000
-		obs["sm_clock"] = e.SMClockMHz
-		obs["mem_clock"] = e.MemClockMHz
-		obs["temperature"] = e.TemperatureC
-		obs["energy_ci_low"], obs["energy_ci_high"] = e.EnergyPerLaunchJ, e.EnergyPerLaunchJ
-		obs["energy_cv"], obs["energy_trials"] = e.CV, 1
-		if len(e.TrialsJ) > 0 {
-			obs["energy_ci_low"], obs["energy_ci_high"] = e.CILowJ, e.CIHighJ
-			obs["energy_trials"] = float64(len(e.TrialsJ))
-			for i, v := range e.TrialsJ {
-				obs[fmt.Sprintf("energy_trial_%d", i+1)] = v
+// Observations completes a valid result's typed observations (what
+// measure.Run made: timing, energy, clocks — see measure.Quantities for
+// names and units) with the compiled resources of each launch (registers,
+// shared_memory, local_memory, max_threads_per_block; for a plan of one
+// launch also of the whole plan, so metrics read them by name as before)
+// and the run records compile_time (ms, the sum over the plan's kernels)
+// and benchmark_time (ms). Metrics and objectives read the whole-plan
+// view, Observations.Plan().
+func Observations(r *backend.Result, compileMs float64) measure.Observations {
+	out := append(measure.Observations(nil), r.Observations...)
+	for i, l := range r.Launches {
+		scopes := []int{i}
+		if len(r.Launches) == 1 {
+			scopes = append(scopes, measure.PlanScope)
+		}
+		for _, k := range scopes {
+			set := func(name, unit string, v int) {
+				out.Set(measure.Observation{Name: name, Unit: unit, Value: float64(v), Method: "cuFuncGetAttribute", Launch: k})
 			}
+			set("registers", "count", l.Registers)
+			set("shared_memory", "B", l.SharedStaticBytes)
+			set("local_memory", "B", l.LocalBytes)
+			set("max_threads_per_block", "count", l.MaxThreadsPerBlock)
 		}
-		// Per launch: the launch's share of the window's energy above idle.
-		obs["dynamic_energy"] = 0
-		if e.MeanPowerW > 0 {
-			obs["dynamic_energy"] = e.EnergyPerLaunchJ * (1 - e.IdlePowerW/e.MeanPowerW)
-		}
-		obs["idle_power"] = e.IdlePowerW
-		obs["energy_gpu_time"] = e.GPUSeconds
-		obs["throttled"], obs["unstable"] = b2f(e.Throttled), b2f(e.Unstable)
 	}
-	return obs
+	out.Set(measure.Observation{Name: "compile_time", Unit: "ms", Value: compileMs, Method: "gtune-compile-pool", Launch: measure.PlanScope})
+	out.Set(measure.Observation{Name: "benchmark_time", Unit: "ms", Value: r.BenchmarkMs, Method: "gtune", Launch: measure.PlanScope})
+	return out
 }
 
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}
 
 // metricReads reports whether every name m reads is available, so that a
 // metric over energy observations is skipped, not failed, in a time-only run.

@@ -2,42 +2,45 @@ package objective
 
 import (
 	"errors"
-	"math"
 	"slices"
 	"testing"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/spec"
 )
 
-func TestObservationsUseTheSpecNames(t *testing.T) {
+func TestObservationsAddResourcesAndRecords(t *testing.T) {
 	r := &backend.Result{
-		TimesMs:   []float64{2, 4, 3},
-		Registers: 32, SharedStaticBytes: 1024, LocalBytes: 8, MaxThreadsPerBlock: 1024, BenchmarkMs: 50,
-		Energy: &backend.Energy{EnergyPerLaunchJ: 0.5, MeanPowerW: 250, SMClockMHz: 1980, MemClockMHz: 2619, TemperatureC: 45},
+		Launches:     []backend.LaunchResult{{Registers: 32, SharedStaticBytes: 1024, LocalBytes: 8, MaxThreadsPerBlock: 1024}},
+		BenchmarkMs:  50,
+		Observations: measure.Observations{{Name: "time", Unit: "ms", Value: 3, Method: "cuda-events", Launch: measure.PlanScope}},
 	}
 	obs := Observations(r, 120)
-	for k := range obs {
-		if !slices.Contains(spec.ObservationNames, k) {
-			t.Errorf("observation %q is not in spec.ObservationNames", k)
+	for _, o := range obs {
+		if !slices.Contains(spec.ObservationNames, o.Name) {
+			t.Errorf("observation %q is not in spec.ObservationNames", o.Name)
+		}
+		if o.Unit != measure.UnitOf(o.Name) || o.Method == "" {
+			t.Errorf("observation %+v: unit or method", o)
 		}
 	}
-	for _, k := range spec.ObservationNames {
-		if _, ok := obs[k]; !ok {
-			t.Errorf("spec.ObservationNames has %q but Observations does not produce it", k)
-		}
+	m := obs.Plan()
+	if m["time"] != 3 || m["registers"] != 32 || m["shared_memory"] != 1024 || m["compile_time"] != 120 || m["benchmark_time"] != 50 {
+		t.Fatalf("plan view %v", m)
 	}
-	if obs["time"] != 3 || obs["time_median"] != 3 || obs["time_min"] != 2 || obs["time_std"] != 1 {
-		t.Fatalf("time statistics %v", obs)
+	if v, ok := obs.GetLaunch("registers", 0); !ok || v != 32 {
+		t.Fatalf("launch 0 registers %v %v", v, ok)
 	}
-	// edp = energy (J) × time (s)
-	if math.Abs(obs["edp"]-0.5*0.003) > 1e-15 || obs["compile_time"] != 120 {
-		t.Fatalf("edp %v compile_time %v", obs["edp"], obs["compile_time"])
+	// Two launches: resources per launch only.
+	r.Launches = append(r.Launches, backend.LaunchResult{Registers: 64})
+	obs = Observations(r, 120)
+	if _, ok := obs.Get("registers"); ok {
+		t.Fatal("a plan of two kernels has whole-plan registers")
 	}
-	delete(obs, "edp")
-	if _, ok := Observations(&backend.Result{TimesMs: []float64{1}}, 0)["energy"]; ok {
-		t.Fatal("energy observed without an energy window")
+	if v, _ := obs.GetLaunch("registers", 1); v != 64 {
+		t.Fatalf("launch 1 registers %v", v)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/plausibility"
 	"github.com/gtune/gtune/space"
@@ -133,7 +134,7 @@ var ErrNoValid = errors.New("no valid configuration was found")
 type pending struct {
 	index int
 	cfg   []expr.Value
-	job   *backend.Job
+	plan  *backend.Plan
 	done  chan compiled
 }
 
@@ -146,7 +147,113 @@ type compiled struct {
 // continue (a bad configuration of the run, a dead backend); the Summary is
 // returned whenever the run started, also with an error, so that what was
 // measured is reported.
+//
+// The steps, in order: start (strategy, problem, run record), then until
+// the budget or the strategy is spent: propose (ask the strategy, reuse
+// what the database holds, queue compilations), take the oldest compiled
+// configuration, measure it as a plan and store it (evaluate), tell the
+// strategy (record); finish flags outliers, ranks and closes the run.
 func Run(ctx context.Context, c Config) (*Summary, error) {
+	r, err := start(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if r.needReference {
+		dir, err := newReferenceDir()
+		if err != nil {
+			return r.finish("failed", err)
+		}
+		defer os.RemoveAll(dir)
+		for i := range r.problem.Kernels {
+			if v := r.problem.Kernels[i].Verification; v != nil {
+				v.ReferenceDir = dir
+			}
+		}
+	}
+	if !c.Fresh {
+		if r.previous, err = c.DB.Previous(c.Spec.Hash, r.sum.Device.UUID); err != nil {
+			return r.finish("failed", err)
+		}
+	}
+	if c.Progress != nil {
+		c.Progress.Start(min(r.maxEvals, r.sum.SpaceSize))
+	}
+	for {
+		if err := r.propose(); err != nil {
+			return r.finish("failed", err)
+		}
+		if len(r.queue) == 0 {
+			break
+		}
+		p := r.queue[0]
+		r.queue = r.queue[1:]
+		var cr compiled
+		select {
+		case cr = <-p.done:
+		case <-ctx.Done():
+			return r.interrupted()
+		}
+		if r.timeLimit > 0 && r.elapsed() >= r.timeLimit {
+			r.stopProposing, r.queue = true, nil
+			break
+		}
+		o, err := r.evaluate(p, cr)
+		if err != nil {
+			if ctx.Err() != nil {
+				return r.interrupted()
+			}
+			return r.finish("failed", err)
+		}
+		r.record(o)
+		if o.ArgumentMismatch && !r.launched {
+			// Every configuration would fail the same way: the spec's
+			// Arguments do not describe this kernel.
+			return r.finish("failed", &ConfigError{fmt.Errorf("%s: KernelSpecification.Arguments do not match the kernel's parameters (configuration %s): %s", c.Spec.Path, o.Key, o.Reason)})
+		}
+		if !o.ArgumentMismatch && o.Status != backend.StatusCompileFailed {
+			r.launched = true
+		}
+		if ctx.Err() != nil {
+			return r.interrupted()
+		}
+	}
+	if r.best == nil {
+		return r.finish("done", ErrNoValid)
+	}
+	return r.finish("done", nil)
+}
+
+// run is the state of one tuning run, shared by its steps.
+type run struct {
+	ctx        context.Context
+	c          Config
+	strat      strategy.Strategy
+	problem    *backend.Problem
+	request    measure.Request // every configuration's measurement
+	store      *store.Run
+	sum        *Summary
+	workingSet int64
+	started    time.Time
+
+	maxEvals  int
+	timeLimit time.Duration
+
+	needReference bool
+	prepared      bool
+	previous      map[string]*store.Evaluation
+
+	sem           chan struct{} // bounds the compile pool
+	lookahead     int
+	queue         []*pending
+	considered    int
+	stopProposing bool
+	best          *Outcome
+	launched      bool // some configuration's argument list matched the kernel's
+}
+
+// start checks the run's configuration, makes its strategy and problem
+// and records the run in the database.
+func start(ctx context.Context, c Config) (*run, error) {
 	if c.CompileWorkers <= 0 {
 		// One core stays free for the backend's worker: its polling of
 		// the energy counter and its launch queue suffer when every core
@@ -170,216 +277,181 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	needEnergy := s.NeedsEnergy
-	if s.Measurement.Energy != nil {
-		needEnergy = *s.Measurement.Energy
-	}
+	req := s.Request()
 	if c.Objective.Name == objective.Energy || c.Objective.Name == objective.Power || c.Objective.Name == objective.EDP {
-		needEnergy = true
+		req.Energy = true
 	}
-
 	dev := c.Backend.Device()
-	run := &store.Run{
+	sr := &store.Run{
 		SpecHash: s.Hash, SpecPath: s.Path, Kernel: s.KernelName, Objective: c.Objective.Name,
 		Strategy: c.Strategy, DeviceName: dev.Name, DeviceUUID: dev.UUID, Driver: dev.Driver,
 		Backend: dev.Backend, GtuneVersion: c.GtuneVersion,
 		Settings: map[string]any{
 			"seed": c.Seed, "max_evals": maxEvals, "time_limit_s": timeLimit.Seconds(), "fresh": c.Fresh,
-			"energy": needEnergy, "iterations": s.Measurement.Iterations,
+			"energy": req.Energy, "iterations": req.Iterations,
 		},
 	}
-	if err := c.DB.BeginRun(run); err != nil {
+	if err := c.DB.BeginRun(sr); err != nil {
 		return nil, err
 	}
-	sum := &Summary{RunID: run.ID, Device: dev, Objective: c.Objective, Strategy: c.Strategy, SpaceSize: size}
-	verify := problem.Verification != nil
-	workingSet := s.WorkingSetBytes()
-	launched := false // some configuration's argument list matched the kernel's
-	start := time.Now()
-	elapsed := func() time.Duration {
-		if c.Clock != nil {
-			return c.Clock()
-		}
-		return time.Since(start)
+	r := &run{
+		ctx: ctx, c: c, strat: strat, problem: problem, request: req, store: sr,
+		sum:        &Summary{RunID: sr.ID, Device: dev, Objective: c.Objective, Strategy: c.Strategy, SpaceSize: size},
+		workingSet: s.WorkingSetBytes(), started: time.Now(),
+		maxEvals: maxEvals, timeLimit: timeLimit,
+		sem: make(chan struct{}, c.CompileWorkers), lookahead: 2 * c.CompileWorkers,
 	}
-	finish := func(status string, err error) (*Summary, error) {
-		sum.Elapsed = elapsed()
-		if !verify {
-			if e := flagOutliers(c, sum); e != nil && err == nil {
-				err = e
-			}
+	for _, k := range problem.Kernels {
+		if v := k.Verification; v != nil && len(v.Expected) < countOutputs(k) {
+			r.needReference = true
 		}
-		sortBest(sum)
-		if e := c.DB.EndRun(run.ID, status); e != nil && err == nil {
+	}
+	return r, nil
+}
+
+// elapsed is the run's time so far: the wall clock, or Config.Clock.
+func (r *run) elapsed() time.Duration {
+	if r.c.Clock != nil {
+		return r.c.Clock()
+	}
+	return time.Since(r.started)
+}
+
+// verify reports whether the run checks outputs.
+func (r *run) verify() bool {
+	for _, k := range r.problem.Kernels {
+		if k.Verification != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// finish flags outliers of an unverified run, ranks the outcomes and
+// closes the run in the database with status.
+func (r *run) finish(status string, err error) (*Summary, error) {
+	sum := r.sum
+	sum.Elapsed = r.elapsed()
+	if !r.verify() {
+		if e := flagOutliers(r.c, sum); e != nil && err == nil {
 			err = e
 		}
-		if c.Progress != nil {
-			c.Progress.Finish()
-		}
-		return sum, err
 	}
+	sortBest(sum)
+	if e := r.c.DB.EndRun(r.store.ID, status); e != nil && err == nil {
+		err = e
+	}
+	if r.c.Progress != nil {
+		r.c.Progress.Finish()
+	}
+	return sum, err
+}
 
-	needReference := verify && len(problem.Verification.Expected) < countOutputs(problem)
-	if needReference {
-		dir, err := newReferenceDir()
-		if err != nil {
-			return finish("failed", err)
-		}
-		defer os.RemoveAll(dir)
-		problem.Verification.ReferenceDir = dir
-	}
-	// Arguments are allocated and the reference computed only when the
-	// first configuration needs the GPU (backends compile against the
-	// prepared problem): a re-run that reuses everything costs no GPU work.
-	prepared := false
-	prepare := func() error {
-		if prepared {
-			return nil
-		}
-		prepared = true
-		if err := c.Backend.Prepare(ctx, problem); err != nil {
-			return fmt.Errorf("preparing the kernel arguments: %w", err)
-		}
-		if needReference {
-			return runReference(ctx, c)
-		}
+func (r *run) interrupted() (*Summary, error) {
+	r.sum.Interrupted = true
+	return r.finish("interrupted", nil)
+}
+
+// prepare allocates the arguments and computes the reference when the
+// first configuration needs the GPU (backends compile against the
+// prepared problem): a re-run that reuses everything costs no GPU work.
+func (r *run) prepare() error {
+	if r.prepared {
 		return nil
 	}
+	r.prepared = true
+	if err := r.c.Backend.Prepare(r.ctx, r.problem); err != nil {
+		return fmt.Errorf("preparing the kernel arguments: %w", err)
+	}
+	if r.needReference {
+		return runReference(r.ctx, r.c, r.request)
+	}
+	return nil
+}
 
-	var previous map[string]*store.Evaluation
-	if !c.Fresh {
-		previous, err = c.DB.Previous(s.Hash, dev.UUID)
-		if err != nil {
-			return finish("failed", err)
+// record counts an outcome and tells the strategy.
+func (r *run) record(o *Outcome) {
+	sum := r.sum
+	sum.Outcomes = append(sum.Outcomes, o)
+	if o.Reused {
+		sum.Reused++
+	} else {
+		sum.Evaluated++
+	}
+	obj := r.c.Objective
+	if !o.Valid() {
+		sum.Invalid++
+		r.strat.Tell(strategy.Result{Index: o.Index, Score: math.Inf(1), Observations: o.Observations})
+	} else {
+		r.strat.Tell(strategy.Result{Index: o.Index, Score: obj.Score(o.Value), Valid: true, Observations: o.Observations})
+		if r.best == nil || obj.Score(o.Value) < obj.Score(r.best.Value) {
+			r.best = o
 		}
 	}
-
-	if c.Progress != nil {
-		c.Progress.Start(min(maxEvals, size))
+	if r.c.Progress != nil {
+		r.c.Progress.Step(len(sum.Outcomes), r.best)
 	}
-	sem := make(chan struct{}, c.CompileWorkers)
-	lookahead := 2 * c.CompileWorkers
-	var queue []*pending
-	considered := 0
-	var best *Outcome
-	stopProposing := false
+}
 
-	record := func(o *Outcome) {
-		sum.Outcomes = append(sum.Outcomes, o)
-		if o.Reused {
-			sum.Reused++
-		} else {
-			sum.Evaluated++
-		}
-		if !o.Valid() {
-			sum.Invalid++
-			strat.Tell(strategy.Result{Index: o.Index, Score: math.Inf(1), Observations: o.Observations})
-		} else {
-			strat.Tell(strategy.Result{Index: o.Index, Score: c.Objective.Score(o.Value), Valid: true, Observations: o.Observations})
-			if best == nil || c.Objective.Score(o.Value) < c.Objective.Score(best.Value) {
-				best = o
-			}
-		}
-		if c.Progress != nil {
-			c.Progress.Step(len(sum.Outcomes), best)
-		}
-	}
-
-	fill := func() error {
-		for !stopProposing && len(queue) < lookahead {
-			if considered >= maxEvals || (timeLimit > 0 && elapsed() >= timeLimit) {
-				stopProposing = true
-				break
-			}
-			ids := strat.Next(min(lookahead-len(queue), maxEvals-considered))
-			if len(ids) == 0 {
-				// A strategy that needs outstanding results before it can
-				// propose more returns none meanwhile (strategy.Strategy.Next);
-				// only with nothing outstanding is the search over.
-				if len(queue) == 0 {
-					stopProposing = true
-				}
-				break
-			}
-			for _, idx := range ids {
-				considered++
-				key := c.Space.Key(idx)
-				if e, ok := previous[key]; ok {
-					if o, ok := reuse(c, idx, e); ok {
-						record(o)
-						continue
-					}
-				}
-				if err := prepare(); err != nil {
-					return err
-				}
-				cfg := c.Space.Values(idx)
-				job, err := s.Job(cfg)
-				if err != nil {
-					return fmt.Errorf("configuration %s: %w", key, err)
-				}
-				job.Verify = verify
-				job.Energy = needEnergy
-				p := &pending{index: idx, cfg: cfg, job: job, done: make(chan compiled, 1)}
-				queue = append(queue, p)
-				go func() {
-					sem <- struct{}{}
-					defer func() { <-sem }()
-					bin, err := c.Backend.Compile(ctx, p.job)
-					p.done <- compiled{bin, err}
-				}()
-			}
-		}
-		return nil
-	}
-
-	for {
-		if err := fill(); err != nil {
-			return finish("failed", err)
-		}
-		if len(queue) == 0 {
+// propose asks the strategy for configurations until the look-ahead is
+// full: those the database holds are reused at once, the others queued
+// and compiled in the pool.
+func (r *run) propose() error {
+	c := r.c
+	for !r.stopProposing && len(r.queue) < r.lookahead {
+		if r.considered >= r.maxEvals || (r.timeLimit > 0 && r.elapsed() >= r.timeLimit) {
+			r.stopProposing = true
 			break
 		}
-		p := queue[0]
-		queue = queue[1:]
-		var cr compiled
-		select {
-		case cr = <-p.done:
-		case <-ctx.Done():
-			sum.Interrupted = true
-			return finish("interrupted", nil)
-		}
-		if timeLimit > 0 && elapsed() >= timeLimit {
-			stopProposing = true
-			queue = nil
+		ids := r.strat.Next(min(r.lookahead-len(r.queue), r.maxEvals-r.considered))
+		if len(ids) == 0 {
+			// A strategy that needs outstanding results before it can
+			// propose more returns none meanwhile (strategy.Strategy.Next);
+			// only with nothing outstanding is the search over.
+			if len(r.queue) == 0 {
+				r.stopProposing = true
+			}
 			break
 		}
-		o, err := evaluate(ctx, c, run.ID, p, cr, workingSet)
-		if err != nil {
-			if ctx.Err() != nil {
-				sum.Interrupted = true
-				return finish("interrupted", nil)
+		for _, idx := range ids {
+			r.considered++
+			key := c.Space.Key(idx)
+			if e, ok := r.previous[key]; ok {
+				if o, ok := reuse(c, idx, e); ok {
+					r.record(o)
+					continue
+				}
 			}
-			return finish("failed", err)
-		}
-		record(o)
-		if o.ArgumentMismatch && !launched {
-			// Every configuration would fail the same way: the spec's
-			// Arguments do not describe this kernel.
-			return finish("failed", &ConfigError{fmt.Errorf("%s: KernelSpecification.Arguments do not match the kernel's parameters (configuration %s): %s", s.Path, o.Key, o.Reason)})
-		}
-		if !o.ArgumentMismatch && o.Status != backend.StatusCompileFailed {
-			launched = true
-		}
-		if ctx.Err() != nil {
-			sum.Interrupted = true
-			return finish("interrupted", nil)
+			if err := r.prepare(); err != nil {
+				return err
+			}
+			cfg := c.Space.Values(idx)
+			plan, err := c.Spec.Plan(cfg)
+			if err != nil {
+				return fmt.Errorf("configuration %s: %w", key, err)
+			}
+			plan.Measure = r.request
+			plan.Measure.StateKey = stateKey(plan.Settings)
+			p := &pending{index: idx, cfg: cfg, plan: plan, done: make(chan compiled, 1)}
+			r.queue = append(r.queue, p)
+			go func() {
+				r.sem <- struct{}{}
+				defer func() { <-r.sem }()
+				bin, err := c.Backend.Compile(r.ctx, p.plan.Launches[0].Job)
+				p.done <- compiled{bin, err}
+			}()
 		}
 	}
-	if best == nil {
-		return finish("done", ErrNoValid)
+	return nil
+}
+
+// stateKey names the device state of GPU settings: idle power is
+// measured once per state (measure.Meter).
+func stateKey(s *backend.Settings) string {
+	if s == nil {
+		return ""
 	}
-	return finish("done", nil)
+	return fmt.Sprintf("%d/%d/%g", s.CoreClockMHz, s.MemClockMHz, s.PowerLimitW)
 }
 
 // budget combines the command line with the spec's T1 Budget: the tighter
@@ -403,9 +475,9 @@ func budget(c Config, size int) (int, time.Duration) {
 	return maxEvals, limit
 }
 
-func countOutputs(p *backend.Problem) int {
+func countOutputs(k backend.Kernel) int {
 	n := 0
-	for _, a := range p.Args {
+	for _, a := range k.Args {
 		if a.Output {
 			n++
 		}
@@ -415,7 +487,7 @@ func countOutputs(p *backend.Problem) int {
 
 // runReference runs the spec's reference configuration once, saving its
 // outputs as the reference every other configuration is compared with.
-func runReference(ctx context.Context, c Config) error {
+func runReference(ctx context.Context, c Config, req measure.Request) error {
 	cfg, ok, err := c.Spec.ReferenceConfig()
 	if err != nil {
 		return err
@@ -423,19 +495,18 @@ func runReference(ctx context.Context, c Config) error {
 	if !ok {
 		return fmt.Errorf("outputs need a reference: give ReferenceArguments or Gtune.Reference.Configuration")
 	}
-	job, err := c.Spec.Job(cfg)
+	plan, err := c.Spec.Plan(cfg)
 	if err != nil {
 		return fmt.Errorf("reference configuration: %w", err)
 	}
-	job.Verify = false
-	job.SaveReference = true
-	job.Energy = false
-	job.Iterations = 1
+	plan.Measure = measure.Request{Iterations: 1, SaveReference: true, StateKey: stateKey(plan.Settings)}
+	job := plan.Launches[0].Job
 	bin, err := c.Backend.Compile(ctx, job)
 	if err != nil {
 		return fmt.Errorf("reference configuration %s does not compile: %w", job.Key, err)
 	}
-	res, err := c.Backend.Run(ctx, job, bin)
+	plan.Launches[0].Binary = bin
+	res, err := c.Backend.Run(ctx, plan)
 	if err != nil {
 		return fmt.Errorf("reference configuration %s: %w", job.Key, err)
 	}
@@ -448,16 +519,18 @@ func runReference(ctx context.Context, c Config) error {
 	return nil
 }
 
-// evaluate runs one compiled configuration, computes its observations,
-// metrics and objective, and commits it to the database.
-func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compiled, workingSet int64) (*Outcome, error) {
+// evaluate runs one compiled configuration's plan, completes its
+// observations, computes metrics and objective, and commits it to the
+// database.
+func (r *run) evaluate(p *pending, cr compiled) (*Outcome, error) {
+	c := r.c
 	t0 := time.Now()
-	o := &Outcome{Index: p.index, Key: p.job.Key, Params: params(c.Space, p.cfg)}
+	key := p.plan.Key
+	o := &Outcome{Index: p.index, Key: key, Params: params(c.Space, p.cfg)}
 	ev := &store.Evaluation{
-		RunID: runID, SpecHash: c.Spec.Hash, DeviceUUID: c.Backend.Device().UUID, Key: p.job.Key,
+		RunID: r.store.ID, SpecHash: c.Spec.Hash, DeviceUUID: r.sum.Device.UUID, Key: key,
 		Params: o.Params, StartedAt: t0,
 	}
-	var benchMs float64
 	var runWall time.Duration // the tuner's wait for the backend, not its own work
 	if cr.err != nil {
 		var ce *backend.CompileError
@@ -467,35 +540,14 @@ func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compile
 		o.Status, o.Reason = backend.StatusCompileFailed, ce.Log
 	} else {
 		ev.CompileMs = cr.bin.CompileMs
+		p.plan.Launches[0].Binary = cr.bin
 		runStart := time.Now()
-		res, err := c.Backend.Run(ctx, p.job, cr.bin)
+		res, err := c.Backend.Run(r.ctx, p.plan)
 		runWall = time.Since(runStart)
 		if err != nil {
 			return nil, err
 		}
-		benchMs = res.BenchmarkMs
-		o.Status, o.Reason, o.ArgumentMismatch = res.Status, res.Reason, res.ArgumentMismatch
-		ev.TimesMs = res.TimesMs
-		ev.Registers, ev.SharedStaticBytes, ev.LocalBytes = res.Registers, res.SharedStaticBytes, res.LocalBytes
-		ev.MaxError = res.MaxError
-		if res.Status == backend.StatusValid {
-			o.Observations = objective.Observations(res, cr.bin.CompileMs)
-			m, merr := objective.Metrics(c.Spec.Metrics, o.Observations, c.Spec.Env(p.cfg))
-			o.Metrics = m
-			if merr != nil {
-				// Kept as a note: the configuration ran and verified.
-				o.Reason = joinReasons(o.Reason, merr.Error())
-			}
-			if why := checkPeaks(c, p.job, o, workingSet); why != "" {
-				flag(o, why)
-			}
-			abovePowerLimit(c, p.job, o)
-			if v, ok := c.Objective.Value(o.Observations, o.Metrics); ok {
-				o.Value = v
-			} else {
-				o.Status, o.Reason = backend.StatusRuntimeFailed, joinReasons(fmt.Sprintf("objective %q was not observed", c.Objective.Name), o.Reason)
-			}
-		}
+		r.measured(o, ev, p, res, cr.bin.CompileMs)
 	}
 	ev.Status, ev.Reason = string(o.Status), o.Reason
 	ev.Observations, ev.Metrics = o.Observations, o.Metrics
@@ -503,7 +555,6 @@ func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compile
 		v := o.Value
 		ev.Objective = &v
 	}
-	ev.BenchmarkMs = benchMs
 	ev.FinishedAt = time.Now()
 	// Framework time is the tuner's own work on this configuration (metrics,
 	// objective, bookkeeping), measured on the wall clock around the
@@ -516,6 +567,47 @@ func evaluate(ctx context.Context, c Config, runID int64, p *pending, cr compile
 	}
 	o.evalID = ev.ID
 	return o, nil
+}
+
+// measured fills the outcome and the evaluation from a backend's result:
+// typed observations, metrics, plausibility and the objective.
+func (r *run) measured(o *Outcome, ev *store.Evaluation, p *pending, res *backend.Result, compileMs float64) {
+	c := r.c
+	o.Status, o.Reason, o.ArgumentMismatch = res.Status, res.Reason, res.ArgumentMismatch
+	ev.TimesMs, ev.MaxError, ev.BenchmarkMs = res.TimesMs, res.MaxError, res.BenchmarkMs
+	for i, l := range res.Launches {
+		launch := p.plan.Launches[i]
+		ev.Launches = append(ev.Launches, store.Launch{
+			Kernel: r.problem.Kernels[launch.Job.Kernel].KernelName, Key: launch.Job.Key, Stream: launch.Stream,
+			Registers: l.Registers, SharedStaticBytes: l.SharedStaticBytes, LocalBytes: l.LocalBytes,
+			MaxThreadsPerBlock: l.MaxThreadsPerBlock, TimesMs: l.TimesMs,
+		})
+	}
+	if len(res.Launches) > 0 {
+		l := res.Launches[0]
+		ev.Registers, ev.SharedStaticBytes, ev.LocalBytes = l.Registers, l.SharedStaticBytes, l.LocalBytes
+	}
+	if res.Status != backend.StatusValid {
+		return
+	}
+	typed := objective.Observations(res, compileMs)
+	ev.Typed = typed
+	o.Observations = typed.Plan()
+	m, merr := objective.Metrics(c.Spec.Metrics, o.Observations, c.Spec.Env(p.cfg))
+	o.Metrics = m
+	if merr != nil {
+		// Kept as a note: the configuration ran and verified.
+		o.Reason = joinReasons(o.Reason, merr.Error())
+	}
+	if why := checkPeaks(c, p.plan.Launches[0].Job, o, r.workingSet); why != "" {
+		flag(o, why)
+	}
+	abovePowerLimit(c, p.plan.Settings, o)
+	if v, ok := c.Objective.Value(o.Observations, o.Metrics); ok {
+		o.Value = v
+	} else {
+		o.Status, o.Reason = backend.StatusRuntimeFailed, joinReasons(fmt.Sprintf("objective %q was not observed", c.Objective.Name), o.Reason)
+	}
 }
 
 // implausibleKey marks an implausible measurement among the observations
@@ -539,10 +631,10 @@ func flag(o *Outcome, why string) {
 // counter period, and the counter and the limiter read different sensors,
 // so a short measurement of a kernel run at the limit can land a few
 // percent above it. The energy stands as measured.
-func abovePowerLimit(c Config, j *backend.Job, o *Outcome) {
+func abovePowerLimit(c Config, set *backend.Settings, o *Outcome) {
 	limit := c.Backend.Device().PowerLimitW
-	if j.Settings != nil && j.Settings.PowerLimitW > 0 {
-		limit = j.Settings.PowerLimitW
+	if set != nil && set.PowerLimitW > 0 {
+		limit = set.PowerLimitW
 	}
 	p, ok := o.Observations["power"]
 	if !ok || limit <= 0 || p <= limit {
