@@ -15,6 +15,7 @@ package backend
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/gtune/gtune/measure"
@@ -347,4 +348,13 @@ func (r *Result) Record(o *measure.Outcome) {
 			r.Reason += "; " + n
 		}
 	}
+}
+
+// StateKey names the device state these settings put the GPU in ("" for
+// the GPU as found): measure.Meter measures idle power once per state.
+func (s *Settings) StateKey() string {
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d/%g", s.CoreClockMHz, s.MemClockMHz, s.PowerLimitW)
 }

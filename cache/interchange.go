@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
@@ -107,19 +108,19 @@ func ToEvaluations(r *Replay, s *spec.Spec) (evals []*store.Evaluation, statuses
 			ev.Metrics["strategy_time"] = e.StrategyMs
 		}
 		if e.Valid() {
-			res := &backend.Result{TimesMs: e.Times, Energy: e.Energy(), BenchmarkMs: e.BenchmarkMs}
-			if len(res.TimesMs) == 0 && !math.IsNaN(e.Time) {
-				res.TimesMs = []float64{e.Time}
-			}
-			obs := objective.Observations(res, e.CompileMs)
-			// Not recorded by Kernel Tuner: leave them out rather than
-			// store zeros.
-			for _, k := range []string{"registers", "shared_memory", "local_memory", "max_threads_per_block"} {
-				delete(obs, k)
-			}
+			// Registers and the like are not recorded by Kernel Tuner:
+			// left out rather than stored as zeros.
+			typed := objective.Observations(&backend.Result{Observations: e.Observations(), BenchmarkMs: e.BenchmarkMs}, e.CompileMs)
 			if !math.IsNaN(e.Time) {
-				obs["time"] = e.Time // Kernel Tuner's own mean
+				// Kernel Tuner's own mean.
+				typed.Set(measure.Observation{Name: "time", Unit: "ms", Value: e.Time, Method: ReplayMethod, Launch: measure.PlanScope})
 			}
+			for i := range typed {
+				if typed[i].Method != ReplayMethod {
+					typed[i].Method = "imported"
+				}
+			}
+			obs := typed.Plan()
 			ev.Observations = obs
 			ms, merr := objective.Metrics(s.Metrics, obs, s.Env(cfg))
 			for k, v := range ms {

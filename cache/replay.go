@@ -10,6 +10,7 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/space"
 )
 
@@ -115,7 +116,7 @@ func NewReplay(c *Cache, sp *space.Space) (*Replay, error) {
 			continue // uses a value the space does not have
 		}
 		r.byKey[sp.KeyOf(ix)] = e
-		if energyOf(e) != nil {
+		if _, ok := e.Energy(); ok {
 			r.energy = true
 		}
 	}
@@ -180,10 +181,14 @@ func nz(v float64) float64 {
 // the space's restrictions (Kernel Tuner raises there too: a replay must
 // not silently skip a configuration a strategy may choose), and is
 // reported as launch_failed ("InvalidConfig", charged nothing) otherwise.
-func (r *Replay) Run(ctx context.Context, j *backend.Job, b *backend.Binary) (*backend.Result, error) {
+func (r *Replay) Run(ctx context.Context, p *backend.Plan) (*backend.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if len(p.Launches) != 1 {
+		return nil, fmt.Errorf("replay: a recording holds one kernel; the plan has %d launches", len(p.Launches))
+	}
+	j := p.Launches[0].Job
 	e, ok := r.byKey[j.Key]
 	if !ok {
 		if _, valid := r.sp.Lookup(j.Key); valid {
@@ -192,20 +197,56 @@ func (r *Replay) Run(ctx context.Context, j *backend.Job, b *backend.Binary) (*b
 		return &backend.Result{Status: backend.StatusLaunchFailed,
 			Reason: MarkerInvalid + ": not in the cache and fails the restrictions"}, nil
 	}
-	if !j.SaveReference {
+	if !p.Measure.SaveReference {
 		r.mu.Lock()
 		r.charged += nz(e.CompileMs) + nz(e.VerificationMs) + nz(e.BenchmarkMs)
 		r.runs++
 		r.mu.Unlock()
 	}
-	res := &backend.Result{Status: e.Status, BenchmarkMs: nz(e.BenchmarkMs), MaxThreadsPerBlock: r.dev.MaxThreadsPerBlock}
+	res := &backend.Result{Status: e.Status, BenchmarkMs: nz(e.BenchmarkMs),
+		Launches: []backend.LaunchResult{{MaxThreadsPerBlock: r.dev.MaxThreadsPerBlock}}}
 	if !e.Valid() {
 		res.Reason = entryMarker(e) + " (recorded)"
 		return res, nil
 	}
 	res.TimesMs = replayTimes(e)
-	res.Energy = energyOf(e)
+	res.Launches[0].TimesMs = res.TimesMs
+	res.Observations = e.Observations()
 	return res, nil
+}
+
+// ReplayMethod is the method of every observation a replay reports.
+const ReplayMethod = "replay"
+
+// Observations are what a replay reports of a valid entry: the timing
+// observations of its recorded launch times (measure.TimeObservations)
+// and, when recorded, energy (J per launch), power (W), edp (J·s),
+// sm_clock, mem_clock (MHz) and temperature (°C) (see energyOf), all
+// with method ReplayMethod.
+func (e *Entry) Observations() measure.Observations {
+	times := replayTimes(e)
+	runs := make([]measure.PlanTime, len(times))
+	for i, t := range times {
+		runs[i] = measure.PlanTime{PlanMs: t, LaunchMs: []float64{t}}
+	}
+	obs := measure.TimeObservations(runs, 1, ReplayMethod)
+	en, ok := e.Energy()
+	if !ok {
+		return obs
+	}
+	t, _ := obs.Get("time")
+	set := func(name string, v float64) {
+		obs.Set(measure.Observation{Name: name, Unit: measure.UnitOf(name), Value: v, Method: ReplayMethod, Launch: measure.PlanScope})
+	}
+	set("energy", en.EnergyJ)
+	set("power", en.PowerW)
+	set("edp", en.EnergyJ*t/1e3)
+	for name, v := range map[string]float64{"sm_clock": en.SMClockMHz, "mem_clock": en.MemClockMHz, "temperature": en.TemperatureC} {
+		if v != 0 {
+			set(name, v)
+		}
+	}
+	return obs
 }
 
 // replayTimes are the launch times to report for a valid entry.
@@ -239,20 +280,26 @@ func extra(e *Entry, names ...string) (float64, bool) {
 	return 0, false
 }
 
-// Energy is the recorded energy as a replay reports it (see energyOf), or
-// nil when the entry records neither energy nor power.
-func (e *Entry) Energy() *backend.Energy { return energyOf(e) }
+// RecordedEnergy is an entry's recorded energy of one launch.
+type RecordedEnergy struct {
+	EnergyJ      float64 // J per launch
+	PowerW       float64 // W
+	SMClockMHz   float64 // 0 when not recorded
+	MemClockMHz  float64
+	TemperatureC float64
+}
 
-// energyOf gives the recorded energy of a valid entry, or nil: energy per
-// launch (J) from "energy", "nvml_energy" or "ps_energy", power (W) from
-// "power", "nvml_power" or "ps_power" (Kernel Tuner's observer names), one
-// derived from the other and the time when only one is recorded; SM clock
-// from core_freq, memory clock from mem_freq, temperature.
-func energyOf(e *Entry) *backend.Energy {
+// Energy gives the recorded energy of a valid entry; ok is false when it
+// records neither energy nor power: energy per launch (J) from "energy",
+// "nvml_energy" or "ps_energy", power (W) from "power", "nvml_power" or
+// "ps_power" (Kernel Tuner's observer names), one derived from the other
+// and the time when only one is recorded; SM clock from core_freq, memory
+// clock from mem_freq, temperature.
+func (e *Entry) Energy() (RecordedEnergy, bool) {
 	en, hasE := extra(e, "energy", "nvml_energy", "ps_energy")
 	pw, hasP := extra(e, "power", "nvml_power", "ps_power")
 	if !hasE && !hasP {
-		return nil
+		return RecordedEnergy{}, false
 	}
 	t := e.Time / 1000 // s
 	switch {
@@ -261,11 +308,11 @@ func energyOf(e *Entry) *backend.Energy {
 	case !hasP:
 		pw = en / t
 	}
-	out := &backend.Energy{WindowS: t, Launches: 1, EnergyJ: en, EnergyPerLaunchJ: en, MeanPowerW: pw, Method: "replay"}
+	out := RecordedEnergy{EnergyJ: en, PowerW: pw}
 	out.SMClockMHz, _ = extra(e, "core_freq", "sm_clock")
 	out.MemClockMHz, _ = extra(e, "mem_freq", "mem_clock")
 	out.TemperatureC, _ = extra(e, "temperature")
-	return out
+	return out, true
 }
 
 // Close does nothing.

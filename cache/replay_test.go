@@ -72,7 +72,7 @@ func TestReplayEveryConfiguration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := r.Run(ctx, j, b)
+		res, err := r.Run(ctx, backend.SingleLaunch(j, b, nil, measure.Request{}, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestReplayParameterMismatch(t *testing.T) {
 	}
 }
 
-// A cache with energy observations replays them as backend.Energy: energy
+// A cache with energy observations replays them as typed observations: energy
 // per launch from "energy", power derived from it and the time.
 func TestReplayEnergy(t *testing.T) {
 	c := load(t, filepath.Join(datasets(t), "kernel_tuner_energy", "test_cache_time_energy.json"))
@@ -191,24 +191,25 @@ func TestReplayEnergy(t *testing.T) {
 	if !r.Device().HasEnergyCounter || r.Device().Name != "NVIDIA RTX 4000 Ada Generation" {
 		t.Errorf("device %+v", r.Device())
 	}
-	res, err := r.Run(context.Background(), &backend.Job{Key: "128,1080"}, &backend.Binary{})
+	res, err := r.Run(context.Background(), backend.SingleLaunch(&backend.Job{Key: "128,1080"}, &backend.Binary{}, nil, measure.Request{}, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := res.Energy
-	if e == nil || e.EnergyPerLaunchJ != 0.23700487666378292 || math.Abs(e.MeanPowerW-74.87357094573784) > 1e-9 ||
-		e.SMClockMHz != 1080 || e.TemperatureC != 45 || e.Method != "replay" {
-		t.Fatalf("energy %+v", e)
+	for _, o := range res.Observations {
+		if o.Method != ReplayMethod || o.Unit != measure.UnitOf(o.Name) {
+			t.Errorf("observation %+v", o)
+		}
 	}
-	obs := objective.Observations(res, 0)
-	if obs["energy"] != 0.23700487666378292 || math.Abs(obs["time"]-3.165401004254818) > 1e-12 {
+	obs := objective.Observations(res, 0).Plan()
+	if obs["energy"] != 0.23700487666378292 || math.Abs(obs["power"]-74.87357094573784) > 1e-9 || obs["sm_clock"] != 1080 ||
+		obs["temperature"] != 45 || math.Abs(obs["time"]-3.165401004254818) > 1e-12 {
 		t.Errorf("observations %v", obs)
 	}
 
 	// nvml_power only: energy per launch derived from power × time.
 	a := load(t, filepath.Join(datasets(t), "kernel_tuner_energy", "synthetic_fp32_cache_NVIDIA_RTX_A4000.json"))
-	en := energyOf(a.Entries["1024,64,1024,2100"])
-	if en == nil || en.MeanPowerW != 139.161 || math.Abs(en.EnergyPerLaunchJ-139.161*77.53778305053712/1000) > 1e-12 {
+	en, ok := a.Entries["1024,64,1024,2100"].Energy()
+	if !ok || en.PowerW != 139.161 || math.Abs(en.EnergyJ-139.161*77.53778305053712/1000) > 1e-12 {
 		t.Errorf("energy from nvml_power %+v", en)
 	}
 }

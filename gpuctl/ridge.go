@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/measure"
 )
 
 // PowerSample is the mean power (W) of the synthetic kernel at an
@@ -195,22 +196,28 @@ func SyntheticProblem(sms int) (*backend.Problem, *backend.Job) {
 	}
 	grid := sms * synthBlocksSM
 	threads := float64(grid * synthBlock)
-	p := &backend.Problem{
+	p := backend.Single(backend.Kernel{
 		KernelName: "fp32_kernel", Source: SyntheticSource, SourceName: "fp32_kernel.cu", Language: "CUDA",
 		Args: []backend.Arg{{Name: "ptr", Type: "float", Kind: backend.ArgVector, Count: int64(threads), Fill: backend.Fill{Type: "Constant"}}},
-	}
+	})
 	j := &backend.Job{
 		Key:     fmt.Sprintf("%d,%d,%d", synthBlock, synthOuter, synthInner),
 		Defines: []backend.Define{{Name: "nr_outer", Value: fmt.Sprint(synthOuter)}, {Name: "nr_inner", Value: fmt.Sprint(synthInner)}},
 		Grid:    [3]int{grid, 1, 1}, Block: [3]int{synthBlock, 1, 1},
-		Iterations: 3, Energy: true, EnergyWindow: time.Second,
 		Work: &backend.Work{Flops: 2 * synthOuter * synthInner * threads, Bytes: 4 * threads, Registers: 32, Efficiency: 1},
 	}
 	return p, j
 }
 
+// syntheticMeasure is the measurement of the synthetic kernel: three timed
+// runs and one energy window of 1 s, in the device state of set.
+func syntheticMeasure(set *backend.Settings) measure.Request {
+	return measure.Request{Iterations: 3, Energy: true, EnergyWindow: time.Second,
+		StateKey: set.StateKey()}
+}
+
 // MeasurePowerCurve runs the synthetic kernel on be at each SM clock
-// (Job.Settings.CoreClockMHz; on a real GPU be must apply them: Wrap with
+// (Plan.Settings.CoreClockMHz; on a real GPU be must apply them: Wrap with
 // a Session) and returns the observed clock and mean power of each run.
 // Errors: the backend's, or a configuration that did not run.
 func MeasurePowerCurve(ctx context.Context, be backend.Backend, clocks []int) ([]PowerSample, error) {
@@ -224,17 +231,19 @@ func MeasurePowerCurve(ctx context.Context, be backend.Backend, clocks []int) ([
 	}
 	var out []PowerSample
 	for _, f := range clocks {
-		jj := *j
-		jj.Key = fmt.Sprintf("%s,%d", j.Key, f)
-		jj.Settings = &backend.Settings{CoreClockMHz: f}
-		res, err := be.Run(ctx, &jj, bin)
+		set := &backend.Settings{CoreClockMHz: f}
+		plan := backend.SingleLaunch(j, bin, set, syntheticMeasure(set), 0)
+		plan.Key = fmt.Sprintf("%s,%d", j.Key, f)
+		res, err := be.Run(ctx, plan)
 		if err != nil {
 			return nil, err
 		}
-		if res.Status != backend.StatusValid || res.Energy == nil {
+		clock, okC := res.Observations.Get("sm_clock")
+		power, okP := res.Observations.Get("power")
+		if res.Status != backend.StatusValid || !okC || !okP {
 			return nil, fmt.Errorf("gpuctl: synthetic kernel at %d MHz: %s %s", f, res.Status, res.Reason)
 		}
-		out = append(out, PowerSample{ClockMHz: res.Energy.SMClockMHz, PowerW: res.Energy.MeanPowerW})
+		out = append(out, PowerSample{ClockMHz: clock, PowerW: power})
 	}
 	return out, nil
 }

@@ -197,9 +197,9 @@ func sane(st State, t Tables) error {
 }
 
 // Wrap returns be with GPU settings handled before each Run: the fields
-// of Job.Settings named in drop are cleared (parameters kept at one value
+// of Plan.Settings named in drop are cleared (parameters kept at one value
 // because the user may not change them), the rest are applied through s
-// (nil s: a job that still has Settings fails as launch_failed, changing
+// (nil s: a plan that still has Settings fails as launch_failed, changing
 // nothing). A setting that fails makes that configuration launch_failed
 // with the reason; the run goes on.
 func Wrap(be backend.Backend, s *Session, drop map[string]bool) backend.Backend {
@@ -215,11 +215,11 @@ type wrapped struct {
 // Unwrap is the wrapped backend.
 func (w *wrapped) Unwrap() backend.Backend { return w.Backend }
 
-func (w *wrapped) Run(ctx context.Context, j *backend.Job, b *backend.Binary) (*backend.Result, error) {
-	if j == nil || j.Settings == nil {
-		return w.Backend.Run(ctx, j, b)
+func (w *wrapped) Run(ctx context.Context, p *backend.Plan) (*backend.Result, error) {
+	if p == nil || p.Settings == nil {
+		return w.Backend.Run(ctx, p)
 	}
-	jj, st := *j, *j.Settings
+	jj, st := *p, *p.Settings
 	if w.drop[backend.ParamCoreClock] {
 		st.CoreClockMHz = 0
 	}
@@ -231,7 +231,7 @@ func (w *wrapped) Run(ctx context.Context, j *backend.Job, b *backend.Binary) (*
 	}
 	if st == (backend.Settings{}) {
 		jj.Settings = nil
-		return w.Backend.Run(ctx, &jj, b)
+		return w.Backend.Run(ctx, &jj)
 	}
 	jj.Settings = &st
 	fail := func(reason string) (*backend.Result, error) {
@@ -243,5 +243,5 @@ func (w *wrapped) Run(ctx context.Context, j *backend.Job, b *backend.Binary) (*
 	if err := w.s.Apply(st); err != nil {
 		return fail("GPU settings: " + err.Error())
 	}
-	return w.Backend.Run(ctx, &jj, b)
+	return w.Backend.Run(ctx, &jj)
 }

@@ -229,7 +229,7 @@ func Run(x Executor, m *Meter, r Request, extra ...Observer) (*Outcome, error) {
 	for _, t := range times {
 		out.GPUSeconds += t.PlanMs / 1e3
 	}
-	addTimes(&out.Observations, times, x.Launches(), timing+"-events")
+	out.Observations = append(out.Observations, TimeObservations(times, x.Launches(), timing+"-events")...)
 
 	sess := &Session{Exec: x, Meter: m, Request: r, PlanMs: Median(planMs(times))}
 	var observers []Observer
@@ -294,7 +294,12 @@ var TimeQuantities = []Quantity{
 	{"time_ci_high", "ms", "high end of that interval"},
 }
 
-func addTimes(out *Observations, ts []PlanTime, launches int, method string) {
+// TimeObservations are the timing observations of timed runs ts of a
+// plan of launches launches (TimeQuantities for the plan; time and
+// time_median for each launch), all with method.
+func TimeObservations(ts []PlanTime, launches int, method string) Observations {
+	var obs Observations
+	out := &obs
 	v := planMs(ts)
 	st := Summarize(v)
 	lo, hi := BootstrapCI(v, 2000, 0.95, 1)
@@ -322,4 +327,5 @@ func addTimes(out *Observations, ts []PlanTime, launches int, method string) {
 		lb.add("time", "ms", ls.Mean)
 		lb.add("time_median", "ms", ls.Median)
 	}
+	return obs
 }

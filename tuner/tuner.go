@@ -431,7 +431,7 @@ func (r *run) propose() error {
 				return fmt.Errorf("configuration %s: %w", key, err)
 			}
 			plan.Measure = r.request
-			plan.Measure.StateKey = stateKey(plan.Settings)
+			plan.Measure.StateKey = plan.Settings.StateKey()
 			p := &pending{index: idx, cfg: cfg, plan: plan, done: make(chan compiled, 1)}
 			r.queue = append(r.queue, p)
 			go func() {
@@ -445,14 +445,6 @@ func (r *run) propose() error {
 	return nil
 }
 
-// stateKey names the device state of GPU settings: idle power is
-// measured once per state (measure.Meter).
-func stateKey(s *backend.Settings) string {
-	if s == nil {
-		return ""
-	}
-	return fmt.Sprintf("%d/%d/%g", s.CoreClockMHz, s.MemClockMHz, s.PowerLimitW)
-}
 
 // budget combines the command line with the spec's T1 Budget: the tighter
 // of each bound wins.
@@ -499,7 +491,7 @@ func runReference(ctx context.Context, c Config, req measure.Request) error {
 	if err != nil {
 		return fmt.Errorf("reference configuration: %w", err)
 	}
-	plan.Measure = measure.Request{Iterations: 1, SaveReference: true, StateKey: stateKey(plan.Settings)}
+	plan.Measure = measure.Request{Iterations: 1, SaveReference: true, StateKey: plan.Settings.StateKey()}
 	job := plan.Launches[0].Job
 	bin, err := c.Backend.Compile(ctx, job)
 	if err != nil {
