@@ -24,8 +24,8 @@
 // CUDA context, but clocks and the power limit are device-wide NVML
 // settings, not CUDA state, so gtune applies them from the parent process
 // (this package, NVML only) before each Run; the worker only observes the
-// clocks during the energy window (backend.Energy.SMClockMHz,
-// MemClockMHz), and those observed clocks, not the requested ones, are
+// clocks during the energy window (the sm_clock and mem_clock
+// observations of measure.EnergyObserver), and those observed clocks, not the requested ones, are
 // what the results database records as sm_clock and mem_clock.
 package gpuctl
 

@@ -330,8 +330,8 @@ func TestEnergyOptimaOfRecordedCaches(t *testing.T) {
 		pi := slices.Index(c.ParamNames, tc.param)
 		best, bestE := -1.0, math.Inf(1)
 		for _, e := range c.Entries {
-			en := e.Energy()
-			if !e.Valid() || en == nil {
+			en, ok := e.Energy()
+			if !e.Valid() || !ok {
 				continue
 			}
 			if en.EnergyJ < bestE {
@@ -346,7 +346,9 @@ func TestEnergyOptimaOfRecordedCaches(t *testing.T) {
 	// The thesis-style comparison: 21.4 J at 1005 MHz against 30.1 J at
 	// the highest clock on the A100.
 	c := loadCache(t, "synthetic_fp32_cache_NVIDIA_A100-PCIE-40GB.json")
-	lo, hi := c.Entries["1024,64,1024,1005"].Energy().EnergyJ, c.Entries["1024,64,1024,1410"].Energy().EnergyJ
+	elo, _ := c.Entries["1024,64,1024,1005"].Energy()
+	ehi, _ := c.Entries["1024,64,1024,1410"].Energy()
+	lo, hi := elo.EnergyJ, ehi.EnergyJ
 	if math.Round(lo*10) != 214 || math.Round(hi*10) != 301 {
 		t.Fatalf("A100 energy %.2f J at 1005 MHz, %.2f J at 1410 MHz", lo, hi)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/space"
@@ -142,7 +143,7 @@ func TestReplayMissingConfiguration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Run(ctx, j, b); err == nil || !strings.Contains(err.Error(), gone) || !strings.Contains(err.Error(), "not in the cache") {
+	if _, err := r.Run(ctx, backend.SingleLaunch(j, b, nil, measure.Request{}, 0)); err == nil || !strings.Contains(err.Error(), gone) || !strings.Contains(err.Error(), "not in the cache") {
 		t.Fatalf("Run of a missing configuration: %v", err)
 	}
 	// use_padding=1 with use_shmem=0 fails the restrictions.
@@ -150,7 +151,7 @@ func TestReplayMissingConfiguration(t *testing.T) {
 	if _, ok := sp.Lookup(restricted); ok {
 		t.Fatalf("%s is valid", restricted)
 	}
-	res, err := r.Run(ctx, &backend.Job{Key: restricted}, &backend.Binary{})
+	res, err := r.Run(ctx, backend.SingleLaunch(&backend.Job{Key: restricted}, &backend.Binary{}, nil, measure.Request{}, 0))
 	if err != nil || res.Status != backend.StatusLaunchFailed || !strings.HasPrefix(res.Reason, cache.MarkerInvalid) {
 		t.Fatalf("Run of a restricted configuration: %+v, %v", res, err)
 	}

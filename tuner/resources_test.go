@@ -43,8 +43,8 @@ func (p plainSim) Prepare(ctx context.Context, pr *backend.Problem) error {
 func (p plainSim) Compile(ctx context.Context, j *backend.Job) (*backend.Binary, error) {
 	return p.s.Compile(ctx, j)
 }
-func (p plainSim) Run(ctx context.Context, j *backend.Job, b *backend.Binary) (*backend.Result, error) {
-	return p.s.Run(ctx, j, b)
+func (p plainSim) Run(ctx context.Context, pl *backend.Plan) (*backend.Result, error) {
+	return p.s.Run(ctx, pl)
 }
 func (p plainSim) Close() error { return p.s.Close() }
 

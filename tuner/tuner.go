@@ -445,7 +445,6 @@ func (r *run) propose() error {
 	return nil
 }
 
-
 // budget combines the command line with the spec's T1 Budget: the tighter
 // of each bound wins.
 func budget(c Config, size int) (int, time.Duration) {

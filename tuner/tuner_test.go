@@ -419,12 +419,12 @@ func TestAbovePowerLimitNoted(t *testing.T) {
 		limit, power float64
 		noted        bool
 	}{{0, 741, true}, {0, 690, false}, {300, 350, true}, {300, 290, false}} {
-		j := &backend.Job{}
+		var set *backend.Settings
 		if tc.limit > 0 {
-			j.Settings = &backend.Settings{PowerLimitW: tc.limit}
+			set = &backend.Settings{PowerLimitW: tc.limit}
 		}
 		o := &Outcome{Observations: map[string]float64{"power": tc.power}}
-		abovePowerLimit(c, j, o)
+		abovePowerLimit(c, set, o)
 		if got := o.Observations["above_power_limit"] == 1; got != tc.noted || got != strings.Contains(o.Reason, "is above the enforced power limit") {
 			t.Errorf("limit %v power %v: noted %v reason %q", tc.limit, tc.power, got, o.Reason)
 		}

@@ -252,21 +252,12 @@ func replayOptimum(r *cache.Replay, sp *space.Space, objective string) (string, 
 		if !ok || !e.Valid() {
 			continue
 		}
-		v := e.Time
-		if objective != "time" {
-			en := e.Energy()
-			switch {
-			case objective != "energy" && objective != "power" && objective != "edp":
-				return "", math.NaN()
-			case en == nil:
-				continue
-			case objective == "energy":
-				v = en.EnergyPerLaunchJ
-			case objective == "power":
-				v = en.MeanPowerW
-			default:
-				v = en.EnergyPerLaunchJ * e.Time / 1000
-			}
+		if objective != "time" && objective != "energy" && objective != "power" && objective != "edp" {
+			return "", math.NaN()
+		}
+		v, ok := e.Observations().Get(objective)
+		if !ok {
+			continue
 		}
 		if !math.IsNaN(v) && v < best {
 			best, bestKey = v, sp.Key(i)
