@@ -333,7 +333,9 @@ func (p *ResourceProvider) prepare() error {
 	if err != nil {
 		return err
 	}
-	prob.Args, prob.Verification = nil, nil
+	for i := range prob.Kernels {
+		prob.Kernels[i].Args, prob.Kernels[i].Verification = nil, nil
+	}
 	if err := p.be.Prepare(p.ctx, prob); err != nil {
 		return fmt.Errorf("preparing the backend to compile: %w", err)
 	}
