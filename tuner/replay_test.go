@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
-	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/cache"
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
