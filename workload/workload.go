@@ -1,0 +1,295 @@
+// Package workload composes several kernels — each a spec and one of its
+// configurations — into one plan of launches that run together on one
+// GPU: the unit of concurrent-kernel tuning
+// (multi-kernel-autotuning-performance-energy.md, Algorithms 3 and 4) and
+// of launch ordering (symbiotic-scheduling-concurrent-kernels.md). A
+// workload of one kernel is the plan the tuner builds for a spec.
+package workload
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/store"
+)
+
+// Launch is one kernel of a workload: a spec, one configuration of its
+// search space (values in parameter order) and the stream it is issued
+// on. Launches on one stream run in workload order; on different streams
+// they may run concurrently.
+type Launch struct {
+	Spec   *spec.Spec
+	Config []expr.Value
+	Stream int
+}
+
+// Workload is kernels launched together, in issue order.
+type Workload struct {
+	Launches []Launch
+}
+
+// KeySeparator joins the launches' configuration keys into the plan's key.
+const KeySeparator = "|"
+
+// Key is the plan's configuration key: each launch's key (with its stream
+// when the launches use several) joined by KeySeparator.
+func (w *Workload) Key() string {
+	keys := make([]string, len(w.Launches))
+	for i, l := range w.Launches {
+		keys[i] = l.Spec.Key(l.Config)
+		if w.streams() > 1 {
+			keys[i] += fmt.Sprintf("@s%d", l.Stream)
+		}
+	}
+	return strings.Join(keys, KeySeparator)
+}
+
+func (w *Workload) streams() int {
+	n := 1
+	for _, l := range w.Launches {
+		n = max(n, l.Stream+1)
+	}
+	return n
+}
+
+// Hash identifies the workload's kernels (their spec hashes, in order):
+// the results database keys reuse on it as on a spec's hash. One launch's
+// hash is its spec's.
+func (w *Workload) Hash() string {
+	if len(w.Launches) == 1 {
+		return w.Launches[0].Spec.Hash
+	}
+	h := sha256.New()
+	h.Write([]byte("gtune-workload-1"))
+	for _, l := range w.Launches {
+		h.Write([]byte{0})
+		h.Write([]byte(l.Spec.Hash))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Names is the kernels' names joined by "+", for the run record.
+func (w *Workload) Names() string {
+	n := make([]string, len(w.Launches))
+	for i, l := range w.Launches {
+		n[i] = l.Spec.KernelName
+	}
+	return strings.Join(n, "+")
+}
+
+// Paths is the specs' paths joined by ",".
+func (w *Workload) Paths() string {
+	n := make([]string, len(w.Launches))
+	for i, l := range w.Launches {
+		n[i] = l.Spec.Path
+	}
+	return strings.Join(n, ",")
+}
+
+// Params are the launches' tunable parameters for the results database,
+// each name prefixed with its launch ("k0.block_size_x") when there are
+// several launches.
+func (w *Workload) Params() []store.Param {
+	var out []store.Param
+	for i, l := range w.Launches {
+		for k, p := range l.Spec.Params {
+			name := p.Name
+			if len(w.Launches) > 1 {
+				name = fmt.Sprintf("k%d.%s", i, name)
+			}
+			out = append(out, store.Param{Name: name, Value: l.Config[k].GoValue()})
+		}
+	}
+	return out
+}
+
+// Plan composes the workload: the problem (each launch's kernel, with
+// its own arguments and verification, Kernels[i] for launch i) and the
+// plan of launches, uncompiled (Launches[i].Binary is nil), measured with
+// req. GPU settings come from the launches' tunable parameters
+// nvml_gr_clock, nvml_mem_clock and nvml_pwr_limit: they set the one
+// device state of the plan, so launches that ask for different values
+// are an error. Errors: a launch's configuration that does not evaluate
+// (spec.Spec.Plan), a negative stream, conflicting GPU settings.
+func (w *Workload) Plan(req measure.Request, timeout time.Duration) (*backend.Problem, *backend.Plan, error) {
+	if len(w.Launches) == 0 {
+		return nil, nil, errors.New("workload: no launch")
+	}
+	prob := &backend.Problem{}
+	plan := &backend.Plan{Key: w.Key(), Measure: req, Timeout: timeout}
+	for i, l := range w.Launches {
+		if l.Stream < 0 {
+			return nil, nil, fmt.Errorf("workload: launch %d (%s): negative stream %d", i, l.Spec.KernelName, l.Stream)
+		}
+		p, err := l.Spec.Problem()
+		if err != nil {
+			return nil, nil, err
+		}
+		one, err := l.Spec.Plan(l.Config)
+		if err != nil {
+			return nil, nil, fmt.Errorf("workload: launch %d (%s): %w", i, l.Spec.KernelName, err)
+		}
+		if err := mergeSettings(plan, one.Settings, i); err != nil {
+			return nil, nil, err
+		}
+		j := one.Launches[0].Job
+		j.Kernel = len(prob.Kernels)
+		prob.Kernels = append(prob.Kernels, p.Kernels...)
+		plan.Launches = append(plan.Launches, backend.Launch{Job: j, Stream: l.Stream})
+	}
+	plan.Measure.StateKey = plan.Settings.StateKey()
+	return prob, plan, nil
+}
+
+func mergeSettings(plan *backend.Plan, s *backend.Settings, launch int) error {
+	if s == nil {
+		return nil
+	}
+	if plan.Settings == nil {
+		c := *s
+		plan.Settings = &c
+		return nil
+	}
+	p := plan.Settings
+	for _, f := range []struct {
+		name     string
+		have, is float64
+	}{
+		{backend.ParamCoreClock, float64(p.CoreClockMHz), float64(s.CoreClockMHz)},
+		{backend.ParamMemClock, float64(p.MemClockMHz), float64(s.MemClockMHz)},
+		{backend.ParamPowerLimit, p.PowerLimitW, s.PowerLimitW},
+	} {
+		if f.have != 0 && f.is != 0 && f.have != f.is {
+			return fmt.Errorf("workload: launch %d asks for %s %g, an earlier launch for %g: one GPU has one setting", launch, f.name, f.is, f.have)
+		}
+	}
+	if s.CoreClockMHz != 0 {
+		p.CoreClockMHz = s.CoreClockMHz
+	}
+	if s.MemClockMHz != 0 {
+		p.MemClockMHz = s.MemClockMHz
+	}
+	if s.PowerLimitW != 0 {
+		p.PowerLimitW = s.PowerLimitW
+	}
+	return nil
+}
+
+// NeedsReference reports whether some kernel's outputs are checked
+// against a reference configuration's (its verification has fewer
+// expected contents than outputs).
+func NeedsReference(p *backend.Problem) bool {
+	for _, k := range p.Kernels {
+		if kernelNeedsReference(k) {
+			return true
+		}
+	}
+	return false
+}
+
+func kernelNeedsReference(k backend.Kernel) bool {
+	v := k.Verification
+	if v == nil {
+		return false
+	}
+	outputs := 0
+	for _, a := range k.Args {
+		if a.Output {
+			outputs++
+		}
+	}
+	return len(v.Expected) < outputs
+}
+
+// Reference computes the reference outputs of every kernel of prob that
+// needs them: it points each kernel's verification at its own folder
+// under dir (kernels may share argument names) and runs the plan of each
+// launch's reference configuration (spec.Spec.ReferenceConfig) once with
+// SaveReference, on the same streams. be must be prepared with prob.
+// Errors: a spec without a reference configuration, one that does not
+// compile, or a reference plan that fails.
+func (w *Workload) Reference(ctx context.Context, be backend.Backend, prob *backend.Problem, dir string) error {
+	ref := &Workload{}
+	for i, l := range w.Launches {
+		if v := prob.Kernels[i].Verification; v != nil {
+			v.ReferenceDir = filepath.Join(dir, fmt.Sprintf("k%d", i))
+			if err := os.MkdirAll(v.ReferenceDir, 0o755); err != nil {
+				return err
+			}
+		}
+		cfg, ok, err := l.Spec.ReferenceConfig()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if kernelNeedsReference(prob.Kernels[i]) {
+				return fmt.Errorf("%s: outputs need a reference: give ReferenceArguments or Gtune.Reference.Configuration", l.Spec.Path)
+			}
+			// Its outputs are checked against expected contents: the
+			// reference plan runs it only to keep the plan's shape.
+			cfg = l.Config
+		}
+		ref.Launches = append(ref.Launches, Launch{Spec: l.Spec, Config: cfg, Stream: l.Stream})
+	}
+	_, plan, err := ref.Plan(measure.Request{Iterations: 1, SaveReference: true}, 0)
+	if err != nil {
+		return fmt.Errorf("reference configuration: %w", err)
+	}
+	if err := Compile(ctx, be, plan); err != nil {
+		return fmt.Errorf("reference configuration: %w", err)
+	}
+	res, err := be.Run(ctx, plan)
+	if err != nil {
+		return fmt.Errorf("reference configuration %s: %w", plan.Key, err)
+	}
+	if res.Status != backend.StatusValid {
+		return fmt.Errorf("reference configuration %s failed (%s): %s", plan.Key, res.Status, res.Reason)
+	}
+	return nil
+}
+
+// Compile compiles every launch of plan (concurrently: each is an
+// independent NVRTC compilation) and sets its Binary. The error names
+// the launch whose compilation failed (a *backend.CompileError inside).
+func Compile(ctx context.Context, be backend.Backend, plan *backend.Plan) error {
+	errs := make([]error, len(plan.Launches))
+	done := make(chan int, len(plan.Launches))
+	for i := range plan.Launches {
+		go func() {
+			l := &plan.Launches[i]
+			l.Binary, errs[i] = be.Compile(ctx, l.Job)
+			done <- i
+		}()
+	}
+	for range plan.Launches {
+		<-done
+	}
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("launch %d (configuration %s): %w", i, plan.Launches[i].Job.Key, err)
+		}
+	}
+	return nil
+}
+
+// CompileMs is the sum of the launches' compile times, ms.
+func CompileMs(plan *backend.Plan) float64 {
+	t := 0.0
+	for _, l := range plan.Launches {
+		if l.Binary != nil {
+			t += l.Binary.CompileMs
+		}
+	}
+	return t
+}
