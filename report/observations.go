@@ -1,0 +1,37 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/gtune/gtune/measure"
+)
+
+// WriteObservations prints typed observations as a table, the whole plan
+// first and then each launch (launches names them, indexed like the
+// plan's launches): name, value, unit and the method that measured it.
+func WriteObservations(w io.Writer, obs measure.Observations, launches []string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "scope\tobservation\tvalue\tunit\tmethod")
+	for _, o := range obs.Sorted() {
+		scope := "plan"
+		if o.Launch != measure.PlanScope {
+			scope = fmt.Sprintf("launch %d", o.Launch)
+			if o.Launch < len(launches) {
+				scope += " (" + launches[o.Launch] + ")"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", scope, o.Name, formatValue(o.Value), o.Unit, o.Method)
+	}
+	tw.Flush()
+}
+
+// formatValue prints a value with 5 significant digits, integers whole.
+func formatValue(v float64) string {
+	if v == float64(int64(v)) && v < 1e15 && v > -1e15 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'g', 5, 64)
+}
