@@ -136,7 +136,7 @@ var RunQuantities = []Quantity{
 func Quantities() []Quantity {
 	var out []Quantity
 	seen := map[string]bool{}
-	for _, list := range [][]Quantity{TimeQuantities, EnergyQuantities, ClockObserver{}.Provides(), ResourceQuantities, RunQuantities} {
+	for _, list := range [][]Quantity{TimeQuantities, EnergyQuantities, ClockObserver{}.Provides(), registeredQuantities(), ResourceQuantities, RunQuantities} {
 		for _, q := range list {
 			if !seen[q.Name] {
 				seen[q.Name] = true

@@ -73,6 +73,13 @@ type Request struct {
 	// StateKey names the device state (its GPU settings); idle power is
 	// measured once per state.
 	StateKey string `json:"state_key"`
+	// Observers are registered observers (Register) run after the
+	// built-in ones, by name.
+	Observers []string `json:"observers,omitempty"`
+	// SensorLagS is the power sensor's time constant C, s, for the lag
+	// correction of sampled power (CorrectLag; the device database's
+	// SensorCapacitanceS); 0: no correction.
+	SensorLagS float64 `json:"sensor_lag_s,omitempty"`
 }
 
 // Defaults of Request.
@@ -190,7 +197,9 @@ func (m *Meter) warm(want bool) bool {
 // Run measures a plan: a verification run (when asked), one warm-up run,
 // Iterations timed runs, then each observer in turn — the energy
 // observer when the request asks for energy and the GPU has sensors,
-// else the clock observer — followed by extra. Timing observations are
+// else the clock observer — followed by the request's named observers
+// (Register) and extra. An unknown observer name is an error before
+// anything runs. Timing observations are
 // computed here (TimeQuantities); a failure of the plan is a
 // *StageError; a failed verification is an Outcome with a Verdict whose
 // Failure is set and nothing else measured.
@@ -198,6 +207,15 @@ func Run(x Executor, m *Meter, r Request, extra ...Observer) (*Outcome, error) {
 	if m == nil {
 		m = &Meter{}
 	}
+	var named []Observer
+	for _, name := range r.Observers {
+		o, err := NewObserver(name)
+		if err != nil {
+			return nil, err
+		}
+		named = append(named, o)
+	}
+	extra = append(named, extra...)
 	out := &Outcome{}
 	timing, _ := x.Provenance()
 	if r.Verify || r.SaveReference {

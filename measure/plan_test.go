@@ -101,7 +101,18 @@ func (g *fakeGPU) TemperatureC() (float64, error)                { return 50, ni
 func (g *fakeGPU) ClocksMHz() (float64, float64, error)          { return 1980, 2619, nil }
 func (g *fakeGPU) ClockEventReasons() (uint64, error)            { return 0, nil }
 func (g *fakeGPU) Throttle() (ThrottleTimes, error)              { return ThrottleTimes{}, nil }
-func (g *fakeGPU) PowerSamples(time.Time) ([]PowerSample, error) { return nil, ErrNoSensor }
+// PowerSamples are the mean power of each 20 ms since t0, stamped at
+// its end, as an H100's buffer holds them.
+func (g *fakeGPU) PowerSamples(since time.Time) ([]PowerSample, error) {
+	step := 20 * time.Millisecond
+	var out []PowerSample
+	for at := g.t0.Add(step); !at.After(g.now); at = at.Add(step) {
+		if at.After(since) {
+			out = append(out, PowerSample{At: at, W: (g.energyAt(at) - g.energyAt(at.Add(-step))) / step.Seconds()})
+		}
+	}
+	return out, nil
+}
 func (g *fakeGPU) InstantPowerW() (float64, error)               { return 0, ErrNoSensor }
 
 func TestRunTimesAndEnergyOfAPlan(t *testing.T) {
@@ -193,5 +204,52 @@ func TestClockObserverWithoutEnergy(t *testing.T) {
 	}
 	if _, ok := out.Observations.Get("energy"); ok {
 		t.Fatal("energy without asking")
+	}
+}
+
+func TestNamedObserverPowerSamples(t *testing.T) {
+	g := newFake()
+	out, err := Run(g, nil, Request{Iterations: 3, Observers: []string{"power-samples"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := out.Observations.Get("power_samples_energy")
+	if !ok || math.Abs(e-0.3) > 0.3*0.03 {
+		t.Fatalf("sampled_energy %v %v (notes %q), want 0.3 J", e, ok, out.Notes)
+	}
+	p, _ := out.Observations.Get("power_samples_power")
+	if math.Abs(p-300) > 300*0.03 {
+		t.Fatalf("sampled_power %v, want 300 W", p)
+	}
+	if _, err := Run(newFake(), nil, Request{Observers: []string{"wattmeter"}}); err == nil || !strings.Contains(err.Error(), `unknown observer "wattmeter"`) {
+		t.Fatalf("unknown observer: %v", err)
+	}
+	if UnitOf("power_samples_energy") != "J" {
+		t.Fatal("a registered observer's quantities are not among Quantities")
+	}
+}
+
+// CorrectLag undoes a first-order sensor lag: the lag-corrected power of
+// a sensor with C = 0.8 s follows the load, the raw samples do not.
+func TestLagCorrectionOfALaggingSensor(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := 0.8
+	var samples []PowerSample
+	pm := 50.0
+	for i := 0; i <= 200; i++ {
+		p := 50.0
+		if i >= 50 {
+			p = 250
+		}
+		// The sensor: dPm/dt = (P - Pm)/C, stepped every 10 ms.
+		pm += (p - pm) * 0.01 / c
+		samples = append(samples, PowerSample{At: t0.Add(time.Duration(i) * 10 * time.Millisecond), W: pm})
+	}
+	corr := CorrectLag(samples, c)
+	if raw := samples[100].W; raw > 200 {
+		t.Fatalf("raw sample %v already follows the step", raw)
+	}
+	if got := corr[100].W; math.Abs(got-250) > 10 {
+		t.Fatalf("corrected %v, want about 250 W", got)
 	}
 }

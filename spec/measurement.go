@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/gtune/gtune/measure"
@@ -55,6 +56,12 @@ func resolveProtocol(l *loader, r *RawMeasurement, m *Measurement) error {
 	if r.WarmupMaxSeconds > 0 {
 		m.Protocol.WarmupMax = time.Duration(r.WarmupMaxSeconds * float64(time.Second))
 	}
+	for i, name := range r.Observers {
+		if _, err := measure.NewObserver(name); err != nil {
+			return l.errf(fmt.Sprintf("%s[%d]", field("Observers"), i), "%v", err)
+		}
+	}
+	m.Observers = append([]string(nil), r.Observers...)
 	return nil
 }
 
@@ -65,7 +72,8 @@ func resolveProtocol(l *loader, r *RawMeasurement, m *Measurement) error {
 // repeated-trials protocol.
 func (s *Spec) Request() measure.Request {
 	m := s.Measurement
-	r := measure.Request{Iterations: m.Iterations, EnergyWindow: m.EnergyWindow, Energy: s.NeedsEnergy, Verify: s.verify != nil}
+	r := measure.Request{Iterations: m.Iterations, EnergyWindow: m.EnergyWindow, Energy: s.NeedsEnergy, Verify: s.verify != nil,
+		Observers: append([]string(nil), m.Observers...)}
 	if m.Energy != nil {
 		r.Energy = *m.Energy
 	}

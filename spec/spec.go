@@ -115,6 +115,9 @@ type Measurement struct {
 	// with Warmup on). One trial means one stand-alone counter window of
 	// EnergyWindow, as Kernel Tuner measures.
 	Protocol measure.Protocol
+	// Observers are registered observers run after the timing and energy
+	// (measure.Register), by name.
+	Observers []string
 }
 
 // Plausibility is the resolved Gtune.Plausibility: 0 means the default

@@ -406,17 +406,20 @@ func TestBadInput(t *testing.T) {
 			obj(m, "KernelSpecification").(map[string]any)["KernelFile"] = "kernels/missing.cu"
 		},
 			"KernelSpecification.KernelFile", "kernel source DIR/kernels/missing.cu does not exist (relative paths are relative to the spec's directory)"},
+		{"unknown observer", func(m map[string]any) {
+			obj(m, "Gtune").(map[string]any)["Measurement"] = map[string]any{"Observers": []any{"power-samples", "wattmeter"}}
+		}, "Gtune.Measurement.Observers[1]", `unknown observer "wattmeter" (known: clocks, energy, power-samples)`},
 		{"unknown objective", func(m map[string]any) { obj(m, "Gtune").(map[string]any)["Objective"] = "speed" },
 			"Gtune.Objective", `unknown objective "speed" (valid: time, energy, power, edp, throughput, GB/s, efficiency)`},
 		{"metric unknown name", func(m map[string]any) {
 			obj(m, "Gtune").(map[string]any)["Metrics"] = map[string]any{"x": "tim * 2"}
 			obj(m, "Gtune").(map[string]any)["Objective"] = "x"
-		}, "Gtune.Metrics[0] (x).Expression", `"tim * 2" reads "tim", which is not a tunable parameter, constant, earlier metric or observation (observations: time, time_median, time_min, time_max, time_std, time_cv, time_ci_low, time_ci_high, energy, power, edp, dynamic_energy, idle_power, sm_clock, mem_clock, temperature, clock_event_reasons, power_throttle_time, thermal_throttle_time, throttled, energy_window, energy_runs, energy_gpu_time, energy_ci_low, energy_ci_high, energy_cv, energy_trials, unstable, sample_energy, registers, shared_memory, local_memory, max_threads_per_block, compile_time, benchmark_time)`},
+		}, "Gtune.Metrics[0] (x).Expression", `"tim * 2" reads "tim", which is not a tunable parameter, constant, earlier metric or observation (observations: time, time_median, time_min, time_max, time_std, time_cv, time_ci_low, time_ci_high, energy, power, edp, dynamic_energy, idle_power, sm_clock, mem_clock, temperature, clock_event_reasons, power_throttle_time, thermal_throttle_time, throttled, energy_window, energy_runs, energy_gpu_time, energy_ci_low, energy_ci_high, energy_cv, energy_trials, unstable, sample_energy, power_samples_energy, power_samples_power, registers, shared_memory, local_memory, max_threads_per_block, compile_time, benchmark_time)`},
 		{"metric reads later metric", func(m map[string]any) {
 			obj(m, "Gtune").(map[string]any)["Metrics"] = []any{
 				map[string]any{"Name": "a", "Expression": "b + 1"}, map[string]any{"Name": "b", "Expression": "time"}}
 			obj(m, "Gtune").(map[string]any)["Objective"] = "time"
-		}, "Gtune.Metrics[0] (a).Expression", `"b + 1" reads "b", which is not a tunable parameter, constant, earlier metric or observation (observations: time, time_median, time_min, time_max, time_std, time_cv, time_ci_low, time_ci_high, energy, power, edp, dynamic_energy, idle_power, sm_clock, mem_clock, temperature, clock_event_reasons, power_throttle_time, thermal_throttle_time, throttled, energy_window, energy_runs, energy_gpu_time, energy_ci_low, energy_ci_high, energy_cv, energy_trials, unstable, sample_energy, registers, shared_memory, local_memory, max_threads_per_block, compile_time, benchmark_time)`},
+		}, "Gtune.Metrics[0] (a).Expression", `"b + 1" reads "b", which is not a tunable parameter, constant, earlier metric or observation (observations: time, time_median, time_min, time_max, time_std, time_cv, time_ci_low, time_ci_high, energy, power, edp, dynamic_energy, idle_power, sm_clock, mem_clock, temperature, clock_event_reasons, power_throttle_time, thermal_throttle_time, throttled, energy_window, energy_runs, energy_gpu_time, energy_ci_low, energy_ci_high, energy_cv, energy_trials, unstable, sample_energy, power_samples_energy, power_samples_power, registers, shared_memory, local_memory, max_threads_per_block, compile_time, benchmark_time)`},
 		{"reference unknown parameter", func(m map[string]any) {
 			obj(m, "Gtune", "Reference").(map[string]any)["Configuration"] = map[string]any{"block": 32}
 		}, "Gtune.Reference.Configuration.block", `"block" is not a tunable parameter`},

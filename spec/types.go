@@ -193,6 +193,9 @@ type RawMeasurement struct {
 	Warmup           *bool   `json:"Warmup,omitempty" yaml:"Warmup,omitempty"`                     // warm up until the temperature is steady before the first window (default true)
 	WarmupSlope      float64 `json:"WarmupSlope,omitempty" yaml:"WarmupSlope,omitempty"`           // steady: temperature slope below this, °C/s (default 0.25)
 	WarmupMaxSeconds float64 `json:"WarmupMaxSeconds,omitempty" yaml:"WarmupMaxSeconds,omitempty"` // longest warm-up (default 5 s)
+	// Observers are measurements besides time and energy, by the names
+	// package measure registers (e.g. "power-samples").
+	Observers []string `json:"Observers,omitempty" yaml:"Observers,omitempty"`
 }
 
 // RawSimulation describes a kernel's work for the simulated GPU. Each field but

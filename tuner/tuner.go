@@ -281,6 +281,11 @@ func start(ctx context.Context, c Config) (*run, error) {
 	if c.Objective.Name == objective.Energy || c.Objective.Name == objective.Power || c.Objective.Name == objective.EDP {
 		req.Energy = true
 	}
+	// The power sensor's lag, where the device database knows it, for
+	// observers that integrate sampled power (measure.CorrectLag).
+	if d, err := Description(c.Backend); err == nil {
+		req.SensorLagS = d.SensorCapacitanceS
+	}
 	dev := c.Backend.Device()
 	sr := &store.Run{
 		SpecHash: s.Hash, SpecPath: s.Path, Kernel: s.KernelName, Objective: c.Objective.Name,
