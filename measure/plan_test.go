@@ -97,10 +97,11 @@ func (g *fakeGPU) EnergyMJ() (uint64, error) {
 	at := g.t0.Add(g.now.Sub(g.t0) / step * step)
 	return uint64(g.energyAt(at) * 1000), nil
 }
-func (g *fakeGPU) TemperatureC() (float64, error)                { return 50, nil }
-func (g *fakeGPU) ClocksMHz() (float64, float64, error)          { return 1980, 2619, nil }
-func (g *fakeGPU) ClockEventReasons() (uint64, error)            { return 0, nil }
-func (g *fakeGPU) Throttle() (ThrottleTimes, error)              { return ThrottleTimes{}, nil }
+func (g *fakeGPU) TemperatureC() (float64, error)       { return 50, nil }
+func (g *fakeGPU) ClocksMHz() (float64, float64, error) { return 1980, 2619, nil }
+func (g *fakeGPU) ClockEventReasons() (uint64, error)   { return 0, nil }
+func (g *fakeGPU) Throttle() (ThrottleTimes, error)     { return ThrottleTimes{}, nil }
+
 // PowerSamples are the mean power of each 20 ms since t0, stamped at
 // its end, as an H100's buffer holds them.
 func (g *fakeGPU) PowerSamples(since time.Time) ([]PowerSample, error) {
@@ -113,7 +114,7 @@ func (g *fakeGPU) PowerSamples(since time.Time) ([]PowerSample, error) {
 	}
 	return out, nil
 }
-func (g *fakeGPU) InstantPowerW() (float64, error)               { return 0, ErrNoSensor }
+func (g *fakeGPU) InstantPowerW() (float64, error) { return 0, ErrNoSensor }
 
 func TestRunTimesAndEnergyOfAPlan(t *testing.T) {
 	g := newFake()

@@ -104,7 +104,6 @@ func Observations(r *backend.Result, compileMs float64) measure.Observations {
 	return out
 }
 
-
 // metricReads reports whether every name m reads is available, so that a
 // metric over energy observations is skipped, not failed, in a time-only run.
 func metricReads(m spec.Metric, have map[string]float64, env expr.Env) bool {
