@@ -15,11 +15,21 @@ import (
 func newSpaceCmd() *cobra.Command {
 	var list, asJSON bool
 	var maxConfigs int
+	var beastName, deviceID string
 	c := &cobra.Command{
-		Use:   "space SPEC",
-		Short: "Count (and list) the valid configurations of a kernel specification",
-		Args:  cobra.ExactArgs(1),
+		Use:   "space SPEC | space --beast NAME --device-id ID",
+		Short: "Count (and list) the valid configurations of a kernel specification, or of a declared space (--beast dgemm)",
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if beastName != "" {
+				if len(args) > 0 {
+					return badInput("give a SPEC or --beast, not both")
+				}
+				return runBeastSpace(cmd.OutOrStdout(), beastName, deviceID, list, asJSON)
+			}
+			if len(args) != 1 {
+				return badInput("space needs a SPEC (or --beast NAME --device-id ID)")
+			}
 			s, err := spec.LoadWith(args[0], spec.LoadOptions{NoSource: true})
 			if err != nil {
 				return err
@@ -86,6 +96,8 @@ func newSpaceCmd() *cobra.Command {
 	c.Flags().BoolVar(&list, "list", false, "print every valid configuration (CSV, or inside the JSON document with --json)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON document")
 	addMaxConfigsFlag(c.Flags(), &maxConfigs)
+	c.Flags().StringVar(&beastName, "beast", "", "a declared search space instead of a SPEC: dgemm (autotuning-gemm-energy-beast.md, Figure 3)")
+	c.Flags().StringVar(&deviceID, "device-id", "", "with --beast: the device-database id whose limits the constraints read, e.g. h100_sxm")
 	return c
 }
 
