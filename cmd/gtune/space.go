@@ -17,7 +17,7 @@ func newSpaceCmd() *cobra.Command {
 	var maxConfigs int
 	var beastName, deviceID string
 	c := &cobra.Command{
-		Use:   "space SPEC | space --beast NAME --device-id ID",
+		Use:   "space SPEC | space --beast NAME --device ID",
 		Short: "Count (and list) the valid configurations of a kernel specification, or of a declared space (--beast dgemm)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -28,7 +28,7 @@ func newSpaceCmd() *cobra.Command {
 				return runBeastSpace(cmd.OutOrStdout(), beastName, deviceID, list, asJSON)
 			}
 			if len(args) != 1 {
-				return badInput("space needs a SPEC (or --beast NAME --device-id ID)")
+				return badInput("space needs a SPEC (or --beast NAME --device ID)")
 			}
 			s, err := spec.LoadWith(args[0], spec.LoadOptions{NoSource: true})
 			if err != nil {
@@ -97,7 +97,7 @@ func newSpaceCmd() *cobra.Command {
 	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON document")
 	addMaxConfigsFlag(c.Flags(), &maxConfigs)
 	c.Flags().StringVar(&beastName, "beast", "", "a declared search space instead of a SPEC: dgemm (autotuning-gemm-energy-beast.md, Figure 3)")
-	c.Flags().StringVar(&deviceID, "device-id", "", "with --beast: the device-database id whose limits the constraints read, e.g. h100_sxm")
+	c.Flags().StringVar(&deviceID, "device", "", "with --beast: the device-database id whose limits the constraints read, e.g. h100_sxm")
 	return c
 }
 
