@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"github.com/gtune/gtune/measure"
 	"math"
 	"os"
 	"slices"
@@ -195,7 +196,7 @@ func TestTransferPriorsNeverTheEvaluatedCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := rs[0].Fraction[0]; !(f > p.Optimum()/Median(p.Sorted)) {
+	if f := rs[0].Fraction[0]; !(f > p.Optimum()/measure.Median(p.Sorted)) {
 		t.Fatalf("fraction of optimum after 5: %v", f)
 	}
 }

@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"github.com/gtune/gtune/measure"
 	"math"
 	"sort"
 )
@@ -81,19 +82,10 @@ func ExpectedRandomBest(sorted []float64, m int) float64 {
 	return e
 }
 
-// Median of the valid values, numpy's definition.
-func Median(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
-}
-
 // CutoffEvals is the number of evaluations random search (RandomBaseline)
 // needs to reach optimum + (1 − p)·(median − optimum).
 func CutoffEvals(sorted []float64, p float64) int {
-	target := sorted[0] + (1-p)*(Median(sorted)-sorted[0])
+	target := sorted[0] + (1-p)*(measure.Median(sorted)-sorted[0])
 	// The largest rank whose value reaches the target.
 	c := sort.Search(len(sorted), func(i int) bool { return sorted[i] > target })
 	// Smallest m with round((n+1)/(m+1)) <= c.

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/benchmark"
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/strategy"
 )
 
@@ -289,7 +290,7 @@ func writeBenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benc
 	for _, p := range problems {
 		s, e := benchmark.Window(p.Sorted)
 		m := map[string]any{"name": p.Name, "configurations": p.SpecLen, "missing": p.Missing, "searched": p.Space.Len(),
-			"valid": len(p.Sorted), "optimum_ms": p.Optimum(), "median_ms": benchmark.Median(p.Sorted), "score_window": []int{s, e}}
+			"valid": len(p.Sorted), "optimum_ms": p.Optimum(), "median_ms": measure.Median(p.Sorted), "score_window": []int{s, e}}
 		if pr, ok := priors[p.Name]; ok {
 			m["transfer_priors"] = pr
 		}
