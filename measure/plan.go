@@ -347,3 +347,11 @@ func TimeObservations(ts []PlanTime, launches int, method string) Observations {
 	}
 	return obs
 }
+
+// Warmed reports whether a warm-up has run on this GPU (a simulated GPU
+// starts its die temperature from it).
+func (m *Meter) Warmed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.warmed
+}

@@ -90,11 +90,11 @@ func TestK20CalibrationResiduals(t *testing.T) {
 		ideal := math.Max(p.flops/(d.PeakFP32GFLOPS*1e9*f/float64(d.MaxCoreClockMHz())), p.bytes/(d.MemoryBandwidthGBs*1e9*mem/float64(d.MemoryClockMHz))) * 1e3
 		eff := ideal / (wantMs - s.overheadMs)
 		w := &backend.Work{Flops: p.flops, Bytes: p.bytes, Registers: 16, Efficiency: eff}
-		j := &backend.Job{Key: p.bench, Grid: [3]int{13 * 8 * 50, 1, 1}, Block: [3]int{256, 1, 1},
-			Settings: &backend.Settings{CoreClockMHz: p.clockMHz, MemClockMHz: p.memMHz}}
+		j := &backend.Job{Key: p.bench, Grid: [3]int{13 * 8 * 50, 1, 1}, Block: [3]int{256, 1, 1}}
+		set := &backend.Settings{CoreClockMHz: p.clockMHz, MemClockMHz: p.memMHz}
 		var pr Prediction
 		if p.memMHz == d.MemoryClockMHz {
-			if pr, err = s.predict(w, j); err != nil {
+			if pr, err = s.predict(w, j, set); err != nil {
 				t.Fatal(err)
 			}
 		} else {

@@ -120,7 +120,7 @@ func (m PowerModel) clockScale(f, fmax float64) float64 {
 // clocks supported at the memory clock until it does not (as the driver's
 // power capping does), and time is recomputed at that clock.
 //
-// The SM clock f, the memory clock and the power limit are the job's
+// The SM clock f, the memory clock and the power limit are the plan's
 // Settings where it gives them (see Sim.Run), else the simulator's; the SM
 // clock is one of the clocks supported at that memory clock
 // (Description.ClockTables). A lower memory clock m scales the bandwidth
@@ -151,9 +151,9 @@ type launchError struct{ reason string }
 func (e *launchError) Error() string { return e.reason }
 
 // predict evaluates the model for work w launched with the job's geometry
-// at the simulator's clock and power limit. A launch failure is a
+// under the GPU settings set (nil: the simulator's clock and power limit). A launch failure is a
 // *launchError.
-func (s *Sim) predict(w *backend.Work, j *backend.Job) (Prediction, error) {
+func (s *Sim) predict(w *backend.Work, j *backend.Job, set *backend.Settings) (Prediction, error) {
 	d := s.dev
 	var p Prediction
 	threads := 1
@@ -191,7 +191,7 @@ func (s *Sim) predict(w *backend.Work, j *backend.Job) (Prediction, error) {
 	perWave := d.SMs * occ.ActiveBlocksPerSM
 	p.Waves = (p.Blocks + perWave - 1) / perWave
 
-	clock, memClock, limit, err := s.settings(j)
+	clock, memClock, limit, err := s.settings(set)
 	if err != nil {
 		return p, err
 	}
@@ -252,7 +252,7 @@ func maxThreadsPerBlock(d *device.Description, regs int) int {
 	return 0
 }
 
-// settings resolves the job's GPU settings against the device: the memory
+// settings resolves the plan's GPU settings against the device: the memory
 // clock is the supported memory clock nearest to the one asked for (the
 // lower on a tie), the SM clock likewise among the clocks supported at
 // that memory clock (Description.ClockTables),
@@ -261,10 +261,9 @@ func maxThreadsPerBlock(d *device.Description, regs int) int {
 // *launchError (NVML refuses such settings). Zero fields, and a nil
 // Settings, keep the simulator's own clock and limit and the default
 // memory clock.
-func (s *Sim) settings(j *backend.Job) (clock, memClock int, limit float64, err error) {
+func (s *Sim) settings(st *backend.Settings) (clock, memClock int, limit float64, err error) {
 	d := s.dev
 	clock, memClock, limit = s.clockMHz, d.MemoryClockMHz, s.powerLimitW
-	st := j.Settings
 	if st == nil {
 		return clock, memClock, limit, nil
 	}

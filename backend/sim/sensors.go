@@ -1,11 +1,9 @@
 package sim
 
 import (
-	"fmt"
 	"math"
 	"time"
 
-	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/measure"
 )
 
@@ -228,13 +226,6 @@ func (p *simPulse) Sync() error {
 	return nil
 }
 
-// simMeter is the simulated GPU's measurement state: idle power per device
-// state and whether it has been warmed up.
-type simMeter struct {
-	idle   map[string]measure.IdleResult
-	warmed bool
-}
-
 // idlePowerW is the model's power with a context and no work at SM clock
 // f and memory clock mem (MHz).
 func (s *Sim) idlePowerW(f, mem int) float64 {
@@ -253,94 +244,6 @@ func (s *Sim) newSurface(key string, idleW, tempC float64) *surface {
 	phase := time.Duration((0.5 + 0.15*math.Max(-3, math.Min(3, h))) * float64(counterPeriod))
 	tss := func(w float64) float64 { return s.power.steadyTempC(s.dev, w) }
 	return newSurface(idleW, tempC, phase, noise, tss)
-}
-
-func stateKey(j *backend.Job) string {
-	if j.Settings == nil {
-		return ""
-	}
-	return fmt.Sprintf("%d/%d/%g", j.Settings.CoreClockMHz, j.Settings.MemClockMHz, j.Settings.PowerLimitW)
-}
-
-// measureEnergy measures a configuration's energy on simulated sensors
-// with package measure: one stand-alone counter window of
-// j.EnergyWindow, or the repeated-trials protocol when j.Protocol is set.
-// Called with s.mu held.
-func (s *Sim) measureEnergy(j *backend.Job, p Prediction) (*backend.Energy, error) {
-	power := math.Min(p.PowerW*(1+s.noise/2*s.normal(j.Key, "energy", 0)), p.PowerLimitW)
-	idleW := s.idlePowerW(p.SMClockMHz, p.MemClockMHz)
-	tss := s.power.steadyTempC(s.dev, idleW)
-	key := stateKey(j)
-	idle, ok := s.meter.idle[key]
-	if !ok {
-		surf := s.newSurface("idle:"+key, idleW, tss)
-		var err error
-		idle, err = measure.IdlePower(surf.clk, surf, 500*time.Millisecond, measure.DefaultPoll)
-		if err != nil {
-			return nil, err
-		}
-		if s.meter.idle == nil {
-			s.meter.idle = map[string]measure.IdleResult{}
-		}
-		s.meter.idle[key] = idle
-	}
-	warm := j.Protocol != nil && j.Protocol.Warmup && !s.meter.warmed
-	start := s.power.steadyTempC(s.dev, power)
-	if warm {
-		start = tss
-	}
-	surf := s.newSurface(j.Key, idleW, start)
-	surf.smMHz, surf.memMHz = float64(p.SMClockMHz), float64(p.MemClockMHz)
-	if clock, _, _, err := s.settings(j); err == nil && clock < s.dev.MaxCoreClockMHz() {
-		surf.reasons |= reasonApplicationsClocksSetting
-	}
-	if p.PowerCapped {
-		surf.reasons |= reasonSwPowerCap
-	}
-	l := &simLoad{s: surf, w: power, launchS: p.LaunchMs / 1e3}
-	if j.Protocol == nil {
-		window := j.EnergyWindow
-		if window <= 0 {
-			window = time.Second
-		}
-		w, err := measure.CounterWindow(surf.clk, surf, l, window, idle.PowerW, measure.DefaultPoll)
-		if err != nil {
-			return nil, err
-		}
-		e := energyOf(w)
-		e.Method = "sim-energy-counter"
-		e.GPUSeconds = w.End.At.Sub(w.Start.At).Seconds()
-		return e, nil
-	}
-	pr := j.Protocol
-	mp := measure.Protocol{
-		MaxTrials: pr.Trials, MinTrials: pr.MinTrials, Target: pr.TargetCI, CVFlag: pr.CVFlag,
-		Warmup: warm, WarmupSlope: pr.WarmupSlope, WarmupMax: time.Duration(pr.WarmupMaxS * float64(time.Second)),
-		Period: idle.Period, LaunchS: p.LaunchMs / 1e3,
-	}
-	s.meter.warmed = s.meter.warmed || warm
-	r, err := measure.RunProtocol(surf.clk, surf, l, idle.PowerW, mp)
-	if err != nil {
-		return nil, err
-	}
-	e := energyOf(&r.Window)
-	e.TrialsJ = r.TrialEnergyJ
-	e.CILowJ, e.CIHighJ, e.CV, e.Unstable = r.Energy.CILow, r.Energy.CIHigh, r.Energy.CV, r.Energy.Unstable
-	e.WarmupS, e.GPUSeconds = r.WarmupS, r.GPUS
-	if !math.IsNaN(r.SampleEnergyJ) {
-		e.SampleEnergyJ = r.SampleEnergyJ
-	}
-	e.Method = "sim-energy-counter-trials"
-	return e, nil
-}
-
-func energyOf(w *measure.Window) *backend.Energy {
-	return &backend.Energy{
-		WindowS: w.WindowS, Launches: w.Launches, EnergyJ: w.EnergyJ, EnergyPerLaunchJ: w.EnergyPerLaunchJ,
-		MeanPowerW: w.MeanPowerW, SMClockMHz: w.SMClockMHz, MemClockMHz: w.MemClockMHz, TemperatureC: w.TemperatureC,
-		ClockEventReasons: w.Reasons, IdlePowerW: w.IdlePowerW, DynamicEnergyJ: w.DynamicEnergyJ,
-		PowerThrottleS: w.PowerThrottleS, ThermalThrottleS: w.ThermalThrottleS, Throttled: w.Throttled,
-	}
 }
 
 // SensorCheck runs measure.SensorCheck on the simulated sensors, with a

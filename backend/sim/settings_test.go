@@ -14,7 +14,7 @@ func TestPerJobSettings(t *testing.T) {
 	s := newSim(t, "k20c", Options{Noise: -1})
 	// Compute-bound at 13 SMs × 8 blocks × 4 waves; FP32 at half efficiency
 	// keeps power below the 225 W limit at every clock.
-	comp := func(key string, st *backend.Settings) *backend.Job {
+	comp := func(key string, st *backend.Settings) *tjob {
 		j := job(key, 13*8*4, 256, backend.Work{Flops: 1e11, Registers: 32, Efficiency: 0.5})
 		j.Settings, j.Energy = st, true
 		return j
@@ -64,7 +64,7 @@ func TestPerJobSettings(t *testing.T) {
 	// H100: the lower memory clock scales bandwidth, so a memory-bound
 	// kernel takes 2619/1593 as long; a 400 W limit caps heavy FP32.
 	h := newSim(t, "h100_sxm", Options{Noise: -1})
-	mem := func(st *backend.Settings) *backend.Job {
+	mem := func(st *backend.Settings) *tjob {
 		j := job("m", 132*8*4, 256, backend.Work{Bytes: 8 << 30, Registers: 32})
 		j.Settings = st
 		return j
@@ -73,7 +73,7 @@ func TestPerJobSettings(t *testing.T) {
 	if r := b.KernelMs / a.KernelMs; math.Abs(r-2619.0/1593) > 1e-9 || b.MemClockMHz != 1593 || a.MemClockMHz != 2619 {
 		t.Errorf("memory-bound at 1593 MHz: ratio %v, want %v (%d, %d MHz)", r, 2619.0/1593, a.MemClockMHz, b.MemClockMHz)
 	}
-	heavy := func(st *backend.Settings) *backend.Job {
+	heavy := func(st *backend.Settings) *tjob {
 		j := job("f", 132*8*4, 256, backend.Work{Flops: 1e13, Registers: 32})
 		j.Settings = st
 		return j

@@ -30,6 +30,7 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/measure"
 )
 
 // Options configure a simulated GPU. Zero values select the defaults.
@@ -70,7 +71,9 @@ type Sim struct {
 	mu      sync.Mutex
 	problem *backend.Problem
 	closed  bool
-	meter   simMeter // sensors.go
+	// meter is the measurement state measure.Run keeps across plans: idle
+	// power per device state, warm-up.
+	meter measure.Meter
 }
 
 // New returns a simulated d with opts (see Options for defaults). d is
@@ -122,7 +125,7 @@ func (s *Sim) Device() backend.DeviceInfo {
 		ComputeMajor: d.ComputeMajor, ComputeMinor: d.ComputeMinor, SMs: d.SMs, MemoryBytes: d.MemoryBytes,
 		MaxThreadsPerBlock: d.MaxThreadsPerBlock, SMClockMHz: s.clockMHz, MaxSMClockMHz: d.MaxCoreClockMHz(),
 		MemClockMHz: d.MemoryClockMHz, PowerLimitW: s.powerLimitW, MinPowerLimitW: d.PowerLimitMinW,
-		MaxPowerLimitW: d.PowerLimitMaxW, HasEnergyCounter: true,
+		MaxPowerLimitW: d.PowerLimitMaxW, HasEnergyCounter: d.HasPowerSensor,
 	}
 }
 
@@ -148,18 +151,20 @@ func (s *Sim) Prepare(ctx context.Context, p *backend.Problem) error {
 		return errors.New("sim: Prepare: nil problem")
 	}
 	var total int64
-	for _, a := range p.Args {
-		if a.Kind != backend.ArgVector {
-			continue
+	for _, k := range p.Kernels {
+		for _, a := range k.Args {
+			if a.Kind != backend.ArgVector {
+				continue
+			}
+			size, ok := typeBytes[a.Type]
+			if !ok {
+				return fmt.Errorf("sim: Prepare: kernel %s: argument %q has unknown type %q", k.KernelName, a.Name, a.Type)
+			}
+			if a.Count < 0 {
+				return fmt.Errorf("sim: Prepare: kernel %s: argument %q has negative count %d", k.KernelName, a.Name, a.Count)
+			}
+			total += size * a.Count
 		}
-		size, ok := typeBytes[a.Type]
-		if !ok {
-			return fmt.Errorf("sim: Prepare: argument %q has unknown type %q", a.Name, a.Type)
-		}
-		if a.Count < 0 {
-			return fmt.Errorf("sim: Prepare: argument %q has negative count %d", a.Name, a.Count)
-		}
-		total += size * a.Count
 	}
 	if total > s.dev.MemoryBytes {
 		return fmt.Errorf("sim: Prepare: out of device memory: arguments need %d bytes, %s has %d", total, s.dev.Name, s.dev.MemoryBytes)
@@ -202,8 +207,8 @@ func (s *Sim) Compile(ctx context.Context, j *backend.Job) (*backend.Binary, err
 		return nil, errClosed
 	}
 	kernel, file := "kernel", "kernel.cu"
-	if p != nil {
-		kernel, file = p.KernelName, p.SourceName
+	if p != nil && j.Kernel >= 0 && j.Kernel < len(p.Kernels) {
+		kernel, file = p.Kernels[j.Kernel].KernelName, p.Kernels[j.Kernel].SourceName
 	}
 	w, d := *j.Work, s.dev
 	fail := func(format string, a ...any) (*backend.Binary, error) {
@@ -238,12 +243,12 @@ func (s *Sim) Compile(ctx context.Context, j *backend.Job) (*backend.Binary, err
 // Predict evaluates the model for a compiled binary and job without noise
 // (see Prediction for the equations). A configuration that cannot launch
 // returns an error whose text is the launch failure reason.
-func (s *Sim) Predict(j *backend.Job, b *backend.Binary) (Prediction, error) {
+func (s *Sim) Predict(j *backend.Job, b *backend.Binary, set *backend.Settings) (Prediction, error) {
 	img, err := s.decode(b)
 	if err != nil {
 		return Prediction{}, err
 	}
-	return s.predict(&img.Work, j)
+	return s.predict(&img.Work, j, set)
 }
 
 func (s *Sim) decode(b *backend.Binary) (image, error) {
@@ -260,16 +265,18 @@ func (s *Sim) decode(b *backend.Binary) (image, error) {
 	return img, nil
 }
 
-// Run measures a compiled configuration in simulation: launch checks,
-// then Iterations noisy launch times (Job.Iterations <= 0 means 7),
-// verification and the energy window. Job.Settings, when given, set the
-// SM clock, memory clock and power limit of this configuration alone
-// (nearest supported clock; a clock or power limit out of the device's
-// range makes the configuration launch_failed); zero fields keep the
-// Options' values. Failures of the configuration are
+// Run measures a plan in simulation with measure.Run: each launch is
+// checked and predicted (model.go) under the plan's GPU settings (nearest
+// supported clock; a clock or power limit out of the device's range makes
+// the plan launch_failed), the launches of a plan of several are placed by
+// the block-scheduler model (concurrentTimes), and the executor's
+// primitives advance a simulated clock and sensor surface. Timing noise is
+// deterministic: run i of launch k gets factor max(0.5, 1 + noise·z) with
+// z from (Seed, Plan.Key, "time" or "time/k", i). A device without a power
+// sensor has no sensors: energy is not observed. Failures of the plan are
 // in the Result; errors mean a closed backend, a cancelled context, a
 // missing Prepare or a binary Compile did not make.
-func (s *Sim) Run(ctx context.Context, j *backend.Job, b *backend.Binary) (*backend.Result, error) {
+func (s *Sim) Run(ctx context.Context, plan *backend.Plan) (*backend.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -281,65 +288,68 @@ func (s *Sim) Run(ctx context.Context, j *backend.Job, b *backend.Binary) (*back
 	if s.problem == nil {
 		return nil, errors.New("sim: Run before Prepare")
 	}
-	img, err := s.decode(b)
-	if err != nil {
-		return nil, err
+	if len(plan.Launches) == 0 {
+		return nil, errors.New("sim: Run of a plan without launches")
 	}
-	w := img.Work
-	res := &backend.Result{
-		Registers: w.Registers, SharedStaticBytes: w.SharedMemory, MaxThreadsPerBlock: img.MaxThreadsPerBlock,
-	}
-	p, err := s.predict(&w, j)
-	if err != nil {
-		var le *launchError
-		if errors.As(err, &le) {
-			res.Status, res.Reason = backend.StatusLaunchFailed, le.reason
-			return res, nil
-		}
-		return nil, err
-	}
-	iters := j.Iterations
-	if iters <= 0 {
-		iters = 7
-	}
-	launches := iters + 1
-	if j.Verify {
-		launches++
-	}
-	if total := time.Duration(float64(launches) * p.LaunchMs * float64(time.Millisecond)); j.Timeout > 0 && total > j.Timeout {
-		res.Status = backend.StatusTimeout
-		res.Reason = fmt.Sprintf("timeout: %d launches of %.3f ms take %v, more than %v", launches, p.LaunchMs, total, j.Timeout)
-		res.BenchmarkMs = float64(j.Timeout) / float64(time.Millisecond)
-		return res, nil
-	}
-	res.BenchmarkMs = float64(launches) * p.LaunchMs
-	if j.Verify {
-		threshold := 0.0
-		if s.problem.Verification != nil {
-			threshold = s.problem.Verification.Threshold
-		}
-		if w.Invalid {
-			u := math.Abs(s.normal(j.Key, "verify", 0))
-			res.MaxError = math.Max(threshold, 1e-3) * (2 + 4*u)
-			res.Status = backend.StatusVerificationFailed
-			res.Reason = fmt.Sprintf("verification failed: max error %g above threshold %g", res.MaxError, threshold)
-			return res, nil
-		}
-	}
-	res.TimesMs = make([]float64, iters)
-	for i := range res.TimesMs {
-		res.TimesMs[i] = p.LaunchMs * math.Max(0.5, 1+s.noise*s.normal(j.Key, "time", i))
-	}
-	if j.Energy {
-		e, err := s.measureEnergy(j, p)
+	res := &backend.Result{Launches: make([]backend.LaunchResult, len(plan.Launches))}
+	x := &simExec{s: s, plan: plan}
+	for i, l := range plan.Launches {
+		img, err := s.decode(l.Binary)
 		if err != nil {
 			return nil, err
 		}
-		res.Energy = e
-		res.BenchmarkMs += e.GPUSeconds * 1e3
+		res.Launches[i] = backend.LaunchResult{Registers: img.Work.Registers, SharedStaticBytes: img.Work.SharedMemory, MaxThreadsPerBlock: img.MaxThreadsPerBlock}
+		p, err := s.predict(&img.Work, l.Job, plan.Settings)
+		if err != nil {
+			var le *launchError
+			if errors.As(err, &le) {
+				res.Status, res.Reason = backend.StatusLaunchFailed, s.launchName(plan, i)+le.reason
+				return res, nil
+			}
+			return nil, err
+		}
+		x.preds = append(x.preds, p)
+		x.works = append(x.works, img.Work)
+	}
+	x.model()
+	launches := plan.Measure.Iterations
+	if launches <= 0 {
+		launches = measure.DefaultIterations
+	}
+	launches++
+	if plan.Measure.Verify {
+		launches++
+	}
+	if total := time.Duration(float64(launches) * x.planMs * float64(time.Millisecond)); plan.Timeout > 0 && total > plan.Timeout {
+		res.Status = backend.StatusTimeout
+		res.Reason = fmt.Sprintf("timeout: %d runs of %.3f ms take %v, more than %v", launches, x.planMs, total, plan.Timeout)
+		res.BenchmarkMs = float64(plan.Timeout) / float64(time.Millisecond)
+		return res, nil
+	}
+	x.newSurface()
+	out, err := measure.Run(x, &s.meter, plan.Measure)
+	if err != nil {
+		// The simulated primitives do not fail: an error is the
+		// measurement's own (an unknown observer, a sensor protocol error).
+		return nil, err
 	}
 	res.Status = backend.StatusValid
+	res.Record(out)
 	return res, nil
+}
+
+// launchName prefixes a reason with the launch's kernel when the plan
+// has several.
+func (s *Sim) launchName(plan *backend.Plan, i int) string {
+	if len(plan.Launches) == 1 {
+		return ""
+	}
+	k := plan.Launches[i].Job.Kernel
+	name := fmt.Sprintf("kernel %d", k)
+	if k < len(s.problem.Kernels) {
+		name = s.problem.Kernels[k].KernelName
+	}
+	return fmt.Sprintf("launch %d (%s): ", i, name)
 }
 
 // NVML clock-event reasons (nvmlClocksEventReason*).

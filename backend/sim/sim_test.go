@@ -21,43 +21,12 @@ func newSim(t *testing.T, id string, opts Options) *Sim {
 		t.Fatal(err)
 	}
 	s := New(d, opts)
-	if err := s.Prepare(ctx, &backend.Problem{KernelName: "k", SourceName: "k.cu",
+	if err := s.Prepare(ctx, backend.Single(backend.Kernel{KernelName: "k", SourceName: "k.cu",
 		Args:         []backend.Arg{{Name: "a", Type: "float", Kind: backend.ArgVector, Count: 1 << 20}},
-		Verification: &backend.Verification{Method: "AbsoluteDifference", Threshold: 1e-6}}); err != nil {
+		Verification: &backend.Verification{Method: "AbsoluteDifference", Threshold: 1e-6}})); err != nil {
 		t.Fatal(err)
 	}
 	return s
-}
-
-// run compiles and runs one job, failing the test on backend errors.
-func run(t *testing.T, s *Sim, j *backend.Job) *backend.Result {
-	t.Helper()
-	b, err := s.Compile(ctx, j)
-	if err != nil {
-		t.Fatalf("Compile(%s): %v", j.Key, err)
-	}
-	r, err := s.Run(ctx, j, b)
-	if err != nil {
-		t.Fatalf("Run(%s): %v", j.Key, err)
-	}
-	return r
-}
-
-func predict(t *testing.T, s *Sim, j *backend.Job) Prediction {
-	t.Helper()
-	b, err := s.Compile(ctx, j)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := s.Predict(j, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func job(key string, grid, block int, w backend.Work) *backend.Job {
-	return &backend.Job{Key: key, Grid: [3]int{grid, 1, 1}, Block: [3]int{block, 1, 1}, Iterations: 7, Work: &w}
 }
 
 func mean(xs []float64) float64 {
@@ -139,22 +108,22 @@ func TestFailureModes(t *testing.T) {
 	w := backend.Work{Bytes: 1 << 20, Registers: 32}
 	cases := []struct {
 		name   string
-		j      *backend.Job
+		j      *tjob
 		status backend.Status
 		reason string
 	}{
 		{"threads", job("a", 10, 1025, w), backend.StatusLaunchFailed, "too many threads per block"},
-		{"dims", &backend.Job{Key: "b", Grid: [3]int{1, 1, 1}, Block: [3]int{1, 1, 65}, Work: &w}, backend.StatusLaunchFailed, "invalid argument"},
+		{"dims", &tjob{Job: &backend.Job{Key: "b", Grid: [3]int{1, 1, 1}, Block: [3]int{1, 1, 65}, Work: &w}}, backend.StatusLaunchFailed, "invalid argument"},
 		{"zero", job("c", 0, 128, w), backend.StatusLaunchFailed, "invalid argument"},
 		{"registers", job("d", 10, 1024, backend.Work{Bytes: 1, Registers: 72}), backend.StatusLaunchFailed, "too many resources requested for launch"},
-		{"shared", &backend.Job{Key: "e", Grid: [3]int{1, 1, 1}, Block: [3]int{128, 1, 1}, DynamicSharedBytes: 200000, Work: &backend.Work{Registers: 32, SharedMemory: 40000}},
+		{"shared", &tjob{Job: &backend.Job{Key: "e", Grid: [3]int{1, 1, 1}, Block: [3]int{128, 1, 1}, DynamicSharedBytes: 200000, Work: &backend.Work{Registers: 32, SharedMemory: 40000}}},
 			backend.StatusLaunchFailed, "shared memory"},
-		{"verify", &backend.Job{Key: "f", Grid: [3]int{10, 1, 1}, Block: [3]int{128, 1, 1}, Verify: true, Work: &backend.Work{Bytes: 1, Invalid: true}},
+		{"verify", &tjob{Job: &backend.Job{Key: "f", Grid: [3]int{10, 1, 1}, Block: [3]int{128, 1, 1}, Work: &backend.Work{Bytes: 1, Invalid: true}}, Verify: true},
 			backend.StatusVerificationFailed, "max error"},
-		{"unverified invalid", &backend.Job{Key: "g", Grid: [3]int{10, 1, 1}, Block: [3]int{128, 1, 1}, Work: &backend.Work{Bytes: 1, Invalid: true}},
+		{"unverified invalid", &tjob{Job: &backend.Job{Key: "g", Grid: [3]int{10, 1, 1}, Block: [3]int{128, 1, 1}, Work: &backend.Work{Bytes: 1, Invalid: true}}},
 			backend.StatusValid, ""},
 		// 1e12 bytes take 298 ms per launch; 8 launches exceed 1 s.
-		{"timeout", &backend.Job{Key: "h", Grid: [3]int{132 * 8, 1, 1}, Block: [3]int{256, 1, 1}, Iterations: 7, Timeout: time.Second, Work: &backend.Work{Bytes: 1e12, Registers: 32}},
+		{"timeout", &tjob{Job: &backend.Job{Key: "h", Grid: [3]int{132 * 8, 1, 1}, Block: [3]int{256, 1, 1}, Work: &backend.Work{Bytes: 1e12, Registers: 32}}, Iterations: 7, Timeout: time.Second},
 			backend.StatusTimeout, "timeout"},
 	}
 	for _, c := range cases {
@@ -170,13 +139,13 @@ func TestFailureModes(t *testing.T) {
 		}
 	}
 	// The largest block 72 registers allow: 2304 regs/warp, 28 warps (rounded to 4) = 64512 → 896 threads.
-	b, err := s.Compile(ctx, job("i", 1, 1024, backend.Work{Registers: 72}))
+	b, err := s.Compile(ctx, job("i", 1, 1024, backend.Work{Registers: 72}).Job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := s.Run(ctx, job("i", 1, 896, backend.Work{Registers: 72}), b)
-	if r.MaxThreadsPerBlock != 896 || r.Status != backend.StatusValid {
-		t.Errorf("72 registers: max threads per block %d status %s, want 896 valid", r.MaxThreadsPerBlock, r.Status)
+	r, _ := s.Run(ctx, job("i", 1, 896, backend.Work{Registers: 72}).plan(b))
+	if r.Launches[0].MaxThreadsPerBlock != 896 || r.Status != backend.StatusValid {
+		t.Errorf("72 registers: max threads per block %d status %s, want 896 valid", r.Launches[0].MaxThreadsPerBlock, r.Status)
 	}
 
 	compileFails := map[string]backend.Work{
@@ -187,7 +156,7 @@ func TestFailureModes(t *testing.T) {
 		"must be finite and >=": {Flops: -1},
 	}
 	for want, w := range compileFails {
-		_, err := s.Compile(ctx, job("x", 1, 32, w))
+		_, err := s.Compile(ctx, job("x", 1, 32, w).Job)
 		var ce *backend.CompileError
 		if !errors.As(err, &ce) || !strings.Contains(ce.Log, want) || !strings.Contains(ce.Log, "k.cu") {
 			t.Errorf("Compile(%+v) = %v, want *CompileError with %q", w, err, want)
@@ -336,30 +305,30 @@ func TestDeviceAndLifecycle(t *testing.T) {
 		!di.HasEnergyCounter || di.ComputeMajor != 3 || di.ComputeMinor != 5 {
 		t.Errorf("Device() = %+v", di)
 	}
-	err := s.Prepare(ctx, &backend.Problem{Args: []backend.Arg{{Name: "x", Type: "quad", Kind: backend.ArgVector, Count: 1}}})
+	err := s.Prepare(ctx, backend.Single(backend.Kernel{Args: []backend.Arg{{Name: "x", Type: "quad", Kind: backend.ArgVector, Count: 1}}}))
 	if err == nil || !strings.Contains(err.Error(), `"x"`) {
 		t.Errorf("unknown type: %v", err)
 	}
-	err = s.Prepare(ctx, &backend.Problem{Args: []backend.Arg{{Name: "big", Type: "double", Kind: backend.ArgVector, Count: 1 << 30}}})
+	err = s.Prepare(ctx, backend.Single(backend.Kernel{Args: []backend.Arg{{Name: "big", Type: "double", Kind: backend.ArgVector, Count: 1 << 30}}}))
 	if err == nil || !strings.Contains(err.Error(), "out of device memory") {
 		t.Errorf("8 GiB on a 5 GiB K20c: %v", err)
 	}
 	h := newSim(t, "h100_sxm", Options{})
 	j := job("k", 1, 32, backend.Work{Registers: 32})
-	hb, _ := h.Compile(ctx, j)
-	if _, err := s.Run(ctx, j, hb); err == nil {
+	hb, _ := h.Compile(ctx, j.Job)
+	if _, err := s.Run(ctx, j.plan(hb)); err == nil {
 		t.Error("K20c ran an H100 binary")
 	}
-	if _, err := s.Run(ctx, j, &backend.Binary{Image: []byte("ELF")}); err == nil {
+	if _, err := s.Run(ctx, j.plan(&backend.Binary{Image: []byte("ELF")})); err == nil {
 		t.Error("ran a non-simulated image")
 	}
 	fresh := New(s.dev, Options{})
-	b, _ := fresh.Compile(ctx, j)
-	if _, err := fresh.Run(ctx, j, b); err == nil {
+	b, _ := fresh.Compile(ctx, j.Job)
+	if _, err := fresh.Run(ctx, j.plan(b)); err == nil {
 		t.Error("Run before Prepare succeeded")
 	}
 	s.Close()
-	if _, err := s.Run(ctx, j, b); err == nil {
+	if _, err := s.Run(ctx, j.plan(b)); err == nil {
 		t.Error("Run after Close succeeded")
 	}
 }

@@ -1,0 +1,230 @@
+package sim
+
+import (
+	"math"
+	"sort"
+
+	"github.com/gtune/gtune/device"
+)
+
+// kernelRun is one launch of a plan as the block scheduler sees it.
+type kernelRun struct {
+	stream  int
+	blocks  int     // thread blocks in the grid
+	blockMs float64 // one block's duration when the SM holds only blocks of this kernel at its occupancy (t_wave)
+	perSM   int     // resident blocks per SM alone (occupancy.Result.ActiveBlocksPerSM)
+	use     smUse   // SM resources one resident block holds
+	// compute and memory are the shares of one resident block in its
+	// SM's instruction throughput and in the chip's memory bandwidth
+	// when the kernel runs alone at perSM blocks per SM.
+	compute, memory float64
+	overheadMs      float64 // host-side launch cost before its first block
+}
+
+// smUse is what one resident thread block holds of an SM.
+type smUse struct{ threads, regs, smem, blocks int }
+
+func (a smUse) add(b smUse, k int) smUse {
+	return smUse{a.threads + k*b.threads, a.regs + k*b.regs, a.smem + k*b.smem, a.blocks + k*b.blocks}
+}
+
+func (a smUse) fits(cap smUse) bool {
+	return a.threads <= cap.threads && a.regs <= cap.regs && a.smem <= cap.smem && a.blocks <= cap.blocks
+}
+
+// blockUse is one block's share of an SM: threads rounded to whole warps,
+// registers allocated per warp in RegisterAllocUnit, shared memory (static
+// + dynamic + the driver's reservation) in SharedMemoryAllocUnit, one
+// resident-block slot — the quantities of CUDA's occupancy calculator
+// (package occupancy).
+func blockUse(d *device.Description, threads, regs, smem int) smUse {
+	warps := (threads + d.WarpSize - 1) / d.WarpSize
+	regsPerWarp := 0
+	if regs > 0 {
+		regsPerWarp = (regs*d.WarpSize + d.RegisterAllocUnit - 1) / d.RegisterAllocUnit * d.RegisterAllocUnit
+	}
+	sm := 0
+	if smem > 0 || d.ReservedSharedMemoryPerBlock > 0 {
+		unit := max(d.SharedMemoryAllocUnit, 1)
+		sm = (smem + d.ReservedSharedMemoryPerBlock + unit - 1) / unit * unit
+	}
+	return smUse{threads: warps * d.WarpSize, regs: regsPerWarp * warps, smem: sm, blocks: 1}
+}
+
+// cohort is a group of identical resident blocks of one kernel on one
+// SM, started together.
+type cohort struct {
+	kernel, count int
+	left          float64 // work left per block, ms at the unshared rate
+}
+
+// concurrentTimes runs the plan's launches through a model of the GPU's
+// block scheduler (symbiotic-scheduling-concurrent-kernels.md, section 3)
+// and returns each launch's time (first block issued to last block done,
+// its launch overhead included) and the whole plan's, ms.
+//
+// The scheduler, as the paper describes it (the "left-over" policy):
+// thread blocks are dispatched in kernel launch order, each to an SM with
+// room for it, breadth first over the SMs; a kernel's blocks are all
+// dispatched before any block of the next kernel in launch order, and a
+// block that fits on no SM holds back every block behind it until a
+// resident block finishes and frees registers, shared memory, warps or a
+// block slot. Launches on one stream wait for the previous launch of that
+// stream to finish; launches on different streams only for the dispatch
+// order.
+//
+// Rates: a block of kernel k does blockMs of work. Alone at its
+// occupancy it uses a share compute_k of its SM's instruction throughput
+// and memory_k of the chip's memory bandwidth, so that a full SM of its
+// blocks uses the kernel's own utilisations (Prediction.ComputeUtil and
+// MemoryUtil). When blocks of different kernels share the chip, a block
+// slows down by the oversubscription of what it mostly needs:
+// s = c·max(1, C_sm) + m·max(1, M) with c, m its kernel's compute and
+// memory fractions and C_sm, M the summed shares on its SM and on the
+// chip. A kernel alone is therefore timed as Prediction does (waves ×
+// t_wave), and two kernels that need different resources overlap (the
+// paper's "symbiotic" pairs), while two that need the same one share it.
+// This is a throughput model, not a cycle model: it ignores caches,
+// warp-scheduler details and the launch-to-launch gap.
+func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64, planMs float64) {
+	n := len(ks)
+	cap := smUse{threads: d.MaxThreadsPerSM, regs: d.RegistersPerSM, smem: d.SharedMemoryPerSM, blocks: d.MaxBlocksPerSM}
+	used := make([]smUse, d.SMs)
+	resident := make([][]cohort, d.SMs)
+	perKernel := make([][]int, d.SMs) // resident blocks of each kernel per SM
+	for s := range perKernel {
+		perKernel[s] = make([]int, n)
+	}
+	pending := make([]int, n)
+	live := make([]int, n) // resident blocks
+	start := make([]float64, n)
+	end := make([]float64, n)
+	released := make([]bool, n) // its stream predecessor has finished (or it has none)
+	for k := range ks {
+		pending[k] = ks[k].blocks
+		start[k], end[k] = -1, -1
+		released[k] = true
+		for j := k - 1; j >= 0; j-- {
+			if ks[j].stream == ks[k].stream {
+				released[k] = false
+				break
+			}
+		}
+	}
+	rr := 0 // breadth-first pointer over the SMs
+	now := 0.0
+	dispatch := func() {
+		for k := range ks {
+			if pending[k] == 0 {
+				continue
+			}
+			if !released[k] {
+				return // in-order dispatch: nothing behind it goes first
+			}
+			if start[k] < 0 {
+				start[k] = now
+			}
+			for pending[k] > 0 {
+				placed := 0
+				for i := 0; i < d.SMs && pending[k] > 0; i++ {
+					s := (rr + i) % d.SMs
+					if perKernel[s][k] >= ks[k].perSM || !used[s].add(ks[k].use, 1).fits(cap) {
+						continue
+					}
+					used[s] = used[s].add(ks[k].use, 1)
+					perKernel[s][k]++
+					pending[k]--
+					live[k]++
+					placed++
+					addCohort(&resident[s], k, ks[k].blockMs)
+				}
+				rr = (rr + 1) % d.SMs
+				if placed == 0 {
+					return // the head block fits nowhere: left-over policy
+				}
+			}
+		}
+	}
+	// Launch overheads: the first launch's blocks start after it; the
+	// host issues the others while the GPU runs, so only the first delays
+	// the plan (a stream successor pays its own when released).
+	if n > 0 {
+		now = ks[0].overheadMs
+	}
+	dispatch()
+	for {
+		// Chip-wide memory demand and each SM's compute demand.
+		mem := 0.0
+		comp := make([]float64, d.SMs)
+		for s := range resident {
+			for _, c := range resident[s] {
+				comp[s] += float64(c.count) * ks[c.kernel].compute
+				mem += float64(c.count) * ks[c.kernel].memory
+			}
+		}
+		slow := func(s, k int) float64 {
+			c, m := ks[k].compute, ks[k].memory
+			if c+m <= 0 {
+				return 1
+			}
+			return (c*math.Max(1, comp[s]) + m*math.Max(1, mem)) / (c + m)
+		}
+		dt := math.Inf(1)
+		for s := range resident {
+			for _, c := range resident[s] {
+				dt = math.Min(dt, c.left*slow(s, c.kernel))
+			}
+		}
+		if math.IsInf(dt, 1) {
+			break // nothing resident: everything done (or nothing to run)
+		}
+		now += dt
+		for s := range resident {
+			rest := resident[s][:0]
+			for _, c := range resident[s] {
+				c.left -= dt / slow(s, c.kernel)
+				if c.left > 1e-12 {
+					rest = append(rest, c)
+					continue
+				}
+				k := c.kernel
+				used[s] = used[s].add(ks[k].use, -c.count)
+				perKernel[s][k] -= c.count
+				live[k] -= c.count
+				if live[k] == 0 && pending[k] == 0 {
+					end[k] = now
+					for j := k + 1; j < n; j++ {
+						if ks[j].stream == ks[k].stream {
+							released[j] = true
+							break
+						}
+					}
+				}
+			}
+			resident[s] = rest
+		}
+		dispatch()
+	}
+	launchMs = make([]float64, n)
+	for k := range ks {
+		if start[k] < 0 {
+			start[k], end[k] = now, now
+		}
+		launchMs[k] = end[k] - start[k] + ks[k].overheadMs
+		planMs = math.Max(planMs, end[k])
+	}
+	return launchMs, planMs
+}
+
+// addCohort adds one block with work left to an SM's resident cohorts,
+// joining a cohort of the same kernel started at the same instant.
+func addCohort(cs *[]cohort, kernel int, left float64) {
+	for i := range *cs {
+		if c := &(*cs)[i]; c.kernel == kernel && c.left == left {
+			c.count++
+			return
+		}
+	}
+	*cs = append(*cs, cohort{kernel: kernel, count: 1, left: left})
+	sort.Slice(*cs, func(i, j int) bool { return (*cs)[i].kernel < (*cs)[j].kernel })
+}
