@@ -95,7 +95,7 @@ func (EnergyObserver) Observe(s *Session) (Observations, float64, error) {
 	}
 	p := *s.Request.Trials
 	p.Period = idle.Period
-	p.Periods = &s.Meter.periods
+	p.periods = &s.Meter.periods
 	p.LaunchS = s.PlanMs / 1e3
 	p.Warmup = s.Meter.warm(p.Warmup)
 	r, err := RunProtocol(clk, sens, l, idle.PowerW, p)

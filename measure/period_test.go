@@ -67,7 +67,7 @@ func TestTrialPowerInsensitiveToDetectionDelays(t *testing.T) {
 		// Idle gaps before the run, as the worker's Prepare records them.
 		est.Add(0.1, 0.1003, 0.0998, 0.1, 0.1001)
 		for run := 0; run < 3; run++ {
-			r, err := RunProtocol(c, s, &steadyLoad{c: c}, 100, Protocol{Period: 100 * time.Millisecond, Poll: time.Millisecond, Periods: est})
+			r, err := RunProtocol(c, s, &steadyLoad{c: c}, 100, Protocol{Period: 100 * time.Millisecond, Poll: time.Millisecond, periods: est})
 			if err != nil {
 				t.Fatal(err)
 			}

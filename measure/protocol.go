@@ -33,7 +33,7 @@ type ProtocolResult struct {
 //     to one period) is filled with this load's power, and mark the second;
 //  3. every m update periods mark a trial: its mean power is the counter
 //     difference over m update periods, the period being the median gap
-//     between consecutive updates pooled in p.Periods with this run's
+//     between consecutive updates pooled in p.periods with this run's
 //     (PeriodEstimate says why not the CPU time between the trial's own
 //     marks), m from WindowLength(Period, Edge, Target, 1) and at least
 //     two launches;
@@ -197,8 +197,8 @@ func RunProtocol(c Clock, s Sensors, l Load, idleW float64, p Protocol) (*Protoc
 			return nil, err
 		}
 	}
-	if p.Periods != nil {
-		p.Periods.Add(gaps...)
+	if p.periods != nil {
+		p.periods.Add(gaps...)
 		gaps = nil // now in the pool
 	}
 	trialPowers()

@@ -85,11 +85,12 @@ type Protocol struct {
 	WarmupMax    time.Duration // give up warming up after this (5 s)
 
 	Period time.Duration // counter update period (100 ms, an H100's): sets the trial length; the prior for Periods
-	// Periods pools the update gaps of every measurement of this counter
-	// (PeriodEstimate); the trials' power is computed with its median
-	// after this run's gaps are added. Nil: the median of this run's
-	// gaps alone.
-	Periods *PeriodEstimate
+	// periods pools the update gaps of every measurement of this counter
+	// (PeriodEstimate, kept by a Meter); the trials' power is computed
+	// with its median after this run's gaps are added. Nil: the median of
+	// this run's gaps alone. Unexported: it is the measuring process's
+	// state, not part of a request that travels to a worker.
+	periods *PeriodEstimate
 	Edge    time.Duration // uncertainty of an update instant (Poll + 50 µs)
 	Poll    time.Duration // counter polling period (DefaultPoll)
 	LaunchS float64       // estimated time per launch, s (trials span ≥ 2 launches)
@@ -103,14 +104,14 @@ var DefaultProtocol = Protocol{
 }
 
 // period is the update period trials are timed with, s: the median gap of
-// p.Periods with gaps added (without adding them to the pool), else of
+// p.periods with gaps added (without adding them to the pool), else of
 // gaps alone, else p.Period.
 func (p Protocol) period(gaps []float64) float64 {
 	var pooled []float64
-	if p.Periods != nil {
-		p.Periods.mu.Lock()
-		pooled = append(pooled, p.Periods.gaps...)
-		p.Periods.mu.Unlock()
+	if p.periods != nil {
+		p.periods.mu.Lock()
+		pooled = append(pooled, p.periods.gaps...)
+		p.periods.mu.Unlock()
 	}
 	pooled = append(pooled, gaps...)
 	if len(pooled) == 0 {

@@ -53,9 +53,9 @@ type Options struct {
 	// PrepareTimeout bounds Prepare (allocating and filling arguments);
 	// default 30 min.
 	PrepareTimeout time.Duration
-	// RunTimeout is used for a Job with Timeout 0; default 10 min.
+	// RunTimeout is used for a Plan with Timeout 0; default 10 min.
 	RunTimeout time.Duration
-	// AllowSettings accepts jobs with Job.Settings. The backend does not
+	// AllowSettings accepts plans with Plan.Settings. The backend does not
 	// apply them itself: clocks and the power limit are NVML device
 	// settings, applied by the caller in this (the parent) process before
 	// Run (gpuctl.Wrap); the worker observes the clocks in the energy
@@ -261,38 +261,49 @@ func (b *Backend) Compile(ctx context.Context, j *backend.Job) (*backend.Binary,
 	if p == nil {
 		return nil, errors.New("cuda: Compile before Prepare")
 	}
-	src := p.Source
+	if j.Kernel < 0 || j.Kernel >= len(p.Kernels) {
+		return nil, fmt.Errorf("cuda: Compile: configuration %s names kernel %d of a problem of %d", j.Key, j.Kernel, len(p.Kernels))
+	}
+	k := p.Kernels[j.Kernel]
+	src := k.Source
 	if j.Source != "" {
 		src = j.Source
 	}
 	return Compile(ctx, CompileRequest{
 		Source:       src,
-		SourceName:   p.SourceName,
-		KernelName:   p.KernelName,
-		Options:      p.CompilerOptions,
+		SourceName:   k.SourceName,
+		KernelName:   k.KernelName,
+		Options:      k.CompilerOptions,
 		Defines:      j.Defines,
 		ComputeMajor: dev.ComputeMajor,
 		ComputeMinor: dev.ComputeMinor,
 	})
 }
 
-// Run launches one compiled configuration in the worker: verification
-// launch (Job.Verify, Job.SaveReference), one warm-up and Iterations timed
-// launches (CUDA events, ms), then the energy window (Job.Energy).
+// Run measures a plan in the worker with measure.Run: the launches'
+// modules are loaded and checked there, then verification, warm-up, timed
+// runs (CUDA events per launch and per plan, ms) and the observers
+// (energy windows) run as Plan.Measure asks; a plan of several launches
+// issues each on its own non-blocking stream.
 //
 // A configuration's failure is in the Result: launch_failed (bad launch
 // configuration, too many resources), runtime_failed (a sticky CUDA error
 // or a crashed worker; the worker is restarted and the problem prepared
-// again), timeout (no answer within Job.Timeout; the worker is killed and
+// again), timeout (no answer within Plan.Timeout; the worker is killed and
 // restarted), verification_failed. BenchmarkMs is the wall time until the
 // outcome was known, ms, not counting a restart. Run returns an error
 // only when no working worker can be had afterwards, or when ctx ends
 // (the worker is then killed and restarted at the next call).
-func (b *Backend) Run(ctx context.Context, j *backend.Job, bin *backend.Binary) (*backend.Result, error) {
-	if j == nil || bin == nil {
-		return nil, errors.New("cuda: Run needs a job and a binary")
+func (b *Backend) Run(ctx context.Context, plan *backend.Plan) (*backend.Result, error) {
+	if plan == nil || len(plan.Launches) == 0 {
+		return nil, errors.New("cuda: Run needs a plan of launches")
 	}
-	if j.Settings != nil && !b.opts.AllowSettings {
+	for i, l := range plan.Launches {
+		if l.Job == nil || l.Binary == nil {
+			return nil, fmt.Errorf("cuda: Run: launch %d has no job or binary", i)
+		}
+	}
+	if plan.Settings != nil && !b.opts.AllowSettings {
 		return &backend.Result{Status: backend.StatusLaunchFailed, Reason: settingsRefused}, nil
 	}
 	start := time.Now()
@@ -306,11 +317,11 @@ func (b *Backend) Run(ctx context.Context, j *backend.Job, bin *backend.Binary) 
 			return nil, fmt.Errorf("cuda: restarting the worker: %w", err)
 		}
 	}
-	timeout := j.Timeout
+	timeout := plan.Timeout
 	if timeout <= 0 {
 		timeout = b.opts.RunTimeout
 	}
-	rep, err := b.w.call(ctx, &request{Op: opRun, Job: j, Binary: bin}, timeout)
+	rep, err := b.w.call(ctx, &request{Op: opRun, Plan: wirePlan(plan)}, timeout)
 	elapsed := float64(time.Since(start).Microseconds()) / 1000
 	var res *backend.Result
 	var died *diedError
@@ -347,6 +358,19 @@ func (b *Backend) Run(ctx context.Context, j *backend.Job, bin *backend.Binary) 
 		}
 	}
 	return res, nil
+}
+
+// wirePlan is the plan as the worker needs it: the kernel instances'
+// sources stay in this process (the binaries carry what the worker loads).
+func wirePlan(p *backend.Plan) *backend.Plan {
+	w := *p
+	w.Launches = make([]backend.Launch, len(p.Launches))
+	for i, l := range p.Launches {
+		j := *l.Job
+		j.Source = ""
+		w.Launches[i] = backend.Launch{Job: &j, Binary: l.Binary, Stream: l.Stream}
+	}
+	return &w
 }
 
 // Close stops the worker (asking it first, killing it after 5 s). The

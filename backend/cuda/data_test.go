@@ -285,18 +285,6 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-func TestMedian(t *testing.T) {
-	if m := median([]float64{3, 1, 2}); m != 2 {
-		t.Fatalf("median odd = %g", m)
-	}
-	if m := median([]float64{4, 1, 2, 3}); m != 2.5 {
-		t.Fatalf("median even = %g", m)
-	}
-	if m := median(nil); m != 0 {
-		t.Fatalf("median empty = %g", m)
-	}
-}
-
 // Outputs larger than one compare piece: the parallel result is the one
 // a single pass gives, wherever the worst element and the NaN lie.
 func TestCompareAcrossPieces(t *testing.T) {

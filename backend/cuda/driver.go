@@ -140,8 +140,13 @@ type driver struct {
 	cuEventSynchronize  func(ev uintptr) cuResult
 	cuEventElapsedTime  func(ms *float32, start, end uintptr) cuResult
 	cuEventDestroy      func(ev uintptr) cuResult
-	cuGetErrorName      func(r cuResult, s **byte) cuResult
-	cuGetErrorString    func(r cuResult, s **byte) cuResult
+	// Streams of a plan of several launches (cuStreamCreate flags:
+	// CU_STREAM_NON_BLOCKING = 1, so they never synchronise with stream 0).
+	cuStreamCreate    func(stream *uintptr, flags uint32) cuResult
+	cuStreamDestroy   func(stream uintptr) cuResult
+	cuStreamWaitEvent func(stream uintptr, ev uintptr, flags uint32) cuResult
+	cuGetErrorName    func(r cuResult, s **byte) cuResult
+	cuGetErrorString  func(r cuResult, s **byte) cuResult
 }
 
 var (
@@ -196,6 +201,9 @@ func loadDriver() (*driver, error) {
 			{[]string{"cuEventSynchronize"}, &d.cuEventSynchronize, true},
 			{[]string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}, &d.cuEventElapsedTime, true},
 			{[]string{"cuEventDestroy_v2"}, &d.cuEventDestroy, true},
+			{[]string{"cuStreamCreate"}, &d.cuStreamCreate, true},
+			{[]string{"cuStreamDestroy_v2"}, &d.cuStreamDestroy, true},
+			{[]string{"cuStreamWaitEvent"}, &d.cuStreamWaitEvent, true},
 			{[]string{"cuGetErrorName"}, &d.cuGetErrorName, true},
 			{[]string{"cuGetErrorString"}, &d.cuGetErrorString, true},
 		})

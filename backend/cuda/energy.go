@@ -6,45 +6,13 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 	"time"
 	"unsafe"
 
-	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/nvml"
 )
 
-// EnergyMethod names how Run measures energy, for Energy.Method: one
-// stand-alone counter window (Job.Protocol nil) or repeated trials cut from
-// one continuous run (Job.Protocol set).
-const (
-	EnergyMethod         = "nvml-energy-counter"
-	EnergyMethodProtocol = "nvml-energy-counter-trials"
-)
-
-// meter is the worker's measurement state. The worker serves one GPU in
-// one process, so it lives here rather than in the worker struct: the
-// idle power per device state and whether the GPU has been warmed up.
-var meter struct {
-	mu     sync.Mutex
-	idle   map[string]measure.IdleResult // by stateKey
-	warmed bool
-	// periods pools the counter's update gaps over the worker's life
-	// (measure.PeriodEstimate): trials are timed by it.
-	periods measure.PeriodEstimate
-}
-
-// stateKey names a device state (the job's GPU settings): idle power is
-// measured once per state.
-func stateKey(s *backend.Settings) string {
-	if s == nil {
-		return ""
-	}
-	return fmt.Sprintf("%d/%d/%g", s.CoreClockMHz, s.MemClockMHz, s.PowerLimitW)
-}
-
-// sensors reads an NVML device for package measure. Only reads.
 type sensors struct{ nd nvml.Device }
 
 func (s sensors) EnergyMJ() (uint64, error) { return s.nd.TotalEnergyMJ() }
@@ -129,6 +97,12 @@ func newLoad(d *driver, launch func() error, estMs float64) (*load, error) {
 	return l, nil
 }
 
+// Close releases the load's events (measure.Run closes a Load).
+func (l *load) Close() error {
+	l.destroy()
+	return nil
+}
+
 func (l *load) destroy() {
 	for _, e := range l.evs {
 		if e != 0 {
@@ -173,134 +147,6 @@ func (l *load) Finish() (int, time.Duration, error) {
 		return l.launches, 0, err
 	}
 	return l.launches, time.Duration(float64(ms) * float64(time.Millisecond)), nil
-}
-
-// idleWindow is how long idle power is measured: about ten counter
-// updates, which also seed the update-period estimate before any trial
-// needs it (and before the compile pool loads the CPU).
-const idleWindow = time.Second
-
-// idleFor returns the idle power of a device state, measuring it (with the
-// GPU synchronised and nothing queued) the first time.
-func (w *worker) idleFor(key string) (measure.IdleResult, error) {
-	meter.mu.Lock()
-	defer meter.mu.Unlock()
-	if r, ok := meter.idle[key]; ok {
-		return r, nil
-	}
-	if err := w.d.check("cuCtxSynchronize", w.d.cuCtxSynchronize()); err != nil {
-		return measure.IdleResult{}, err
-	}
-	r, err := measure.IdlePower(measure.WallClock{}, sensors{w.nd}, idleWindow, measure.DefaultPoll)
-	if err != nil {
-		return r, err
-	}
-	meter.periods.Add(r.Gaps...)
-	if meter.idle == nil {
-		meter.idle = map[string]measure.IdleResult{}
-	}
-	meter.idle[key] = r
-	return r, nil
-}
-
-// idlePower measures the GPU's idle power at Prepare, W (the state
-// without GPU settings); later device states are measured on first use.
-func (w *worker) idlePower() (float64, error) {
-	meter.mu.Lock()
-	meter.idle = nil
-	meter.mu.Unlock()
-	r, err := w.idleFor("")
-	return r.PowerW, err
-}
-
-// energyWindow measures the kernel's energy: with j.Protocol, repeated
-// trials cut from one continuous run (measure.RunProtocol), warming up
-// first on the worker's first window; without, one stand-alone counter
-// window of j.EnergyWindow (measure.CounterWindow). estMs is the median
-// launch time. cuErr is a CUDA failure (the configuration fails); eErr a
-// sensor failure (the energy is unknown, the configuration stands).
-func (w *worker) energyWindow(j *backend.Job, launch func() error, estMs float64) (e *backend.Energy, cuErr, eErr error) {
-	idle, err := w.idleFor(stateKey(j.Settings))
-	if err != nil {
-		return nil, nil, fmt.Errorf("idle power: %w", err)
-	}
-	l, err := newLoad(w.d, launch, estMs)
-	if err != nil {
-		return nil, err, nil
-	}
-	defer l.destroy()
-	if err := w.d.check("cuCtxSynchronize", w.d.cuCtxSynchronize()); err != nil {
-		return nil, err, nil
-	}
-	split := func(err error) (*backend.Energy, error, error) {
-		var we *measure.ErrWork
-		if errors.As(err, &we) {
-			return nil, we.Err, nil
-		}
-		return nil, nil, err
-	}
-	s := sensors{w.nd}
-	clk := measure.WallClock{}
-	if j.Protocol == nil {
-		window := j.EnergyWindow
-		if window <= 0 {
-			window = time.Second
-		}
-		win, err := measure.CounterWindow(clk, s, l, window, idle.PowerW, measure.DefaultPoll)
-		if err != nil {
-			return split(err)
-		}
-		out := energyOf(win)
-		out.Method = EnergyMethod
-		out.GPUSeconds = win.End.At.Sub(win.Start.At).Seconds()
-		return out, nil, nil
-	}
-	p := protocolOf(j.Protocol)
-	p.Period = idle.Period
-	p.Periods = &meter.periods
-	p.LaunchS = estMs / 1e3
-	meter.mu.Lock()
-	p.Warmup = j.Protocol.Warmup && !meter.warmed
-	meter.warmed = true
-	meter.mu.Unlock()
-	res, err := measure.RunProtocol(clk, s, l, idle.PowerW, p)
-	if err != nil {
-		return split(err)
-	}
-	out := energyOfProtocol(res)
-	out.Method = EnergyMethodProtocol
-	return out, nil, nil
-}
-
-// protocolOf converts the job's protocol to measure's.
-func protocolOf(p *backend.EnergyProtocol) measure.Protocol {
-	return measure.Protocol{
-		MaxTrials: p.Trials, MinTrials: p.MinTrials, Target: p.TargetCI, CVFlag: p.CVFlag,
-		Warmup: p.Warmup, WarmupSlope: p.WarmupSlope, WarmupMax: time.Duration(p.WarmupMaxS * float64(time.Second)),
-	}
-}
-
-// energyOf converts a window to the backend's Energy.
-func energyOf(w *measure.Window) *backend.Energy {
-	return &backend.Energy{
-		WindowS: w.WindowS, Launches: w.Launches, EnergyJ: w.EnergyJ, EnergyPerLaunchJ: w.EnergyPerLaunchJ,
-		MeanPowerW: w.MeanPowerW, SMClockMHz: w.SMClockMHz, MemClockMHz: w.MemClockMHz, TemperatureC: w.TemperatureC,
-		ClockEventReasons: w.Reasons, IdlePowerW: w.IdlePowerW, DynamicEnergyJ: w.DynamicEnergyJ,
-		PowerThrottleS: w.PowerThrottleS, ThermalThrottleS: w.ThermalThrottleS, Throttled: w.Throttled,
-	}
-}
-
-// energyOfProtocol converts a protocol result to the backend's Energy.
-// Used by the simulated GPU as well, so both report alike.
-func energyOfProtocol(r *measure.ProtocolResult) *backend.Energy {
-	e := energyOf(&r.Window)
-	e.TrialsJ = r.TrialEnergyJ
-	e.CILowJ, e.CIHighJ, e.CV, e.Unstable = r.Energy.CILow, r.Energy.CIHigh, r.Energy.CV, r.Energy.Unstable
-	e.WarmupS, e.GPUSeconds = r.WarmupS, r.GPUS
-	if !math.IsNaN(r.SampleEnergyJ) {
-		e.SampleEnergyJ = r.SampleEnergyJ
-	}
-	return e
 }
 
 // burnSource is the sensor check's load: FMAs in a loop whose length sets

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/measure"
 )
 
 // The integration test needs an NVIDIA GPU and driver; it runs only with
@@ -126,7 +127,7 @@ func TestIntegrationCUDA(t *testing.T) {
 	if err := os.WriteFile(cPath, hc, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	prob := &backend.Problem{
+	prob := backend.Single(backend.Kernel{
 		KernelName: "vector_add", Source: vectorAddSource, SourceName: "vector_add.cu", Language: "CUDA",
 		Args: []backend.Arg{
 			{Name: "c", Type: "float", Kind: backend.ArgVector, Count: N, Fill: backend.Fill{Type: "Constant", Value: -1}, Output: true},
@@ -136,16 +137,15 @@ func TestIntegrationCUDA(t *testing.T) {
 		},
 		Verification: &backend.Verification{Method: MethodSideBySide, Threshold: 0,
 			Expected: map[string]backend.Fill{"c": {Type: "BinaryRaw", File: cPath}}},
-	}
+	})
 	start := time.Now()
 	if err := b.Prepare(ctx, prob); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("prepare: %v, idle power %.1f W", time.Since(start), b.IdlePowerW())
 
-	job := func(bs int, extra ...string) *backend.Job {
-		return &backend.Job{Key: fmt.Sprint(bs, extra), Defines: defines(bs, extra...), Grid: [3]int{(N + bs - 1) / bs, 1, 1}, Block: [3]int{bs, 1, 1},
-			Iterations: 20, Verify: true, Timeout: 60 * time.Second}
+	job := func(bs int, extra ...string) *tjob {
+		return &tjob{Job: &backend.Job{Key: fmt.Sprint(bs, extra), Defines: defines(bs, extra...), Grid: [3]int{(N + bs - 1) / bs, 1, 1}, Block: [3]int{bs, 1, 1}}, Iterations: 20, Verify: true, Timeout: 60 * time.Second}
 	}
 
 	// Three configurations compiled concurrently.
@@ -157,7 +157,7 @@ func TestIntegrationCUDA(t *testing.T) {
 		wg.Add(1)
 		go func(i, bs int) {
 			defer wg.Done()
-			bins[i], errs[i] = b.Compile(ctx, job(bs))
+			bins[i], errs[i] = b.Compile(ctx, job(bs).Job)
 		}(i, bs)
 	}
 	wg.Wait()
@@ -174,7 +174,7 @@ func TestIntegrationCUDA(t *testing.T) {
 	for i, bs := range sizes {
 		j := job(bs)
 		j.Energy, j.EnergyWindow = true, time.Second
-		r, err := b.Run(ctx, j, bins[i])
+		r, err := runJob(ctx, b, j, bins[i])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,22 +186,22 @@ func TestIntegrationCUDA(t *testing.T) {
 			t.Fatalf("block %d: no energy (%s)", bs, r.Reason)
 		}
 		t.Logf("block %d: regs %d, shared %d, local %d, max threads %d; median %.4f ms (min %.4f max %.4f); run %.0f ms",
-			bs, r.Registers, r.SharedStaticBytes, r.LocalBytes, r.MaxThreadsPerBlock, median(r.TimesMs), minOf(r.TimesMs), maxOf(r.TimesMs), r.BenchmarkMs)
+			bs, r.Registers, r.SharedStaticBytes, r.LocalBytes, r.MaxThreadsPerBlock, measure.Median(r.TimesMs), minOf(r.TimesMs), maxOf(r.TimesMs), r.BenchmarkMs)
 		t.Logf("block %d energy: window %.3f s, %d launches, %.2f J, %.5f J/launch, %.1f W, SM %.0f MHz, mem %.0f MHz, %.0f C, reasons %#x, %s",
 			bs, e.WindowS, e.Launches, e.EnergyJ, e.EnergyPerLaunchJ, e.MeanPowerW, e.SMClockMHz, e.MemClockMHz, e.TemperatureC, e.ClockEventReasons, e.Method)
 		if e.WindowS < 1 || e.WindowS > 1.5 || e.EnergyJ <= 0 || e.MeanPowerW < 20 || e.MeanPowerW > 1.2*dev.PowerLimitW+50 || e.Launches < 100 {
 			t.Fatalf("implausible energy: %+v", e)
 		}
 		// Bytes moved per launch: read a and b, write c.
-		t.Logf("block %d: %.0f GB/s", bs, 12*float64(N)/median(r.TimesMs)/1e6)
+		t.Logf("block %d: %.0f GB/s", bs, 12*float64(N)/measure.Median(r.TimesMs)/1e6)
 	}
 
 	// A wrong answer is caught with its size and place.
-	wrongBin, err := b.Compile(ctx, job(256, "WRONG"))
+	wrongBin, err := b.Compile(ctx, job(256, "WRONG").Job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := b.Run(ctx, job(256, "WRONG"), wrongBin)
+	r, err := runJob(ctx, b, job(256, "WRONG"), wrongBin)
 	if err != nil || r.Status != backend.StatusVerificationFailed || r.MaxError <= 0 {
 		t.Fatalf("wrong kernel: %+v %v", r, err)
 	}
@@ -217,7 +217,7 @@ func TestIntegrationCUDA(t *testing.T) {
 	t.Logf("wrong kernel: %s", r.Reason)
 
 	// A compiler rejection is a CompileError with NVRTC's log.
-	_, err = b.Compile(ctx, job(256, "BROKEN"))
+	_, err = b.Compile(ctx, job(256, "BROKEN").Job)
 	var ce *backend.CompileError
 	if !errors.As(err, &ce) {
 		t.Fatalf("broken source: %v", err)
@@ -225,53 +225,53 @@ func TestIntegrationCUDA(t *testing.T) {
 	t.Logf("compile error: %s", ce.Log)
 
 	// 2048 threads per block: launch_failed, worker stays.
-	r, err = b.Run(ctx, &backend.Job{Defines: defines(2048), Grid: [3]int{N / 2048, 1, 1}, Block: [3]int{2048, 1, 1}, Iterations: 5, Verify: true, Timeout: time.Minute}, bins[0])
+	r, err = runJob(ctx, b, &tjob{Job: &backend.Job{Defines: defines(2048), Grid: [3]int{N / 2048, 1, 1}, Block: [3]int{2048, 1, 1}}, Iterations: 5, Verify: true, Timeout: time.Minute}, bins[0])
 	if err != nil || r.Status != backend.StatusLaunchFailed || b.Restarts() != 0 {
 		t.Fatalf("2048 threads: %+v %v (restarts %d)", r, err, b.Restarts())
 	}
 	t.Logf("2048 threads: %s", r.Reason)
 	// Too much dynamic shared memory: the launch itself fails.
-	r, err = b.Run(ctx, &backend.Job{Grid: [3]int{1, 1, 1}, Block: [3]int{128, 1, 1}, DynamicSharedBytes: 1 << 20, Iterations: 1, Timeout: time.Minute}, bins[0])
+	r, err = runJob(ctx, b, &tjob{Job: &backend.Job{Grid: [3]int{1, 1, 1}, Block: [3]int{128, 1, 1}, DynamicSharedBytes: 1 << 20}, Iterations: 1, Timeout: time.Minute}, bins[0])
 	if err != nil || r.Status != backend.StatusLaunchFailed || b.Restarts() != 0 {
 		t.Fatalf("1 MiB shared: %+v %v", r, err)
 	}
 	t.Logf("1 MiB dynamic shared memory: %s", r.Reason)
 
 	// Out-of-bounds write: runtime_failed, worker restarted, next one works.
-	oobBin, err := b.Compile(ctx, job(256, "OOB"))
+	oobBin, err := b.Compile(ctx, job(256, "OOB").Job)
 	if err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	r, err = b.Run(ctx, job(256, "OOB"), oobBin)
+	r, err = runJob(ctx, b, job(256, "OOB"), oobBin)
 	if err != nil || r.Status != backend.StatusRuntimeFailed || b.Restarts() != 1 {
 		t.Fatalf("out of bounds: %+v %v (restarts %d)", r, err, b.Restarts())
 	}
 	t.Logf("out of bounds (%v incl. restart): %s", time.Since(start), r.Reason)
-	r, err = b.Run(ctx, job(256), bins[1])
+	r, err = runJob(ctx, b, job(256), bins[1])
 	if err != nil || r.Status != backend.StatusValid || r.MaxError != 0 {
 		t.Fatalf("after restart: %+v %v", r, err)
 	}
-	t.Logf("after restart: median %.4f ms", median(r.TimesMs))
+	t.Logf("after restart: median %.4f ms", measure.Median(r.TimesMs))
 
 	// A kernel that never ends: timeout, worker killed and restarted.
-	hangBin, err := b.Compile(ctx, job(256, "HANG"))
+	hangBin, err := b.Compile(ctx, job(256, "HANG").Job)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hj := job(256, "HANG")
 	hj.Timeout = 2 * time.Second
 	start = time.Now()
-	r, err = b.Run(ctx, hj, hangBin)
+	r, err = runJob(ctx, b, hj, hangBin)
 	if err != nil || r.Status != backend.StatusTimeout || b.Restarts() != 2 {
 		t.Fatalf("hang: %+v %v (restarts %d)", r, err, b.Restarts())
 	}
 	t.Logf("hang (%v incl. restart, benchmark %.0f ms): %s", time.Since(start), r.BenchmarkMs, r.Reason)
-	r, err = b.Run(ctx, job(1024), bins[2])
+	r, err = runJob(ctx, b, job(1024), bins[2])
 	if err != nil || r.Status != backend.StatusValid {
 		t.Fatalf("after timeout: %+v %v", r, err)
 	}
-	t.Logf("after timeout: median %.4f ms", median(r.TimesMs))
+	t.Logf("after timeout: median %.4f ms", measure.Median(r.TimesMs))
 
 	testMixed(t, b)
 }
@@ -281,7 +281,7 @@ func testMixed(t *testing.T, b *Backend) {
 	const N = 100000
 	ref := t.TempDir()
 	hin := backend.Fill{Type: "Random", Value: 4, Seed: 3}
-	prob := &backend.Problem{
+	prob := backend.Single(backend.Kernel{
 		KernelName: "scale<float>", Source: mixedSource, SourceName: "mixed.cu", Language: "CUDA",
 		CompilerOptions: []string{"-std=c++17"},
 		Args: []backend.Arg{
@@ -293,18 +293,18 @@ func testMixed(t *testing.T, b *Backend) {
 			{Name: "coef", Type: "float", Kind: backend.ArgVector, Count: 4, Fill: backend.Fill{Type: "Constant", Value: 10}, Constant: true},
 		},
 		Verification: &backend.Verification{Method: MethodSideBySideRelative, Threshold: 1e-6, ReferenceDir: ref},
-	}
+	})
 	if err := b.Prepare(ctx, prob); err != nil {
 		t.Fatal(err)
 	}
-	j := &backend.Job{Grid: [3]int{(N + 255) / 256, 1, 1}, Block: [3]int{256, 1, 1}, Iterations: 3, SaveReference: true, Timeout: time.Minute}
-	bin, err := b.Compile(ctx, j)
+	j := &tjob{Job: &backend.Job{Grid: [3]int{(N + 255) / 256, 1, 1}, Block: [3]int{256, 1, 1}}, Iterations: 3, SaveReference: true, Timeout: time.Minute}
+	bin, err := b.Compile(ctx, j.Job)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, lowered, _, _ := decodeImage(bin.Image)
 	t.Logf("scale<float> lowered to %q", lowered)
-	r, err := b.Run(ctx, j, bin)
+	r, err := runJob(ctx, b, j, bin)
 	if err != nil || r.Status != backend.StatusValid {
 		t.Fatalf("save reference: %+v %v", r, err)
 	}
@@ -328,28 +328,28 @@ func testMixed(t *testing.T, b *Backend) {
 		t.Fatalf("mixed kernel differs from the CPU by %g", worst)
 	}
 	j.SaveReference, j.Verify = false, true
-	r, err = b.Run(ctx, j, bin)
+	r, err = runJob(ctx, b, j, bin)
 	if err != nil || r.Status != backend.StatusValid || r.MaxError != 0 {
 		t.Fatalf("verify against saved reference: %+v %v", r, err)
 	}
-	t.Logf("mixed kernel: CPU difference %g; verified against the saved reference; median %.4f ms, %d registers", worst, median(r.TimesMs), r.Registers)
+	t.Logf("mixed kernel: CPU difference %g; verified against the saved reference; median %.4f ms, %d registers", worst, measure.Median(r.TimesMs), r.Registers)
 	// A new worker reads the reference back from its file.
 	restartWorker(t, b)
-	r, err = b.Run(ctx, j, bin)
+	r, err = runJob(ctx, b, j, bin)
 	if err != nil || r.Status != backend.StatusValid || r.MaxError != 0 {
 		t.Fatalf("verify against the reference file after a restart: %+v %v", r, err)
 	}
 	// The same kernel with the constant argument left out of the list (the
 	// convolution_milo bug): refused from the driver's parameter layout,
 	// never launched.
-	short := *prob
-	short.Args = prob.Args[:5]
+	short := prob.Kernels[0]
+	short.Args = short.Args[:5]
 	short.Verification = nil
-	if err := b.Prepare(ctx, &short); err != nil {
+	if err := b.Prepare(ctx, backend.Single(short)); err != nil {
 		t.Fatal(err)
 	}
 	j.Verify = false
-	r, err = b.Run(ctx, j, bin)
+	r, err = runJob(ctx, b, j, bin)
 	if err != nil || r.Status != backend.StatusLaunchFailed || !r.ArgumentMismatch ||
 		!strings.Contains(r.Reason, "takes 6 parameters (8, 8, 8, 2, 8, 8 bytes), the spec gives 5 arguments (8, 8, 8, 2, 8 bytes)") {
 		t.Fatalf("short argument list: %+v %v", r, err)
@@ -413,7 +413,7 @@ func TestIntegrationLargeBuffers(t *testing.T) {
 	defer b.Close()
 	const N = 5<<28 + 12345 // floats: 5 GiB and a bit, not a whole number of chunks
 	fill := backend.Fill{Type: "Random", Value: 1000, Seed: 99}
-	prob := &backend.Problem{
+	prob := backend.Single(backend.Kernel{
 		KernelName: "copy", SourceName: "copy.cu", Language: "CUDA",
 		Source: `extern "C" __global__ void copy(float* c, const float* a, long long n) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -425,23 +425,23 @@ func TestIntegrationLargeBuffers(t *testing.T) {
 			{Name: "n", Type: "int64", Kind: backend.ArgScalar, Scalar: N},
 		},
 		Verification: &backend.Verification{Method: MethodAbsoluteDifference, Threshold: 0, Expected: map[string]backend.Fill{"c": fill}},
-	}
+	})
 	start := time.Now()
 	if err := b.Prepare(ctx, prob); err != nil {
 		t.Fatal(err)
 	}
 	prep := time.Since(start)
-	j := &backend.Job{Grid: [3]int{(N + 255) / 256, 1, 1}, Block: [3]int{256, 1, 1}, Iterations: 5, Verify: true, Timeout: 5 * time.Minute}
-	bin, err := b.Compile(ctx, j)
+	j := &tjob{Job: &backend.Job{Grid: [3]int{(N + 255) / 256, 1, 1}, Block: [3]int{256, 1, 1}}, Iterations: 5, Verify: true, Timeout: 5 * time.Minute}
+	bin, err := b.Compile(ctx, j.Job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := b.Run(ctx, j, bin)
+	r, err := runJob(ctx, b, j, bin)
 	if err != nil || r.Status != backend.StatusValid || r.MaxError != 0 {
 		t.Fatalf("large copy: %+v %v", r, err)
 	}
 	t.Logf("large buffers: prepare %v (2 x %.2f GiB, idle %.1f W), run %.0f ms incl. verification of %d floats, copy median %.3f ms = %.0f GB/s",
-		prep, float64(4*N)/(1<<30), b.IdlePowerW(), r.BenchmarkMs, N, median(r.TimesMs), 8*float64(N)/median(r.TimesMs)/1e6)
+		prep, float64(4*N)/(1<<30), b.IdlePowerW(), r.BenchmarkMs, N, measure.Median(r.TimesMs), 8*float64(N)/measure.Median(r.TimesMs)/1e6)
 }
 
 // TestIntegrationGPUCompare checks the comparison kernel against the host
@@ -607,27 +607,26 @@ func TestIntegrationLargeVerify(t *testing.T) {
 		{Name: "b", Type: "float", Kind: backend.ArgVector, Count: N, Fill: fb},
 		{Name: "n", Type: "int32", Kind: backend.ArgScalar, Scalar: N},
 	}
-	prob := &backend.Problem{
+	prob := backend.Single(backend.Kernel{
 		KernelName: "vector_add", Source: vectorAddSource, SourceName: "vector_add.cu", Language: "CUDA", Args: args,
 		Verification: &backend.Verification{Method: MethodSideBySide, Threshold: 0,
 			Expected: map[string]backend.Fill{"c": {Type: "BinaryRaw", File: cPath}}},
-	}
+	})
 	start := time.Now()
 	if err := b.Prepare(ctx, prob); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("prepare (3 x 1 GiB, expected contents from a file): %v", time.Since(start))
-	job := func(extra ...string) *backend.Job {
-		return &backend.Job{Defines: defines(256, extra...), Grid: [3]int{N / 256, 1, 1}, Block: [3]int{256, 1, 1},
-			Iterations: 7, Verify: true, Timeout: 2 * time.Minute}
+	job := func(extra ...string) *tjob {
+		return &tjob{Job: &backend.Job{Defines: defines(256, extra...), Grid: [3]int{N / 256, 1, 1}, Block: [3]int{256, 1, 1}}, Iterations: 7, Verify: true, Timeout: 2 * time.Minute}
 	}
-	bin, err := b.Compile(ctx, job())
+	bin, err := b.Compile(ctx, job().Job)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var bench, over []float64
 	for k := 0; k < 7; k++ {
-		r, err := b.Run(ctx, job(), bin)
+		r, err := runJob(ctx, b, job(), bin)
 		if err != nil || r.Status != backend.StatusValid || r.MaxError != 0 || len(r.TimesMs) != 7 {
 			t.Fatalf("1 GiB vector_add: %+v %v", r, err)
 		}
@@ -636,18 +635,18 @@ func TestIntegrationLargeVerify(t *testing.T) {
 			timed += x
 		}
 		bench, over = append(bench, r.BenchmarkMs), append(over, r.BenchmarkMs-timed)
-		t.Logf("1 GiB vector_add run %d: BenchmarkMs %.1f, timed launches %.1f ms (median %.3f ms), other %.1f ms", k, r.BenchmarkMs, timed, median(r.TimesMs), r.BenchmarkMs-timed)
+		t.Logf("1 GiB vector_add run %d: BenchmarkMs %.1f, timed launches %.1f ms (median %.3f ms), other %.1f ms", k, r.BenchmarkMs, timed, measure.Median(r.TimesMs), r.BenchmarkMs-timed)
 	}
-	t.Logf("1 GiB vector_add, Iterations 7, verified, no energy: median BenchmarkMs %.1f, median overhead besides the timed launches %.1f ms", median(bench), median(over))
-	if median(over) > 500 {
-		t.Errorf("verification overhead %.1f ms per configuration", median(over))
+	t.Logf("1 GiB vector_add, Iterations 7, verified, no energy: median BenchmarkMs %.1f, median overhead besides the timed launches %.1f ms", measure.Median(bench), measure.Median(over))
+	if measure.Median(over) > 500 {
+		t.Errorf("verification overhead %.1f ms per configuration", measure.Median(over))
 	}
 
-	wrongBin, err := b.Compile(ctx, job("WRONG"))
+	wrongBin, err := b.Compile(ctx, job("WRONG").Job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := b.Run(ctx, job("WRONG"), wrongBin)
+	r, err := runJob(ctx, b, job("WRONG"), wrongBin)
 	if err != nil || r.Status != backend.StatusVerificationFailed {
 		t.Fatalf("wrong kernel: %+v %v", r, err)
 	}
@@ -659,16 +658,16 @@ func TestIntegrationLargeVerify(t *testing.T) {
 	// The outputs of a reference run are the reference; AbsoluteDifference
 	// sums over all 2^28 components.
 	ref := filepath.Join(tmp, "ref")
-	prob2 := &backend.Problem{
+	prob2 := backend.Single(backend.Kernel{
 		KernelName: "vector_add", Source: vectorAddSource, SourceName: "vector_add.cu", Language: "CUDA", Args: args,
 		Verification: &backend.Verification{Method: MethodAbsoluteDifference, Threshold: 0, ReferenceDir: ref},
-	}
+	})
 	if err := b.Prepare(ctx, prob2); err != nil {
 		t.Fatal(err)
 	}
 	rj := job()
 	rj.Verify, rj.SaveReference, rj.Iterations = false, true, 1
-	if r, err := b.Run(ctx, rj, bin); err != nil || r.Status != backend.StatusValid {
+	if r, err := runJob(ctx, b, rj, bin); err != nil || r.Status != backend.StatusValid {
 		t.Fatalf("save reference: %+v %v", r, err)
 	}
 	saved, err := os.ReadFile(filepath.Join(ref, "c.bin"))
@@ -679,19 +678,19 @@ func TestIntegrationLargeVerify(t *testing.T) {
 	hc2, _ := compare(MethodAbsoluteDifference, 0, ft, hw, hc)
 	hostSum := hc2.Error
 	hostTail := fmt.Sprintf("(largest at %s: got %g, want %g)", where(hc2.Worst, ft), hc2.Got, hc2.Want)
-	r1, err := b.Run(ctx, job("WRONG"), wrongBin)
+	r1, err := runJob(ctx, b, job("WRONG"), wrongBin)
 	if err != nil || r1.Status != backend.StatusVerificationFailed || math.Abs(r1.MaxError-hostSum) > 1e-9*hostSum ||
 		!strings.HasPrefix(r1.Reason, "output c: AbsoluteDifference error ") || !strings.HasSuffix(r1.Reason, hostTail) {
 		t.Fatalf("wrong kernel against the saved reference: %+v %v; host sum %.17g, %s", r1, err, hostSum, hostTail)
 	}
 	t.Logf("wrong kernel against the saved reference: %s (GPU sum %.17g, host sum %.17g)", r1.Reason, r1.MaxError, hostSum)
 	restartWorker(t, b)
-	r2, err := b.Run(ctx, job("WRONG"), wrongBin)
+	r2, err := runJob(ctx, b, job("WRONG"), wrongBin)
 	if err != nil || r2.Status != backend.StatusVerificationFailed || r2.MaxError != r1.MaxError || r2.Reason != r1.Reason {
 		t.Fatalf("wrong kernel after a restart: %+v %v", r2, err)
 	}
 	t.Logf("after a restart the reference file was read back (run %.1f ms)", r2.BenchmarkMs)
-	if r, err := b.Run(ctx, job(), bin); err != nil || r.Status != backend.StatusValid || r.MaxError != 0 {
+	if r, err := runJob(ctx, b, job(), bin); err != nil || r.Status != backend.StatusValid || r.MaxError != 0 {
 		t.Fatalf("right kernel after a restart: %+v %v", r, err)
 	} else {
 		t.Logf("right kernel after a restart: BenchmarkMs %.1f", r.BenchmarkMs)
@@ -744,9 +743,9 @@ func TestIntegrationOutOfMemoryFallback(t *testing.T) {
 		{Name: "b", Type: "float", Kind: backend.ArgVector, Count: N, Fill: backend.Fill{Type: "Constant", Value: 2}},
 		{Name: "n", Type: "int32", Kind: backend.ArgScalar, Scalar: N},
 	}
-	job := &backend.Job{Grid: [3]int{N / 256, 1, 1}, Block: [3]int{256, 1, 1}, Iterations: 3, Verify: true}
-	run := func(bin *backend.Binary, j *backend.Job) *backend.Result {
-		res, fatal := w.run(j, bin)
+	job := &tjob{Job: &backend.Job{Grid: [3]int{N / 256, 1, 1}, Block: [3]int{256, 1, 1}}, Iterations: 3, Verify: true}
+	run := func(bin *backend.Binary, j *tjob) *backend.Result {
+		res, fatal := w.runPlan(j.Plan(bin))
 		if fatal {
 			t.Fatalf("fatal: %+v", res)
 		}
@@ -754,12 +753,12 @@ func TestIntegrationOutOfMemoryFallback(t *testing.T) {
 	}
 
 	// Expected contents given: both stay on the host.
-	err := w.prepare(&backend.Problem{KernelName: "vector_add", Args: args,
-		Verification: &backend.Verification{Method: MethodSideBySide, Expected: map[string]backend.Fill{"c": {Type: "Constant", Value: 3}}}})
+	err := w.prepare(backend.Single(backend.Kernel{KernelName: "vector_add", Args: args,
+		Verification: &backend.Verification{Method: MethodSideBySide, Expected: map[string]backend.Fill{"c": {Type: "Constant", Value: 3}}}}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := w.args[0]; c.pristine != 0 || len(c.init) != 4*N || c.ref != 0 || len(c.expected) != 4*N {
+	if c := w.ks[0].args[0]; c.pristine != 0 || len(c.init) != 4*N || c.ref != 0 || len(c.expected) != 4*N {
 		t.Fatalf("output c: pristine %#x, %d host bytes; ref %#x, %d expected host bytes", c.pristine, len(c.init), c.ref, len(c.expected))
 	}
 	if r := run(right, job); r.Status != backend.StatusValid || r.MaxError != 0 {
@@ -772,12 +771,12 @@ func TestIntegrationOutOfMemoryFallback(t *testing.T) {
 
 	// A saved reference: compared on the host, read from its file.
 	ref := t.TempDir()
-	err = w.prepare(&backend.Problem{KernelName: "vector_add", Args: args,
-		Verification: &backend.Verification{Method: MethodAbsoluteDifference, ReferenceDir: ref}})
+	err = w.prepare(backend.Single(backend.Kernel{KernelName: "vector_add", Args: args,
+		Verification: &backend.Verification{Method: MethodAbsoluteDifference, ReferenceDir: ref}}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := w.args[0]; c.pristine != 0 || c.ref != 0 {
+	if c := w.ks[0].args[0]; c.pristine != 0 || c.ref != 0 {
 		t.Fatalf("output c: pristine %#x, ref %#x", c.pristine, c.ref)
 	}
 	sj := *job
@@ -791,7 +790,7 @@ func TestIntegrationOutOfMemoryFallback(t *testing.T) {
 	}
 
 	// No verification: a reference run resets its output from the fill.
-	if err := w.prepare(&backend.Problem{KernelName: "vector_add", Args: args}); err != nil {
+	if err := w.prepare(backend.Single(backend.Kernel{KernelName: "vector_add", Args: args})); err != nil {
 		t.Fatal(err)
 	}
 	if r := run(right, &sj); r.Status != backend.StatusVerificationFailed || r.Reason != "save_reference: the problem has no verification reference_dir" {

@@ -53,7 +53,7 @@ var noParamInfo sync.Once
 // parameters: as many, and each of the byte size the argument puts there
 // (a device pointer for a vector, the packed value for a scalar). It
 // returns why they differ, or "" when they agree or cannot be compared.
-func (w *worker) checkParams(fn uintptr, format byte, payload []byte, lowered string) string {
+func (w *worker) checkParams(fn uintptr, format byte, payload []byte, lowered string, args []devArg) string {
 	sizes, ok := w.paramSizes(fn, format, payload, lowered)
 	if !ok {
 		noParamInfo.Do(func() {
@@ -61,7 +61,7 @@ func (w *worker) checkParams(fn uintptr, format byte, payload []byte, lowered st
 		})
 		return ""
 	}
-	return mismatch(sizes, w.args, lowered)
+	return mismatch(sizes, args, lowered)
 }
 
 // mismatch says how the parameter sizes of kernel lowered differ from

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/measure"
 )
 
 func TestCUDACandidates(t *testing.T) {
@@ -174,7 +175,7 @@ func TestProtocolRoundTrip(t *testing.T) {
 	child := newConn(r1, w2)
 	req := request{
 		Op: opRun,
-		Problem: &backend.Problem{
+		Problem: &backend.Problem{Kernels: []backend.Kernel{{
 			KernelName: "vector_add", Source: "extern \"C\" __global__ void vector_add(){}", SourceName: "v.cu", Language: "CUDA",
 			CompilerOptions: []string{"-std=c++17"},
 			Args: []backend.Arg{
@@ -184,16 +185,23 @@ func TestProtocolRoundTrip(t *testing.T) {
 			},
 			Verification: &backend.Verification{Method: MethodSideBySideRelative, Threshold: 1e-6,
 				Expected: map[string]backend.Fill{"c": {Type: "BinaryRaw", File: "/tmp/c.bin"}}, ReferenceDir: "/tmp/ref"},
+		}}},
+		Plan: &backend.Plan{Key: "128,4|64", Launches: []backend.Launch{
+			{Job: &backend.Job{Key: "128,4", Defines: []backend.Define{{Name: "block_size_x", Value: "128"}}, Grid: [3]int{8, 1, 1}, Block: [3]int{128, 1, 1},
+				DynamicSharedBytes: 64 << 10, Work: &backend.Work{Flops: 1e9, Registers: 32}},
+				Binary: &backend.Binary{Image: encodeImage(formatPTX, "vector_add", []byte(".version 8.0\x00")), Log: "warning: x", CompileMs: 51.25}},
+			{Job: &backend.Job{Kernel: 1, Key: "64", Grid: [3]int{2, 1, 1}, Block: [3]int{64, 1, 1}}, Binary: &backend.Binary{Image: []byte{1}}, Stream: 1},
 		},
-		Job: &backend.Job{Key: "128,4", Defines: []backend.Define{{Name: "block_size_x", Value: "128"}}, Grid: [3]int{8, 1, 1}, Block: [3]int{128, 1, 1},
-			DynamicSharedBytes: 64 << 10, Iterations: 7, Energy: true, EnergyWindow: 1500 * time.Millisecond, Timeout: 2 * time.Second, Verify: true, SaveReference: true,
-			Work: &backend.Work{Flops: 1e9, Registers: 32}},
-		Binary: &backend.Binary{Image: encodeImage(formatPTX, "vector_add", []byte(".version 8.0\x00")), Log: "warning: x", CompileMs: 51.25},
+			Settings: &backend.Settings{CoreClockMHz: 1410},
+			Measure: measure.Request{Iterations: 7, Energy: true, EnergyWindow: 1500 * time.Millisecond, Verify: true, SaveReference: true,
+				Trials: &measure.Protocol{MaxTrials: 5, Warmup: true}, StateKey: "1410/0/0", Observers: []string{"power-samples"}},
+			Timeout: 2 * time.Second},
 	}
 	rep := reply{
 		Device: &backend.DeviceInfo{Backend: "cuda", Name: "NVIDIA H100 80GB HBM3", ComputeMajor: 9, SMs: 132, MemoryBytes: 85e9, PowerLimitW: 700, HasEnergyCounter: true},
-		Result: &backend.Result{Status: backend.StatusValid, Registers: 16, TimesMs: []float64{0.25, 0.26},
-			Energy: &backend.Energy{WindowS: 1.01, Launches: 4000, EnergyJ: 300.5, ClockEventReasons: 0x5, Method: EnergyMethod}, MaxError: 1e-7},
+		Result: &backend.Result{Status: backend.StatusValid, Launches: []backend.LaunchResult{{Registers: 16, TimesMs: []float64{0.2, 0.21}}}, TimesMs: []float64{0.25, 0.26},
+			Observations: measure.Observations{{Name: "energy", Unit: "J", Value: 0.075, Method: "nvml-energy-counter", Launch: measure.PlanScope},
+				{Name: "time", Unit: "ms", Value: 0.2, Method: "cuda-events", Launch: 0}}, MaxError: 1e-7},
 		Err: "", Fatal: true, IdlePowerW: 71.5,
 	}
 	done := make(chan error, 1)

@@ -30,8 +30,9 @@ const (
 type request struct {
 	Op      string
 	Problem *backend.Problem // opPrepare
-	Job     *backend.Job     // opRun, opResources
-	Binary  *backend.Binary  // opRun, opResources
+	Plan    *backend.Plan    // opRun
+	Job     *backend.Job     // opResources
+	Binary  *backend.Binary  // opResources
 	// SensorCheck holds opSensorCheck's options.
 	SensorCheck *measure.SensorCheckOptions
 }

@@ -36,23 +36,22 @@ func TestIntegrationResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	prob := &backend.Problem{KernelName: "stage", Source: sharedSource, SourceName: "stage.cu", Language: "CUDA"}
+	prob := backend.Single(backend.Kernel{KernelName: "stage", Source: sharedSource, SourceName: "stage.cu", Language: "CUDA"})
 	if err := b.Prepare(ctx, prob); err != nil {
 		t.Fatal(err)
 	}
-	jobOf := func(smem int) *backend.Job {
-		return &backend.Job{Key: fmt.Sprint(smem), Defines: []backend.Define{{Name: "SMEM", Value: fmt.Sprint(smem)}},
-			Grid: [3]int{4, 1, 1}, Block: [3]int{256, 1, 1}, Iterations: 3}
+	jobOf := func(smem int) *tjob {
+		return &tjob{Job: &backend.Job{Key: fmt.Sprint(smem), Defines: []backend.Define{{Name: "SMEM", Value: fmt.Sprint(smem)}}, Grid: [3]int{4, 1, 1}, Block: [3]int{256, 1, 1}}, Iterations: 3}
 	}
 	bins := map[int]*backend.Binary{}
 	got := map[int]backend.Resources{}
 	for _, smem := range []int{32, 1024, 8192} {
 		j := jobOf(smem)
-		bin, err := b.Compile(ctx, j)
+		bin, err := b.Compile(ctx, j.Job)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := b.Resources(ctx, j, bin)
+		r, err := b.Resources(ctx, j.Job, bin)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,13 +62,13 @@ func TestIntegrationResources(t *testing.T) {
 		bins[smem], got[smem] = bin, r
 	}
 	// Run against the full problem: the same attributes.
-	full := *prob
+	full := prob.Kernels[0]
 	full.Args = []backend.Arg{{Name: "out", Type: "float", Kind: backend.ArgVector, Count: 1024, Fill: backend.Fill{Type: "Constant"}, Output: true}}
-	if err := b.Prepare(ctx, &full); err != nil {
+	if err := b.Prepare(ctx, backend.Single(full)); err != nil {
 		t.Fatal(err)
 	}
 	for smem, bin := range bins {
-		res, err := b.Run(ctx, jobOf(smem), bin)
+		res, err := runJob(ctx, b, jobOf(smem), bin)
 		if err != nil || res.Status != backend.StatusValid {
 			t.Fatalf("SMEM %d: %+v, %v", smem, res, err)
 		}
@@ -79,10 +78,10 @@ func TestIntegrationResources(t *testing.T) {
 		}
 	}
 	bad := &backend.Binary{Image: append([]byte(nil), bins[32].Image[:len(bins[32].Image)/2]...)}
-	if _, err := b.Resources(ctx, jobOf(7), bad); err == nil || !strings.Contains(err.Error(), "configuration 7: ") {
+	if _, err := b.Resources(ctx, jobOf(7).Job, bad); err == nil || !strings.Contains(err.Error(), "configuration 7: ") {
 		t.Errorf("truncated image: %v", err)
 	}
-	if r, err := b.Resources(ctx, jobOf(32), bins[32]); err != nil || r != got[32] {
+	if r, err := b.Resources(ctx, jobOf(32).Job, bins[32]); err != nil || r != got[32] {
 		t.Errorf("after a failure: %+v, %v", r, err)
 	}
 }

@@ -7,12 +7,12 @@ import (
 	"github.com/gtune/gtune/backend"
 )
 
-// A job that names GPU settings is refused, before any worker is asked,
+// A plan that names GPU settings is refused, before any worker is asked,
 // by a backend opened without Options.AllowSettings.
 func TestRunRefusesSettingsWithoutPermission(t *testing.T) {
 	b := &Backend{} // no worker: the refusal must come first
-	j := &backend.Job{Key: "256,1410", Settings: &backend.Settings{CoreClockMHz: 1410}}
-	res, err := b.Run(context.Background(), j, &backend.Binary{})
+	j := &tjob{Job: &backend.Job{Key: "256,1410"}, Settings: &backend.Settings{CoreClockMHz: 1410}}
+	res, err := b.Run(context.Background(), j.Plan(&backend.Binary{}))
 	if err != nil {
 		t.Fatal(err)
 	}

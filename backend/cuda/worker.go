@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
-	"strings"
 	"unsafe"
 
 	"github.com/gtune/gtune/backend"
@@ -135,6 +134,13 @@ type devArg struct {
 	expected []byte
 }
 
+// kernelArgs are one kernel's prepared arguments and verification.
+type kernelArgs struct {
+	args  []devArg
+	arena uint64 // one allocation holding every vector argument (0: each has its own)
+	v     *backend.Verification
+}
+
 // worker is the GPU side: one context, one prepared problem.
 type worker struct {
 	index int
@@ -148,9 +154,15 @@ type worker struct {
 	hasEnergy bool
 
 	prob  *backend.Problem
-	args  []devArg
-	arena uint64  // one allocation holding every vector argument (0: each has its own)
-	idleW float64 // idle power after Prepare, W (0: unknown)
+	ks    []*kernelArgs // indexed like prob.Kernels
+	idleW float64       // idle power after Prepare, W (0: unknown)
+	// meter is what measure.Run keeps across plans on this GPU: idle power
+	// per device state, warm-up, the energy counter's pooled period.
+	meter measure.Meter
+	// streams are the non-blocking streams of plans of several launches,
+	// created on first use and kept (cuStreamCreate costs microseconds,
+	// but not per configuration).
+	streams []uintptr
 
 	// cmp is the GPU comparison module, loaded at the first Prepare with
 	// a verification; cmpErr why it could not be (the host compares).
@@ -288,6 +300,12 @@ func cstring(b []byte) string {
 
 func (w *worker) close() {
 	w.freeArgs()
+	for _, st := range w.streams {
+		if w.d != nil {
+			w.d.cuStreamDestroy(st)
+		}
+	}
+	w.streams = nil
 	if w.d != nil {
 		w.unloadCompare()
 	}
@@ -313,13 +331,13 @@ func (w *worker) handle(req *request) reply {
 		}
 		return reply{IdlePowerW: w.idleW}
 	case opRun:
-		if req.Job == nil || req.Binary == nil {
-			return reply{Err: "run without a job or binary"}
+		if req.Plan == nil || len(req.Plan.Launches) == 0 {
+			return reply{Err: "run without a plan of launches"}
 		}
 		if w.prob == nil {
 			return reply{Err: "run before prepare"}
 		}
-		res, fatal := w.run(req.Job, req.Binary)
+		res, fatal := w.runPlan(req.Plan)
 		return reply{Result: res, Fatal: fatal}
 	case opShutdown:
 		return reply{}
@@ -352,19 +370,26 @@ func isSticky(err error) bool {
 }
 
 func (w *worker) freeArgs() {
-	for _, a := range w.args {
+	for _, ka := range w.ks {
+		w.freeKernel(ka)
+	}
+	w.ks = nil
+	w.prob = nil
+}
+
+func (w *worker) freeKernel(ka *kernelArgs) {
+	for _, a := range ka.args {
 		for _, p := range []uint64{a.ptr, a.pristine, a.ref} {
 			if p != 0 && (p != a.ptr || !a.inArena) {
 				w.d.cuMemFree(p)
 			}
 		}
 	}
-	if w.arena != 0 {
-		w.d.cuMemFree(w.arena)
-		w.arena = 0
+	if ka.arena != 0 {
+		w.d.cuMemFree(ka.arena)
+		ka.arena = 0
 	}
-	w.args = nil
-	w.prob = nil
+	ka.args = nil
 }
 
 // Arena layout of the vector arguments. Kernel Tuner's CUDA backends
@@ -418,25 +443,61 @@ func (w *worker) allocArena(args []backend.Arg) (uint64, []uint64, error) {
 	return 0, nil, fmt.Errorf("allocating %d bytes for the arguments: %w", total, err)
 }
 
-// prepare allocates and fills every argument of p on the device and
-// sets up the verification of the outputs: a pristine device copy of
-// each output, and its expected contents on the device, both falling
-// back to host memory when the device has no room for them.
+// prepare allocates and fills every argument of every kernel of p on the
+// device and sets up the verification of the outputs: a pristine device
+// copy of each output, and its expected contents on the device, both
+// falling back to host memory when the device has no room for them. Each
+// kernel has its own arena: a kernel that reads past its last argument
+// reads its own arena's tail, as it would alone.
 func (w *worker) prepare(p *backend.Problem) error {
 	w.freeArgs()
-	d := w.d
-	args := make([]devArg, 0, len(p.Args))
-	fail := func(err error) error {
-		w.args = args
+	for i, k := range p.Kernels {
+		ka, err := w.prepareKernel(k)
+		if err != nil {
+			w.freeArgs()
+			if len(p.Kernels) > 1 {
+				err = fmt.Errorf("kernel %d (%s): %w", i, k.KernelName, err)
+			}
+			return err
+		}
+		w.ks = append(w.ks, ka)
+	}
+	if err := w.d.check("cuCtxSynchronize", w.d.cuCtxSynchronize()); err != nil {
 		w.freeArgs()
 		return err
 	}
-	arena, offsets, err := w.allocArena(p.Args)
+	w.prob = p
+	w.idleW = 0
+	if w.hasEnergy {
+		w.meter.Forget()
+		if r, err := w.meter.Idle(measure.WallClock{}, sensors{w.nd}, "", w.sync); err == nil {
+			w.idleW = r.PowerW
+		} else {
+			fmt.Fprintf(os.Stderr, "gtune cuda worker: idle power: %v\n", err)
+		}
+	}
+	return nil
+}
+
+func (w *worker) sync() error { return w.d.check("cuCtxSynchronize", w.d.cuCtxSynchronize()) }
+
+// prepareKernel allocates, fills and sets up the verification of one
+// kernel's arguments.
+func (w *worker) prepareKernel(k backend.Kernel) (*kernelArgs, error) {
+	d := w.d
+	ka := &kernelArgs{v: k.Verification}
+	args := make([]devArg, 0, len(k.Args))
+	fail := func(err error) (*kernelArgs, error) {
+		ka.args = args
+		w.freeKernel(ka)
+		return nil, err
+	}
+	arena, offsets, err := w.allocArena(k.Args)
 	if err != nil {
 		return fail(err)
 	}
-	w.arena = arena
-	for i, a := range p.Args {
+	ka.arena = arena
+	for i, a := range k.Args {
 		t, err := lookupType(a.Name, a.Type)
 		if err != nil {
 			return fail(err)
@@ -484,7 +545,7 @@ func (w *worker) prepare(p *backend.Problem) error {
 			return fail(err)
 		}
 	}
-	if v := p.Verification; v != nil {
+	if v := k.Verification; v != nil {
 		names := make([]string, 0, len(v.Expected))
 		for n := range v.Expected {
 			names = append(names, n)
@@ -529,20 +590,8 @@ func (w *worker) prepare(p *backend.Problem) error {
 			}
 		}
 	}
-	if err := d.check("cuCtxSynchronize", d.cuCtxSynchronize()); err != nil {
-		return fail(err)
-	}
-	w.args = args
-	w.prob = p
-	w.idleW = 0
-	if w.hasEnergy {
-		if p, err := w.idlePower(); err == nil {
-			w.idleW = p
-		} else {
-			fmt.Fprintf(os.Stderr, "gtune cuda worker: idle power: %v\n", err)
-		}
-	}
-	return nil
+	ka.args = args
+	return ka, nil
 }
 
 // needsCompare reports whether an output could be compared on the GPU.
@@ -714,242 +763,37 @@ func failure(res *backend.Result, what string, err error, running bool) (*backen
 	return res, sticky
 }
 
-// run measures one configuration. The bool is true when the context is
-// dead and the worker must exit.
-func (w *worker) run(j *backend.Job, b *backend.Binary) (*backend.Result, bool) {
-	d := w.d
-	res := &backend.Result{Status: backend.StatusValid}
-	format, lowered, payload, err := decodeImage(b.Image)
-	if err != nil {
-		res.Status, res.Reason = backend.StatusLaunchFailed, err.Error()
-		return res, false
-	}
-	if len(payload) == 0 {
-		res.Status, res.Reason = backend.StatusLaunchFailed, "binary image is empty"
-		return res, false
-	}
-	if format == formatPTX && payload[len(payload)-1] != 0 {
-		payload = append(payload, 0)
-	}
-	var mod uintptr
-	if err := d.check("cuModuleLoadData", d.cuModuleLoadData(&mod, unsafe.Pointer(&payload[0]))); err != nil {
-		return failure(res, "loading the module", err, false)
-	}
-	runtime.KeepAlive(payload)
-	defer func() {
-		if mod != 0 {
-			d.cuModuleUnload(mod)
-		}
-	}()
-	var fn uintptr
-	if err := d.check("cuModuleGetFunction", d.cuModuleGetFunction(&fn, mod, lowered)); err != nil {
-		return failure(res, "finding kernel "+lowered, err, false)
-	}
-	fa := func(a int32) int {
-		var v int32
-		d.cuFuncGetAttribute(&v, a, fn)
-		return int(v)
-	}
-	res.Registers = fa(funcAttrNumRegs)
-	res.SharedStaticBytes = fa(funcAttrSharedSizeBytes)
-	res.LocalBytes = fa(funcAttrLocalSizeBytes)
-	res.MaxThreadsPerBlock = fa(funcAttrMaxThreadsPerBlock)
-
-	threads := j.Block[0] * j.Block[1] * j.Block[2]
-	if res.MaxThreadsPerBlock > 0 && threads > res.MaxThreadsPerBlock {
-		res.Status = backend.StatusLaunchFailed
-		res.Reason = fmt.Sprintf("thread block of %d threads (%dx%dx%d) exceeds the compiled kernel's limit of %d threads per block (%d registers per thread)",
-			threads, j.Block[0], j.Block[1], j.Block[2], res.MaxThreadsPerBlock, res.Registers)
-		return res, false
-	}
-	if j.DynamicSharedBytes > 48<<10 {
-		if err := d.check("cuFuncSetAttribute", d.cuFuncSetAttribute(fn, funcAttrMaxDynamicSharedSize, int32(j.DynamicSharedBytes))); err != nil {
-			return failure(res, fmt.Sprintf("allowing %d bytes of dynamic shared memory (device opt-in limit %d bytes per block)", j.DynamicSharedBytes, w.attr(attrMaxSharedPerBlockOptin)), err, false)
-		}
-	}
-	// The argument list against the compiled kernel's parameters, before
-	// anything is launched: a wrong list makes cuLaunchKernel read past
-	// the parameter array.
-	if msg := w.checkParams(fn, format, payload, lowered); msg != "" {
-		res.Status, res.Reason, res.ArgumentMismatch = backend.StatusLaunchFailed, msg, true
-		return res, false
-	}
-	// Constant arguments: each module has its own __constant__ symbol,
-	// copied at every load when the kernel declares one.
-	for _, a := range w.args {
-		if !a.arg.Constant {
-			continue
-		}
-		var ptr, size uint64
-		if r := d.cuModuleGetGlobal(&ptr, &size, mod, a.arg.Name); r == cuErrorNotFound {
-			continue
-		} else if err := d.check("cuModuleGetGlobal_v2", r); err != nil {
-			return failure(res, fmt.Sprintf("constant argument %q: looking up its __constant__ symbol", a.arg.Name), err, false)
-		}
-		if int64(size) < a.bytes {
-			res.Status = backend.StatusLaunchFailed
-			res.Reason = fmt.Sprintf("constant argument %q: __constant__ symbol holds %d bytes, argument has %d", a.arg.Name, size, a.bytes)
-			return res, false
-		}
-		if err := w.upload(ptr, a.init); err != nil {
-			return failure(res, fmt.Sprintf("constant argument %q", a.arg.Name), err, false)
-		}
-	}
-
-	// Kernel parameters: one pointer per argument to its value (a device
-	// pointer or a packed scalar), in pinned Go memory.
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	var params []unsafe.Pointer
-	for _, a := range w.args {
-		var words []uint64
-		if a.arg.Kind == backend.ArgScalar {
-			words = make([]uint64, (len(a.scalar)+7)/8)
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8), a.scalar)
-		} else {
-			words = []uint64{a.ptr}
-		}
-		pin.Pin(&words[0])
-		params = append(params, unsafe.Pointer(&words[0]))
-	}
-	var pp unsafe.Pointer
-	if len(params) > 0 {
-		pin.Pin(&params[0])
-		pp = unsafe.Pointer(&params[0])
-	}
-	launch := func() error {
-		return d.check("cuLaunchKernel", d.cuLaunchKernel(fn,
-			uint32(j.Grid[0]), uint32(j.Grid[1]), uint32(j.Grid[2]),
-			uint32(j.Block[0]), uint32(j.Block[1]), uint32(j.Block[2]),
-			uint32(j.DynamicSharedBytes), 0, pp, nil))
-	}
-	sync := func() error { return d.check("cuCtxSynchronize", d.cuCtxSynchronize()) }
-
-	// Verification launch (also the one whose outputs a reference run saves).
-	if (j.Verify && w.prob.Verification != nil) || j.SaveReference {
-		for i := range w.args {
-			if a := &w.args[i]; a.arg.Output && !a.arg.Constant {
-				if err := w.resetOutput(a); err != nil {
-					return failure(res, "resetting output "+a.arg.Name, err, false)
-				}
-			}
-		}
-		if err := launch(); err != nil {
-			return failure(res, "launching", err, false)
-		}
-		if err := sync(); err != nil {
-			return failure(res, "running the verification launch", err, true)
-		}
-		if r, fatal, done := w.verify(j, res); done {
-			return r, fatal
-		}
-	}
-
-	// Timing: one warm-up launch, then Iterations launches between events.
-	if err := launch(); err != nil {
-		return failure(res, "launching", err, false)
-	}
-	if err := sync(); err != nil {
-		return failure(res, "running the warm-up launch", err, true)
-	}
-	if j.Iterations > 0 {
-		evs := make([]uintptr, 2*j.Iterations)
-		defer func() {
-			for _, e := range evs {
-				if e != 0 {
-					d.cuEventDestroy(e)
-				}
-			}
-		}()
-		for i := range evs {
-			if err := d.check("cuEventCreate", d.cuEventCreate(&evs[i], 0)); err != nil {
-				return failure(res, "creating events", err, false)
-			}
-		}
-		for i := 0; i < j.Iterations; i++ {
-			if err := d.check("cuEventRecord", d.cuEventRecord(evs[2*i], 0)); err != nil {
-				return failure(res, "recording an event", err, false)
-			}
-			if err := launch(); err != nil {
-				return failure(res, "launching", err, false)
-			}
-			if err := d.check("cuEventRecord", d.cuEventRecord(evs[2*i+1], 0)); err != nil {
-				return failure(res, "recording an event", err, false)
-			}
-		}
-		if err := d.check("cuEventSynchronize", d.cuEventSynchronize(evs[len(evs)-1])); err != nil {
-			return failure(res, "running the timed launches", err, true)
-		}
-		res.TimesMs = make([]float64, j.Iterations)
-		for i := range res.TimesMs {
-			var ms float32
-			if err := d.check("cuEventElapsedTime", d.cuEventElapsedTime(&ms, evs[2*i], evs[2*i+1])); err != nil {
-				return failure(res, "reading event times", err, true)
-			}
-			res.TimesMs[i] = float64(ms)
-		}
-	}
-
-	if j.Energy {
-		if !w.hasEnergy {
-			res.Reason = "energy: this GPU or driver has no NVML energy counter"
-		} else {
-			est := median(res.TimesMs)
-			if est <= 0 {
-				ms, err := w.timeOnce(launch)
-				if err != nil {
-					return failure(res, "timing one launch", err, true)
-				}
-				est = ms
-			}
-			e, cuErr, eErr := w.energyWindow(j, launch, est)
-			if cuErr != nil {
-				return failure(res, "running the energy window", cuErr, true)
-			}
-			if eErr != nil {
-				res.Reason = "energy: " + eErr.Error()
-			}
-			res.Energy = e
-		}
-	}
-	return res, false
-}
-
-// verify compares the outputs after the verification launch (on the GPU
-// where their expected contents are on the device) and saves them when
-// the job asks. done is true when the result is final.
-func (w *worker) verify(j *backend.Job, res *backend.Result) (r *backend.Result, fatal, done bool) {
-	v := w.prob.Verification
-	var failures []string
-	for i := range w.args {
-		a := &w.args[i]
+// verifyKernel compares one kernel's outputs after the verification run
+// (on the GPU where their expected contents are on the device) when check
+// is set, and saves them as the reference when save is set. failures say
+// why outputs are wrong; err is a CUDA failure while reading them.
+func (w *worker) verifyKernel(ka *kernelArgs, check, save bool) (maxErr float64, failures []string, err error) {
+	v := ka.v
+	for i := range ka.args {
+		a := &ka.args[i]
 		if !a.arg.Output || a.arg.Constant {
 			continue
 		}
 		var got []byte // the output on the host, read only when needed
-		if j.SaveReference {
+		if save {
 			if v == nil || v.ReferenceDir == "" {
-				res.Status, res.Reason = backend.StatusVerificationFailed, "save_reference: the problem has no verification reference_dir"
-				return res, false, true
+				return 0, []string{"save_reference: the problem has no verification reference_dir"}, nil
 			}
 			got = make([]byte, a.bytes)
 			if err := w.download(got, a.ptr); err != nil {
-				r, fatal := failure(res, "reading output "+a.arg.Name, err, true)
-				return r, fatal, true
+				return 0, nil, &execError{"reading output " + a.arg.Name, err, true}
 			}
 			if err := writeReference(v.ReferenceDir, a.arg.Name, got); err != nil {
-				res.Status, res.Reason = backend.StatusVerificationFailed, "save_reference: "+err.Error()
-				return res, false, true
+				return 0, []string{"save_reference: " + err.Error()}, nil
 			}
 			if a.ref != 0 && !a.expFill {
 				if err := w.d.check("cuMemcpyDtoD_v2", w.d.cuMemcpyDtoD(a.ref, a.ptr, uint64(a.bytes))); err != nil {
-					r, fatal := failure(res, "keeping the reference of output "+a.arg.Name, err, true)
-					return r, fatal, true
+					return 0, nil, &execError{"keeping the reference of output " + a.arg.Name, err, true}
 				}
 				a.refLoaded = true
 			}
 		}
-		if !j.Verify || v == nil {
+		if !check || v == nil {
 			continue
 		}
 		var c comparison
@@ -957,11 +801,10 @@ func (w *worker) verify(j *backend.Job, res *backend.Result) (r *backend.Result,
 			if !a.expFill && !a.refLoaded {
 				msg, err := w.loadReference(a, filepath.Join(v.ReferenceDir, a.arg.Name+".bin"))
 				if err != nil {
-					r, fatal := failure(res, "loading the reference of output "+a.arg.Name, err, false)
-					return r, fatal, true
+					return 0, nil, &execError{"loading the reference of output " + a.arg.Name, err, false}
 				}
 				if msg != "" {
-					if !j.SaveReference {
+					if !save {
 						failures = append(failures, msg)
 					}
 					continue
@@ -970,8 +813,7 @@ func (w *worker) verify(j *backend.Job, res *backend.Result) (r *backend.Result,
 			var methodErr, err error
 			c, methodErr, err = w.compareDevice(v.Method, v.Threshold, a.typ, a.ptr, a.ref, a.bytes/int64(a.typ.CompSize))
 			if err != nil {
-				r, fatal := failure(res, "comparing output "+a.arg.Name, err, true)
-				return r, fatal, true
+				return 0, nil, &execError{"comparing output " + a.arg.Name, err, true}
 			}
 			if methodErr != nil {
 				failures = append(failures, fmt.Sprintf("output %s: %v", a.arg.Name, methodErr))
@@ -981,8 +823,7 @@ func (w *worker) verify(j *backend.Job, res *backend.Result) (r *backend.Result,
 			if got == nil {
 				got = make([]byte, a.bytes)
 				if err := w.download(got, a.ptr); err != nil {
-					r, fatal := failure(res, "reading output "+a.arg.Name, err, true)
-					return r, fatal, true
+					return 0, nil, &execError{"reading output " + a.arg.Name, err, true}
 				}
 			}
 			want := a.expected
@@ -994,7 +835,7 @@ func (w *worker) verify(j *backend.Job, res *backend.Result) (r *backend.Result,
 				path := filepath.Join(v.ReferenceDir, a.arg.Name+".bin")
 				b, err := os.ReadFile(path)
 				if err != nil {
-					if j.SaveReference {
+					if save {
 						continue
 					}
 					failures = append(failures, fmt.Sprintf("output %s: no expected contents (%v)", a.arg.Name, err))
@@ -1009,23 +850,18 @@ func (w *worker) verify(j *backend.Job, res *backend.Result) (r *backend.Result,
 				continue
 			}
 		}
-		if c.Error > res.MaxError || math.IsNaN(c.Error) {
-			res.MaxError = c.Error
+		if c.Error > maxErr || math.IsNaN(c.Error) {
+			maxErr = c.Error
 		}
 		if c.NaNIndex >= 0 {
-			res.MaxError = math.Inf(1)
+			maxErr = math.Inf(1)
 			failures = append(failures, fmt.Sprintf("output %s: NaN at %s", a.arg.Name, where(c.NaNIndex, a.typ)))
 		} else if !c.OK {
 			failures = append(failures, fmt.Sprintf("output %s: %s error %g exceeds threshold %g (largest at %s: got %g, want %g)",
 				a.arg.Name, methodName(v.Method), c.Error, v.Threshold, where(c.Worst, a.typ), c.Got, c.Want))
 		}
 	}
-	if len(failures) > 0 {
-		res.Status = backend.StatusVerificationFailed
-		res.Reason = strings.Join(failures, "; ")
-		return res, false, true
-	}
-	return res, false, false
+	return maxErr, failures, nil
 }
 
 func methodName(m string) string {
@@ -1063,46 +899,4 @@ func writeReference(dir, name string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), filepath.Join(dir, name+".bin"))
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// timeOnce times a single launch with events, ms: the batch size of the
-// energy window needs an estimate when the job asked for no timed launches.
-func (w *worker) timeOnce(launch func() error) (float64, error) {
-	d := w.d
-	var ev [2]uintptr
-	for i := range ev {
-		if err := d.check("cuEventCreate", d.cuEventCreate(&ev[i], 0)); err != nil {
-			return 0, err
-		}
-		defer d.cuEventDestroy(ev[i])
-	}
-	if err := d.check("cuEventRecord", d.cuEventRecord(ev[0], 0)); err != nil {
-		return 0, err
-	}
-	if err := launch(); err != nil {
-		return 0, err
-	}
-	if err := d.check("cuEventRecord", d.cuEventRecord(ev[1], 0)); err != nil {
-		return 0, err
-	}
-	if err := d.check("cuEventSynchronize", d.cuEventSynchronize(ev[1])); err != nil {
-		return 0, err
-	}
-	var ms float32
-	if err := d.check("cuEventElapsedTime", d.cuEventElapsedTime(&ms, ev[0], ev[1])); err != nil {
-		return 0, err
-	}
-	return math.Max(float64(ms), 0.001), nil
 }

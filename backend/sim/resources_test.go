@@ -29,7 +29,7 @@ func TestResourcesAreTheWork(t *testing.T) {
 		if r.Registers != w.Registers || r.SharedStaticBytes != w.SharedMemory || r.LocalBytes != 0 {
 			t.Errorf("work %+v: resources %+v", w, r)
 		}
-		res, err := s.Run(ctx, tj.plan(b))
+		res, err := s.Run(ctx, tj.Plan(b))
 		if err != nil {
 			t.Fatal(err)
 		}

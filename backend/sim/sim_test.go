@@ -143,7 +143,7 @@ func TestFailureModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := s.Run(ctx, job("i", 1, 896, backend.Work{Registers: 72}).plan(b))
+	r, _ := s.Run(ctx, job("i", 1, 896, backend.Work{Registers: 72}).Plan(b))
 	if r.Launches[0].MaxThreadsPerBlock != 896 || r.Status != backend.StatusValid {
 		t.Errorf("72 registers: max threads per block %d status %s, want 896 valid", r.Launches[0].MaxThreadsPerBlock, r.Status)
 	}
@@ -316,19 +316,19 @@ func TestDeviceAndLifecycle(t *testing.T) {
 	h := newSim(t, "h100_sxm", Options{})
 	j := job("k", 1, 32, backend.Work{Registers: 32})
 	hb, _ := h.Compile(ctx, j.Job)
-	if _, err := s.Run(ctx, j.plan(hb)); err == nil {
+	if _, err := s.Run(ctx, j.Plan(hb)); err == nil {
 		t.Error("K20c ran an H100 binary")
 	}
-	if _, err := s.Run(ctx, j.plan(&backend.Binary{Image: []byte("ELF")})); err == nil {
+	if _, err := s.Run(ctx, j.Plan(&backend.Binary{Image: []byte("ELF")})); err == nil {
 		t.Error("ran a non-simulated image")
 	}
 	fresh := New(s.dev, Options{})
 	b, _ := fresh.Compile(ctx, j.Job)
-	if _, err := fresh.Run(ctx, j.plan(b)); err == nil {
+	if _, err := fresh.Run(ctx, j.Plan(b)); err == nil {
 		t.Error("Run before Prepare succeeded")
 	}
 	s.Close()
-	if _, err := s.Run(ctx, j.plan(b)); err == nil {
+	if _, err := s.Run(ctx, j.Plan(b)); err == nil {
 		t.Error("Run after Close succeeded")
 	}
 }
