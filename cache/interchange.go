@@ -110,7 +110,7 @@ func ToEvaluations(r *Replay, s *spec.Spec) (evals []*store.Evaluation, statuses
 		if e.Valid() {
 			// Registers and the like are not recorded by Kernel Tuner:
 			// left out rather than stored as zeros.
-			typed := objective.Observations(&backend.Result{Observations: e.Observations(), BenchmarkMs: e.BenchmarkMs}, e.CompileMs)
+			typed := objective.Observations(&backend.Result{Observations: e.Observations(), BenchmarkMs: e.BenchmarkMs}, e.CompileMs, "replay")
 			if !math.IsNaN(e.Time) {
 				// Kernel Tuner's own mean.
 				typed.Set(measure.Observation{Name: "time", Unit: "ms", Value: e.Time, Method: ReplayMethod, Launch: measure.PlanScope})

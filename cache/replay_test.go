@@ -200,7 +200,7 @@ func TestReplayEnergy(t *testing.T) {
 			t.Errorf("observation %+v", o)
 		}
 	}
-	obs := objective.Observations(res, 0).Plan()
+	obs := objective.Observations(res, 0, "replay").Plan()
 	if obs["energy"] != 0.23700487666378292 || math.Abs(obs["power"]-74.87357094573784) > 1e-9 || obs["sm_clock"] != 1080 ||
 		obs["temperature"] != 45 || math.Abs(obs["time"]-3.165401004254818) > 1e-12 {
 		t.Errorf("observations %v", obs)

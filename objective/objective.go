@@ -81,8 +81,9 @@ func FromSpec(s *spec.Spec) Objective {
 // launch also of the whole plan, so metrics read them by name as before)
 // and the run records compile_time (ms, the sum over the plan's kernels)
 // and benchmark_time (ms). Metrics and objectives read the whole-plan
-// view, Observations.Plan().
-func Observations(r *backend.Result, compileMs float64) measure.Observations {
+// view, Observations.Plan(). backendName ("cuda", "sim", "replay") names
+// where the resources were read (method "<backend>-kernel-attributes").
+func Observations(r *backend.Result, compileMs float64, backendName string) measure.Observations {
 	out := append(measure.Observations(nil), r.Observations...)
 	for i, l := range r.Launches {
 		scopes := []int{i}
@@ -91,7 +92,7 @@ func Observations(r *backend.Result, compileMs float64) measure.Observations {
 		}
 		for _, k := range scopes {
 			set := func(name, unit string, v int) {
-				out.Set(measure.Observation{Name: name, Unit: unit, Value: float64(v), Method: "cuFuncGetAttribute", Launch: k})
+				out.Set(measure.Observation{Name: name, Unit: unit, Value: float64(v), Method: backendName + "-kernel-attributes", Launch: k})
 			}
 			set("registers", "count", l.Registers)
 			set("shared_memory", "B", l.SharedStaticBytes)

@@ -17,7 +17,7 @@ func TestObservationsAddResourcesAndRecords(t *testing.T) {
 		BenchmarkMs:  50,
 		Observations: measure.Observations{{Name: "time", Unit: "ms", Value: 3, Method: "cuda-events", Launch: measure.PlanScope}},
 	}
-	obs := Observations(r, 120)
+	obs := Observations(r, 120, "cuda")
 	for _, o := range obs {
 		if !slices.Contains(spec.ObservationNames, o.Name) {
 			t.Errorf("observation %q is not in spec.ObservationNames", o.Name)
@@ -35,7 +35,7 @@ func TestObservationsAddResourcesAndRecords(t *testing.T) {
 	}
 	// Two launches: resources per launch only.
 	r.Launches = append(r.Launches, backend.LaunchResult{Registers: 64})
-	obs = Observations(r, 120)
+	obs = Observations(r, 120, "cuda")
 	if _, ok := obs.Get("registers"); ok {
 		t.Fatal("a plan of two kernels has whole-plan registers")
 	}

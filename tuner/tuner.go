@@ -586,7 +586,7 @@ func (r *run) measured(o *Outcome, ev *store.Evaluation, p *pending, res *backen
 	if res.Status != backend.StatusValid {
 		return
 	}
-	typed := objective.Observations(res, compileMs)
+	typed := objective.Observations(res, compileMs, r.sum.Device.Backend)
 	ev.Typed = typed
 	o.Observations = typed.Plan()
 	m, merr := objective.Metrics(c.Spec.Metrics, o.Observations, c.Spec.Env(p.cfg))

@@ -90,7 +90,7 @@ func (w *Workload) Measure(ctx context.Context, be backend.Backend, db *store.DB
 			})
 		}
 		if res.Status == backend.StatusValid {
-			m.Observations = objective.Observations(res, m.CompileMs)
+			m.Observations = objective.Observations(res, m.CompileMs, be.Device().Backend)
 			ev.Typed, ev.Observations = m.Observations, m.Observations.Plan()
 			if t, ok := m.Observations.Get("time"); ok {
 				ev.Objective = &t
