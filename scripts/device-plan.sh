@@ -12,7 +12,7 @@ exec > >(tee -a "$OUT/plan.log") 2>&1
 G=${GTUNE:-.bin/gtune}
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu --format=csv
 if [ -x .bin/cudatest ]; then
-  GTUNE_CUDA_TEST=1 .bin/cudatest -test.run 'TestPlanTwoKernelsTwoStreams|TestIntegrationCUDA$|TestIntegrationResources' -test.v 2>&1 | grep -v '^=== RUN' | tail -60
+  GTUNE_CUDA_TEST=1 .bin/cudatest -test.run "${TESTS:-TestPlan|TestIntegrationCUDA\$|TestIntegrationResources}" -test.v 2>&1 | grep -v '^=== RUN' | tail -60
 fi
 VA=examples/vector_add/spec.json MM=examples/matmul/spec.json
 echo "=== two kernels, two streams"

@@ -51,16 +51,22 @@ func (w *Workload) Measure(ctx context.Context, be backend.Backend, db *store.DB
 	m := &Measured{RunID: run.ID, Plan: plan, Problem: prob}
 	status := "failed"
 	defer func() { db.EndRun(run.ID, status) }()
-	if err := be.Prepare(ctx, prob); err != nil {
-		return nil, fmt.Errorf("preparing the kernel arguments: %w", err)
-	}
-	if NeedsReference(prob) {
+	needRef := NeedsReference(prob)
+	if needRef {
 		dir, err := os.MkdirTemp("", "gtune-reference-")
 		if err != nil {
 			return nil, err
 		}
 		defer os.RemoveAll(dir)
-		if err := w.Reference(ctx, be, prob, dir); err != nil {
+		if err := ReferenceDirs(prob, dir); err != nil {
+			return nil, err
+		}
+	}
+	if err := be.Prepare(ctx, prob); err != nil {
+		return nil, fmt.Errorf("preparing the kernel arguments: %w", err)
+	}
+	if needRef {
+		if err := w.Reference(ctx, be, prob); err != nil {
 			return nil, err
 		}
 	}

@@ -212,22 +212,30 @@ func kernelNeedsReference(k backend.Kernel) bool {
 	return len(v.Expected) < outputs
 }
 
-// Reference computes the reference outputs of every kernel of prob that
-// needs them: it points each kernel's verification at its own folder
-// under dir (kernels may share argument names) and runs the plan of each
-// launch's reference configuration (spec.Spec.ReferenceConfig) once with
-// SaveReference, on the same streams. be must be prepared with prob.
-// Errors: a spec without a reference configuration, one that does not
-// compile, or a reference plan that fails.
-func (w *Workload) Reference(ctx context.Context, be backend.Backend, prob *backend.Problem, dir string) error {
-	ref := &Workload{}
-	for i, l := range w.Launches {
+// ReferenceDirs points each kernel's verification at its own folder under
+// dir (kernels may share argument names), creating them. Call it before
+// the backend prepares prob: the worker keeps the folders it was given.
+func ReferenceDirs(prob *backend.Problem, dir string) error {
+	for i := range prob.Kernels {
 		if v := prob.Kernels[i].Verification; v != nil {
 			v.ReferenceDir = filepath.Join(dir, fmt.Sprintf("k%d", i))
 			if err := os.MkdirAll(v.ReferenceDir, 0o755); err != nil {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// Reference computes the reference outputs of every kernel of prob that
+// needs them: it runs the plan of each launch's reference configuration
+// (spec.Spec.ReferenceConfig) once with SaveReference, on the same
+// streams. be must be prepared with prob, its reference folders set
+// (ReferenceDirs). Errors: a spec without a reference configuration, one
+// that does not compile, or a reference plan that fails.
+func (w *Workload) Reference(ctx context.Context, be backend.Backend, prob *backend.Problem) error {
+	ref := &Workload{}
+	for i, l := range w.Launches {
 		cfg, ok, err := l.Spec.ReferenceConfig()
 		if err != nil {
 			return err

@@ -110,8 +110,22 @@ func (x *simExec) Launches() int { return len(x.plan.Launches) }
 func (x *simExec) Sync() error { return nil }
 
 // Verify fails the plan when a launch's work is marked Invalid, with an
-// error between 2 and 6 times its kernel's threshold (at least 1e-3).
+// error between 2 and 6 times its kernel's threshold (at least 1e-3). As
+// on a real GPU, saving a reference needs a reference folder for every
+// kernel with outputs (nothing is written: the simulator has no data).
 func (x *simExec) Verify(save bool) (measure.Verdict, error) {
+	if save {
+		for i, l := range x.plan.Launches {
+			k := x.s.problem.Kernels[l.Job.Kernel]
+			outputs := false
+			for _, a := range k.Args {
+				outputs = outputs || a.Output
+			}
+			if outputs && (k.Verification == nil || k.Verification.ReferenceDir == "") {
+				return measure.Verdict{Failure: x.s.launchName(x.plan, i) + "save_reference: the problem has no verification reference_dir"}, nil
+			}
+		}
+	}
 	for i, w := range x.works {
 		if !w.Invalid {
 			continue
