@@ -200,6 +200,13 @@ func TestClockObserverWithoutEnergy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, ok := out.Observations.Get("sm_clock"); ok {
+		t.Fatal("clocks read without being asked")
+	}
+	out, err = Run(newFake(), nil, Request{Iterations: 3, Observers: []string{"clocks"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if v, ok := out.Observations.Get("sm_clock"); !ok || v != 1980 {
 		t.Fatalf("sm_clock %v %v", v, ok)
 	}
