@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/measure"
 )
 
@@ -35,43 +36,10 @@ const (
 	StatusVerificationFailed Status = "verification_failed"
 )
 
-// DeviceInfo describes the GPU behind a backend.
-type DeviceInfo struct {
-	Backend            string  `json:"backend"` // "cuda" | "sim"
-	Index              int     `json:"index"`
-	Name               string  `json:"name"`
-	UUID               string  `json:"uuid"`
-	Driver             string  `json:"driver"` // driver version string
-	ComputeMajor       int     `json:"compute_major"`
-	ComputeMinor       int     `json:"compute_minor"`
-	SMs                int     `json:"sms"`
-	MemoryBytes        int64   `json:"memory_bytes"`
-	MaxThreadsPerBlock int     `json:"max_threads_per_block"`
-	SMClockMHz         int     `json:"sm_clock_mhz"`     // current SM clock
-	MaxSMClockMHz      int     `json:"max_sm_clock_mhz"` // highest supported SM clock
-	MemClockMHz        int     `json:"mem_clock_mhz"`
-	PowerLimitW        float64 `json:"power_limit_w"` // enforced power limit
-	MinPowerLimitW     float64 `json:"min_power_limit_w"`
-	MaxPowerLimitW     float64 `json:"max_power_limit_w"`
-	HasEnergyCounter   bool    `json:"has_energy_counter"`
-
-	// Occupancy limits as the driver reports them (cuDeviceGetAttribute);
-	// 0 where the backend does not report them. Bytes and registers.
-	WarpSize                     int   `json:"warp_size,omitempty"`
-	MaxThreadsPerSM              int   `json:"max_threads_per_sm,omitempty"`
-	MaxBlocksPerSM               int   `json:"max_blocks_per_sm,omitempty"`
-	RegistersPerSM               int   `json:"registers_per_sm,omitempty"`
-	MaxRegistersPerBlock         int   `json:"max_registers_per_block,omitempty"`
-	SharedMemoryPerSM            int   `json:"shared_memory_per_sm,omitempty"`
-	SharedMemoryPerBlock         int   `json:"shared_memory_per_block,omitempty"`
-	SharedMemoryPerBlockOptin    int   `json:"shared_memory_per_block_optin,omitempty"`
-	ReservedSharedMemoryPerBlock int   `json:"reserved_shared_memory_per_block,omitempty"`
-	L2Bytes                      int64 `json:"l2_bytes,omitempty"`
-	// From NVML (read-only): the default power limit (W) and the supported
-	// SM clocks (MHz, descending) keyed by supported memory clock (MHz).
-	DefaultPowerLimitW float64       `json:"default_power_limit_w,omitempty"`
-	SupportedClocksMHz map[int][]int `json:"supported_clocks_mhz,omitempty"`
-}
+// DeviceInfo describes the GPU behind a backend as its driver (or
+// simulator) reports it: device.Local. device.FromLocal merges it with the
+// device database's description of the same GPU.
+type DeviceInfo = device.Local
 
 // ArgKind tells scalars from device buffers.
 type ArgKind string

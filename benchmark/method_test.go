@@ -50,7 +50,7 @@ func (p *probe) Tell(strategy.Result) {
 }
 
 func init() {
-	strategy.Register("bench_probe", func(o strategy.Options) (strategy.Strategy, error) {
+	strategy.Register("bench_probe", strategy.Needs{}, func(o strategy.Options) (strategy.Strategy, error) {
 		r := &probeRun{seed: o.Seed, budget: o.Budget}
 		probeMu.Lock()
 		probeRuns = append(probeRuns, r)

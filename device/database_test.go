@@ -4,8 +4,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/gtune/gtune/backend"
 )
 
 // The papers' GPUs and the modern ones, each with values from its sources
@@ -141,7 +139,7 @@ func TestComputeLimits(t *testing.T) {
 // header, nvidia-smi) applied over the database file change nothing of the
 // limits, and the clocks and power limits come from NVML.
 func TestFromLocal(t *testing.T) {
-	info := backend.DeviceInfo{
+	info := Local{
 		Backend: "cuda", Name: "NVIDIA H100 80GB HBM3", Driver: "580.159.04", ComputeMajor: 9, ComputeMinor: 0, SMs: 132,
 		MemoryBytes: 85017493504, MaxThreadsPerBlock: 1024, WarpSize: 32, MaxThreadsPerSM: 2048, MaxBlocksPerSM: 32,
 		RegistersPerSM: 65536, MaxRegistersPerBlock: 65536, SharedMemoryPerSM: 233472, SharedMemoryPerBlock: 49152,
@@ -187,7 +185,7 @@ func TestFromLocal(t *testing.T) {
 	if err != nil || d3.ID != "local" || d3.ComputeMajor != 10 || d3.BlockBarriersPerSM != 64 || d3.SharedMemoryAllocUnit != 128 || d3.SMs != 132 {
 		t.Errorf("no base: %v %+v", err, d3)
 	}
-	if _, err := FromLocal(nil, backend.DeviceInfo{Name: "x"}); err == nil || !strings.Contains(err.Error(), "no CUDA compute capability") {
+	if _, err := FromLocal(nil, Local{Name: "x"}); err == nil || !strings.Contains(err.Error(), "no CUDA compute capability") {
 		t.Errorf("no CC: %v", err)
 	}
 	info3.ComputeMajor = 11

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/gtune/gtune/backend"
 )
 
 // MatchName returns a copy of the database description whose Name equals
@@ -59,7 +57,7 @@ func LookupName(name string) (*Description, error) {
 // but no peak throughputs or idle power: fine for occupancy, not for the
 // simulator. Errors: info is not a CUDA device (no compute capability), or
 // its capability is neither base's nor in ComputeLimits' table.
-func FromLocal(base *Description, info backend.DeviceInfo) (*Description, error) {
+func FromLocal(base *Description, info Local) (*Description, error) {
 	if info.ComputeMajor <= 0 {
 		return nil, fmt.Errorf("device: local GPU %q reports no CUDA compute capability", info.Name)
 	}
@@ -170,4 +168,44 @@ func FromLocal(base *Description, info backend.DeviceInfo) (*Description, error)
 		d.Sources["has_power_sensor"] = by + ": NVML nvmlDeviceGetTotalEnergyConsumption"
 	}
 	return d, nil
+}
+
+// Local describes a GPU as its driver (or a simulator) reports it: what a
+// backend answers for Backend.Device (backend.DeviceInfo). Units in the
+// field names; 0 where the backend does not report a field.
+type Local struct {
+	Backend            string  `json:"backend"` // "cuda" | "sim"
+	Index              int     `json:"index"`
+	Name               string  `json:"name"`
+	UUID               string  `json:"uuid"`
+	Driver             string  `json:"driver"` // driver version string
+	ComputeMajor       int     `json:"compute_major"`
+	ComputeMinor       int     `json:"compute_minor"`
+	SMs                int     `json:"sms"`
+	MemoryBytes        int64   `json:"memory_bytes"`
+	MaxThreadsPerBlock int     `json:"max_threads_per_block"`
+	SMClockMHz         int     `json:"sm_clock_mhz"`     // current SM clock
+	MaxSMClockMHz      int     `json:"max_sm_clock_mhz"` // highest supported SM clock
+	MemClockMHz        int     `json:"mem_clock_mhz"`
+	PowerLimitW        float64 `json:"power_limit_w"` // enforced power limit
+	MinPowerLimitW     float64 `json:"min_power_limit_w"`
+	MaxPowerLimitW     float64 `json:"max_power_limit_w"`
+	HasEnergyCounter   bool    `json:"has_energy_counter"`
+
+	// Occupancy limits as the driver reports them (cuDeviceGetAttribute);
+	// 0 where the backend does not report them. Bytes and registers.
+	WarpSize                     int   `json:"warp_size,omitempty"`
+	MaxThreadsPerSM              int   `json:"max_threads_per_sm,omitempty"`
+	MaxBlocksPerSM               int   `json:"max_blocks_per_sm,omitempty"`
+	RegistersPerSM               int   `json:"registers_per_sm,omitempty"`
+	MaxRegistersPerBlock         int   `json:"max_registers_per_block,omitempty"`
+	SharedMemoryPerSM            int   `json:"shared_memory_per_sm,omitempty"`
+	SharedMemoryPerBlock         int   `json:"shared_memory_per_block,omitempty"`
+	SharedMemoryPerBlockOptin    int   `json:"shared_memory_per_block_optin,omitempty"`
+	ReservedSharedMemoryPerBlock int   `json:"reserved_shared_memory_per_block,omitempty"`
+	L2Bytes                      int64 `json:"l2_bytes,omitempty"`
+	// From NVML (read-only): the default power limit (W) and the supported
+	// SM clocks (MHz, descending) keyed by supported memory clock (MHz).
+	DefaultPowerLimitW float64       `json:"default_power_limit_w,omitempty"`
+	SupportedClocksMHz map[int][]int `json:"supported_clocks_mhz,omitempty"`
 }

@@ -30,7 +30,7 @@ type simulatedAnnealing struct {
 	waiting         int
 }
 
-func init() { Register("simulated_annealing", newSimulatedAnnealing) }
+func init() { Register("simulated_annealing", Needs{}, newSimulatedAnnealing) }
 
 func newSimulatedAnnealing(o Options) (Strategy, error) {
 	h, err := newHyper("simulated_annealing", o.Params, "T", "T_min", "alpha", "maxiter", "neighbor")

@@ -96,7 +96,7 @@ type bayesOpt struct {
 // the grid search costs O(points³) per grid point.
 const hyperPoints = 100
 
-func init() { Register("bayes_opt", newBayesOpt) }
+func init() { Register("bayes_opt", Needs{}, newBayesOpt) }
 
 func newBayesOpt(o Options) (Strategy, error) {
 	h, err := newHyper("bayes_opt", o.Params, "initial_samples", "candidates", "top", "xi", "max_points", "bo_evals", "refit", "stall", "scaling", "ard", "design", "acquisition", "kappa")

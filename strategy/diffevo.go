@@ -32,7 +32,7 @@ type diffEvo struct {
 	trials     []int
 }
 
-func init() { Register("diff_evo", newDiffEvo) }
+func init() { Register("diff_evo", Needs{}, newDiffEvo) }
 
 func newDiffEvo(o Options) (Strategy, error) {
 	h, err := newHyper("diff_evo", o.Params, "popsize", "method", "F_min", "F_max", "CR")

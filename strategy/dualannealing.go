@@ -43,7 +43,7 @@ type dualAnnealing struct {
 	waiting           int
 }
 
-func init() { Register("dual_annealing", newDualAnnealing) }
+func init() { Register("dual_annealing", Needs{}, newDualAnnealing) }
 
 func newDualAnnealing(o Options) (Strategy, error) {
 	h, err := newHyper("dual_annealing", o.Params, "initial_temp", "visit", "accept", "restart_temp_ratio", "neighbor")

@@ -28,7 +28,7 @@ type geneticAlgorithm struct {
 	children []int
 }
 
-func init() { Register("genetic_algorithm", newGeneticAlgorithm) }
+func init() { Register("genetic_algorithm", Needs{}, newGeneticAlgorithm) }
 
 func newGeneticAlgorithm(o Options) (Strategy, error) {
 	e, err := evolutionHyper("genetic_algorithm", o.Params)

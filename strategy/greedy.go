@@ -9,8 +9,8 @@ import "math"
 // Next proposes one configuration and waits for its result.
 
 func init() {
-	Register("greedy_mls", newGreedyMLS)
-	Register("greedy_ils", newGreedyILS)
+	Register("greedy_mls", Needs{}, newGreedyMLS)
+	Register("greedy_ils", Needs{}, newGreedyILS)
 }
 
 // greedyMLS is multi-start local search: hill-climb from a random

@@ -12,9 +12,9 @@ import (
 // distance, elitist (µ+λ) survival and binary tournaments on (rank,
 // crowding distance); children by crossover and per-gene mutation over
 // value indexes, repaired to the nearest fresh valid configuration. It
-// minimises Result.Observations["time"] (ms) and ["energy"] (J), not
-// Score; invalid configurations, and valid ones lacking either
-// observation, are dominated by every other. One generation per
+// minimises the run's first two objectives (Result.Objectives, e.g. time
+// and energy), not Score; invalid configurations, and valid ones lacking
+// either, are dominated by every other. One generation per
 // Next/Tell round. The front found is ParetoFront(s).
 //
 // Hyperparameters:
@@ -35,7 +35,7 @@ type nsga2 struct {
 	children []int
 }
 
-func init() { Register("nsga2", newNSGA2) }
+func init() { Register("nsga2", Needs{Objectives: 2}, newNSGA2) }
 
 func newNSGA2(o Options) (Strategy, error) {
 	e, err := evolutionHyper("nsga2", o.Params)
@@ -60,12 +60,8 @@ func (s *nsga2) Tell(r Result) {
 		return
 	}
 	o := [2]float64{math.Inf(1), math.Inf(1)}
-	if r.Valid {
-		tm, ok1 := r.Observations["time"]
-		en, ok2 := r.Observations["energy"]
-		if ok1 && ok2 && !math.IsNaN(tm) && !math.IsNaN(en) {
-			o = [2]float64{tm, en}
-		}
+	if r.Valid && len(r.Objectives) >= 2 && !math.IsNaN(r.Objectives[0]) && !math.IsNaN(r.Objectives[1]) {
+		o = [2]float64{r.Objectives[0], r.Objectives[1]}
 	}
 	s.obj[r.Index] = o
 }

@@ -149,21 +149,13 @@ func (d occDist) first() int {
 	return -1
 }
 
-// occTarget extracts the Target from Options.Device.
+// occTarget is Options.Target, checked (New has checked it is given).
 func occTarget(name string, o Options) (*Target, error) {
-	switch t := o.Device.(type) {
-	case *Target:
-		if t == nil || t.Device == nil || t.Geometry == nil {
-			return nil, fmt.Errorf("strategy %s: Options.Device is a *strategy.Target without a device description or geometry", name)
-		}
-		return t, nil
-	case nil:
-		return nil, fmt.Errorf("strategy %s needs the GPU's description (Options.Device) to compute occupancy; none was given", name)
-	case *device.Description:
-		return nil, fmt.Errorf("strategy %s needs each configuration's launch geometry besides the GPU: Options.Device must be a *strategy.Target, not a bare *device.Description", name)
-	default:
-		return nil, fmt.Errorf("strategy %s: Options.Device is a %T, want *strategy.Target", name, o.Device)
+	t := o.Target
+	if t == nil || t.Device == nil || t.Geometry == nil {
+		return nil, fmt.Errorf("strategy %s needs the GPU's description and each configuration's launch geometry (Options.Target)", name)
 	}
+	return t, nil
 }
 
 // Reduce is the occupancy-based reduction of the search space
@@ -283,8 +275,8 @@ func occMinParam(name string, p map[string]any) (float64, error) {
 }
 
 func init() {
-	Register("occupancy_greedy", func(o Options) (Strategy, error) { return newOccGreedy(o, false) })
-	Register("occupancy_greedy_energy", func(o Options) (Strategy, error) { return newOccGreedy(o, true) })
+	Register("occupancy_greedy", Needs{Target: true, Resources: true}, func(o Options) (Strategy, error) { return newOccGreedy(o, false) })
+	Register("occupancy_greedy_energy", Needs{Target: true, Resources: true}, func(o Options) (Strategy, error) { return newOccGreedy(o, true) })
 }
 
 func newOccGreedy(o Options, energy bool) (Strategy, error) {

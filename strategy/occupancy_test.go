@@ -48,7 +48,7 @@ func occOptions(t *testing.T, sp *space.Space, id string) Options {
 	block := func(i int) int { n, _ := sp.Values(i)[0].Int(); return int(n) }
 	return Options{
 		Space: sp,
-		Device: &Target{Device: d, Geometry: func(i int) (int, int, error) {
+		Target: &Target{Device: d, Geometry: func(i int) (int, int, error) {
 			b := block(i)
 			return b, (occN + b - 1) / b, nil
 		}},
@@ -93,7 +93,7 @@ func TestReduceKeepsHighOccupancyInOrder(t *testing.T) {
 	}
 	for _, c := range cases {
 		o := occOptions(t, sp, c.id)
-		got, err := Reduce(o, o.Device.(*Target), o.Resources, DefaultMinOccupancy)
+		got, err := Reduce(o, o.Target, o.Resources, DefaultMinOccupancy)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestReduceKeepsHighOccupancyInOrder(t *testing.T) {
 	}
 	// A lower threshold lets the 0.75 and 0.5 configurations in, after the others.
 	o := occOptions(t, sp, "k20c")
-	got, err := Reduce(o, o.Device.(*Target), o.Resources, 0.5)
+	got, err := Reduce(o, o.Target, o.Resources, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,9 +132,9 @@ func TestOccupancyStrategyErrors(t *testing.T) {
 		name   string
 		want   string
 	}{
-		{func(o *Options) { o.Resources = nil }, "occupancy_greedy", "the spec must declare them"},
-		{func(o *Options) { o.Device = nil }, "occupancy_greedy", "needs the GPU's description"},
-		{func(o *Options) { o.Device = o.Device.(*Target).Device }, "occupancy_greedy", "not a bare *device.Description"},
+		{func(o *Options) { o.Resources = nil }, "occupancy_greedy", "needs each configuration's registers and shared memory"},
+		{func(o *Options) { o.Target = nil }, "occupancy_greedy", "needs the GPU's description"},
+		{func(o *Options) { o.Target = &Target{Device: o.Target.Device} }, "occupancy_greedy", "each configuration's launch geometry"},
 		{func(o *Options) { o.Params = map[string]any{"min_occupancy": 1.5} }, "occupancy_greedy", "(0, 1]"},
 		{func(o *Options) { o.Params = map[string]any{"threshold": 0.5} }, "occupancy_greedy", "valid: min_occupancy"},
 		{func(o *Options) {
@@ -238,7 +238,7 @@ func TestAlgorithm2RestartsTheClockScan(t *testing.T) {
 	sp := occSpace(t, blocks, clocks)
 	o := occOptions(t, sp, "k20c")
 	o.Resources = func(int) (int, int, error) { return 32, 0, nil }
-	o.Device.(*Target).Geometry = func(i int) (int, int, error) {
+	o.Target.Geometry = func(i int) (int, int, error) {
 		b, _ := sp.Values(i)[0].Int()
 		return int(b), occN / int(b), nil
 	}

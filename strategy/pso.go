@@ -25,7 +25,7 @@ type pso struct {
 	evalAt    []int // configuration each particle was evaluated at this step
 }
 
-func init() { Register("pso", newPSO) }
+func init() { Register("pso", Needs{}, newPSO) }
 
 func newPSO(o Options) (Strategy, error) {
 	h, err := newHyper("pso", o.Params, "popsize", "w", "c1", "c2")

@@ -44,7 +44,8 @@ func bowl(t testing.TB) (*space.Space, func(i int) Result) {
 			return Result{Index: i, Score: math.Inf(1)}
 		}
 		f := (x-6)*(x-6) + (y-3)*(y-3) + 2*(z-2)*(z-2) + 1
-		return Result{Index: i, Score: f, Valid: true, Observations: map[string]float64{"time": f, "energy": 10 + (x-2)*(x-2) + y}}
+		energy := 10 + (x-2)*(x-2) + y
+		return Result{Index: i, Score: f, Valid: true, Observations: map[string]float64{"time": f, "energy": energy}, Objectives: []float64{f, energy}}
 	}
 	return sp, eval
 }
@@ -76,7 +77,7 @@ func TestSearchStrategiesVisitDistinctAndExhaust(t *testing.T) {
 	}
 	for _, name := range searchStrategies {
 		t.Run(name, func(t *testing.T) {
-			s, err := New(name, Options{Space: sp, Seed: 3, Budget: sp.Len(), Params: smallModel(name)})
+			s, err := New(name, Options{Space: sp, Seed: 3, Budget: sp.Len(), Params: smallModel(name), Objectives: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +111,7 @@ func TestSearchStrategiesDeterministic(t *testing.T) {
 	sp, eval := bowl(t)
 	for _, name := range searchStrategies {
 		run := func(seed uint64, batch int) []int {
-			s, err := New(name, Options{Space: sp, Seed: seed, Budget: 100})
+			s, err := New(name, Options{Space: sp, Seed: seed, Budget: 100, Objectives: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +152,7 @@ func TestSearchStrategiesFindBowlMinimum(t *testing.T) {
 func TestSearchHyperparameterErrors(t *testing.T) {
 	sp, _ := bowl(t)
 	for _, name := range searchStrategies {
-		_, err := New(name, Options{Space: sp, Params: map[string]any{"no_such": 1}})
+		_, err := New(name, Options{Space: sp, Params: map[string]any{"no_such": 1}, Objectives: 2})
 		if err == nil || !strings.Contains(err.Error(), `"no_such"`) || !strings.Contains(err.Error(), "valid:") {
 			t.Errorf("%s: unknown hyperparameter: err = %v", name, err)
 		}
@@ -175,7 +176,7 @@ func TestSearchHyperparameterErrors(t *testing.T) {
 		{"nsga2", map[string]any{"mutation_chance": 0}, "mutation_chance = 0"},
 	}
 	for _, b := range bad {
-		_, err := New(b.name, Options{Space: sp, Params: b.params})
+		_, err := New(b.name, Options{Space: sp, Params: b.params, Objectives: 2})
 		if err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("%s %v: err = %v, want it to contain %q", b.name, b.params, err, b.want)
 		}
@@ -197,9 +198,12 @@ func TestNSGA2FrontIsTheParetoFront(t *testing.T) {
 		if i == 9 {
 			return Result{Index: i, Score: math.Inf(1)}
 		}
-		return Result{Index: i, Score: table[i][0], Valid: true, Observations: map[string]float64{"time": table[i][0], "energy": table[i][1]}}
+		return Result{Index: i, Score: table[i][0], Valid: true, Objectives: []float64{table[i][0], table[i][1]}}
 	}
-	s, err := New("nsga2", Options{Space: sp, Seed: 5, Params: map[string]any{"popsize": 4}})
+	if _, err := New("nsga2", Options{Space: sp, Seed: 5}); err == nil || !strings.Contains(err.Error(), "searches 2 objectives at once; the run has 1") {
+		t.Fatalf("nsga2 with one objective: %v", err)
+	}
+	s, err := New("nsga2", Options{Space: sp, Seed: 5, Objectives: 2, Params: map[string]any{"popsize": 4}})
 	if err != nil {
 		t.Fatal(err)
 	}

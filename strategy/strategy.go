@@ -40,6 +40,11 @@ type Result struct {
 	// power W, registers, shared_memory, ...: spec.ObservationNames); nil
 	// for configurations that did not run.
 	Observations map[string]float64
+	// Objectives are the scores (lower is better) of each of the run's
+	// objectives, in order (Options.Objectives of them); +Inf where one
+	// was not observed or the configuration is invalid. Multi-objective
+	// strategies search on these.
+	Objectives []float64
 }
 
 // Options are the settings every strategy receives.
@@ -50,49 +55,88 @@ type Options struct {
 	// spec's T1 Search.Attributes). A strategy rejects names it does not
 	// know, listing the valid ones.
 	Params map[string]any
-	// Resources, when set, gives a configuration's registers per thread and
-	// shared memory per thread block (static + dynamic, bytes) without
-	// running it — from earlier measurements, compilation or the spec's
-	// declarations (tuner.ResourceProvider). Occupancy-guided strategies
-	// need it.
-	Resources func(index int) (registers, sharedMemory int, err error)
-	// Device describes the GPU for strategies that reason about it (e.g.
-	// occupancy); may be nil.
-	Device any
 	// Budget is the number of evaluations the run allows (0: unknown).
 	Budget int
-	// Priors are the kernel's times on other GPUs, for strategies that
-	// learn from them (transfer), loaded by the caller; may be nil.
+
+	// What a strategy declares in its Needs, provided by the caller only
+	// then (New checks):
+
+	// Resources gives a configuration's registers per thread and shared
+	// memory per thread block (static + dynamic, bytes) without running
+	// it — from earlier measurements, compilation or the spec's
+	// declarations (tuner.ResourceProvider).
+	Resources func(index int) (registers, sharedMemory int, err error)
+	// Target is the GPU's description and each configuration's launch
+	// geometry (occupancy).
+	Target *Target
+	// Priors are the kernel's times on other GPUs (transfer), loaded by
+	// the caller.
 	Priors []PriorTimes
+	// Objectives is the number of objectives the run scores every
+	// configuration on (Result.Objectives); 0 counts as 1.
+	Objectives int
+}
+
+// Needs is what a strategy needs besides the search space, the seed and
+// its hyperparameters, declared when it registers (as a gonum/optimize
+// Method declares what it Uses): the caller provides what is declared,
+// and New refuses a strategy whose needs are not met, saying what is
+// missing.
+type Needs struct {
+	Target     bool // Options.Target: the GPU's description and the launch geometry
+	Resources  bool // Options.Resources: compiled registers and shared memory
+	Priors     bool // Options.Priors: the kernel's times on other GPUs
+	Objectives int  // at least this many objectives (multi-objective search); 0: one score
+	// Exhaustive: it visits configurations in a fixed order whatever the
+	// seed (brute force); comparisons of search efficiency leave it out.
+	Exhaustive bool
 }
 
 // Factory makes a strategy; it returns an error for bad hyperparameters.
 type Factory func(Options) (Strategy, error)
 
+type entry struct {
+	needs Needs
+	make  Factory
+}
+
 var (
 	regMu    sync.Mutex
-	registry = map[string]Factory{}
+	registry = map[string]entry{}
 )
 
-// Register makes a strategy available by name. Strategies register in an
-// init function of their own file; a second registration of a name panics.
-func Register(name string, f Factory) {
+// Register makes a strategy available by name, with what it needs.
+// Strategies register in an init function of their own file; a second
+// registration of a name panics.
+func Register(name string, needs Needs, f Factory) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	if _, dup := registry[name]; dup {
 		panic("strategy: " + name + " registered twice")
 	}
-	registry[name] = f
+	registry[name] = entry{needs, f}
+}
+
+// NeedsOf returns what the named strategy needs. Errors: an unknown
+// name, listing the valid ones.
+func NeedsOf(name string) (Needs, error) {
+	regMu.Lock()
+	e, ok := registry[name]
+	regMu.Unlock()
+	if !ok {
+		return Needs{}, fmt.Errorf("unknown strategy %q (valid: %s)", name, strings.Join(Names(), ", "))
+	}
+	return e.needs, nil
 }
 
 func init() {
-	Register("brute_force", func(o Options) (Strategy, error) {
+	Register("brute_force", Needs{Exhaustive: true}, func(o Options) (Strategy, error) {
 		if err := NoParams("brute_force", o.Params); err != nil {
 			return nil, err
 		}
 		return &bruteForce{size: o.Space.Len()}, nil
 	})
-	Register("random_sample", func(o Options) (Strategy, error) {
+	Register("random_sample", Needs{}, func(o Options) (Strategy, error) {
 		if err := NoParams("random_sample", o.Params); err != nil {
 			return nil, err
 		}
@@ -112,16 +156,28 @@ func Names() []string {
 	return ns
 }
 
-// New makes the named strategy. An unknown name is an error listing the
-// valid ones.
+// New makes the named strategy. Errors: an unknown name (listing the
+// valid ones), a need it declared that o does not meet (naming it), bad
+// hyperparameters.
 func New(name string, o Options) (Strategy, error) {
 	regMu.Lock()
-	f, ok := registry[name]
+	e, ok := registry[name]
 	regMu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("unknown strategy %q (valid: %s)", name, strings.Join(Names(), ", "))
 	}
-	return f(o)
+	n := e.needs
+	switch {
+	case n.Target && (o.Target == nil || o.Target.Device == nil || o.Target.Geometry == nil):
+		return nil, fmt.Errorf("strategy %s needs the GPU's description from the device database and each configuration's launch geometry; none was given (is the GPU in the device database? gtune devices --all)", name)
+	case n.Resources && o.Resources == nil:
+		return nil, fmt.Errorf("strategy %s needs each configuration's registers and shared memory (compiled resources); none were given", name)
+	case n.Priors && len(o.Priors) == 0:
+		return nil, fmt.Errorf("strategy %s needs the kernel's times on other GPUs: its hyperparameter prior is required (Kernel Tuner caches of the same kernel, --strategy-param prior=PATH[,PATH...])", name)
+	case n.Objectives > max(o.Objectives, 1):
+		return nil, fmt.Errorf("strategy %s searches %d objectives at once; the run has %d (e.g. --objective time,energy)", name, n.Objectives, max(o.Objectives, 1))
+	}
+	return e.make(o)
 }
 
 // NoParams is the hyperparameter check of a strategy that has none.

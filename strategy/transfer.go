@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-func init() { Register("transfer", newTransfer) }
+func init() { Register("transfer", Needs{Priors: true}, newTransfer) }
 
 // newTransfer makes transfer: Bayesian optimisation seeded with tuning results of the same
 // kernel on other GPUs: gtune's projection of performance across GPUs

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
-	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/plausibility"
 	"github.com/gtune/gtune/space"
@@ -42,10 +41,11 @@ func OccupancyTarget(be backend.Backend, s *spec.Spec, sp *space.Space) (*strate
 }
 
 // Description is the device database's description of the backend's GPU:
-// the simulated one, or the real one by the driver's name. Errors: a
-// real GPU whose name is not in the database (listing the known ones).
+// a simulator's own (backend.Simulator), or the real one by the driver's
+// name. Errors: a real GPU whose name is not in the database (listing the
+// known ones).
 func Description(be backend.Backend) (*device.Description, error) {
-	if sb, ok := be.(*sim.Sim); ok {
+	if sb, ok := be.(backend.Simulator); ok {
 		desc := sb.Description()
 		return &desc, nil
 	}
@@ -82,7 +82,7 @@ func declaredResources(be backend.Backend, s *spec.Spec, sp *space.Space) func(i
 	if s.Simulation == nil {
 		return nil
 	}
-	if _, isSim := be.(*sim.Sim); !isSim && s.Simulation.Registers == nil {
+	if _, isSim := be.(backend.Simulator); !isSim && s.Simulation.Registers == nil {
 		return nil
 	}
 	return func(i int) (int, int, error) {

@@ -32,6 +32,18 @@ func (c *countingSim) Compile(ctx context.Context, j *backend.Job) (*backend.Bin
 	return c.Sim.Compile(ctx, j)
 }
 
+// reportingGPU is the simulated GPU seen as a real one that reports
+// resources: backend.Backend and backend.ResourceReporter, not
+// backend.Simulator (whose declared resources are what it runs).
+type reportingGPU struct {
+	backend.Backend
+	r backend.ResourceReporter
+}
+
+func (g reportingGPU) Resources(ctx context.Context, j *backend.Job, b *backend.Binary) (backend.Resources, error) {
+	return g.r.Resources(ctx, j, b)
+}
+
 // plainSim is the simulated GPU seen only through backend.Backend: a
 // backend that cannot report resources.
 type plainSim struct{ s *sim.Sim }
@@ -252,7 +264,8 @@ func TestResourcesUnknownNamesTheConfiguration(t *testing.T) {
 	s, sp := resourcesSpec(t, false)
 	// A reporting backend: only the configurations that do not compile
 	// are unknown.
-	be := &countingSim{Sim: h100Sim(t)}
+	hs := h100Sim(t)
+	be := reportingGPU{hs, hs}
 	p := NewResourceProvider(context.Background(), &strings.Builder{}, be, s, sp, nil)
 	var bad []string
 	for i := range sp.Len() {

@@ -50,13 +50,17 @@ type Config struct {
 	// StrategyParams are the strategy's hyperparameters by name.
 	StrategyParams map[string]any
 	Seed           uint64
-	// Resources and Device are handed to strategies that reason about
-	// occupancy (strategy.Options); both may be nil.
+	// Objectives are the run's objectives when it has several (a Pareto
+	// front; multi-objective strategies search them all, in order); empty:
+	// Objective alone. Objective is then Objectives[0].
+	Objectives []objective.Objective
+	// Inputs are what strategies may declare they need
+	// (strategy.Needs), provided by the caller (Provide does it from
+	// what a strategy declares); nil where the strategy does not need
+	// them.
 	Resources func(index int) (registers, sharedMemory int, err error)
-	Device    any
-	// Priors are handed to strategies that learn from other GPUs'
-	// results (strategy.Options.Priors: transfer); may be nil.
-	Priors []strategy.PriorTimes
+	Target    *strategy.Target
+	Priors    []strategy.PriorTimes
 	// MaxEvals bounds the configurations considered (evaluated or reused);
 	// 0 means no bound beyond the spec's Budget.
 	MaxEvals int
@@ -113,6 +117,12 @@ type Summary struct {
 	Reused    int // taken from the database
 	Invalid   int // evaluated or reused, but not valid
 	Best      []*Outcome
+	// Objectives are the run's objectives (Config.Objectives, or the one
+	// Objective); Front is the Pareto front of the valid, plausible
+	// outcomes over them when there are several (objective.ParetoFront),
+	// ordered by the first.
+	Objectives []objective.Objective
+	Front      []*Outcome
 	// Implausible are the valid outcomes flagged as implausible that
 	// would otherwise rank before Best[0], best first.
 	Implausible []*Outcome
@@ -266,9 +276,12 @@ func start(ctx context.Context, c Config) (*run, error) {
 	if maxEvals == 0 {
 		return nil, &ConfigError{fmt.Errorf("the budget allows no configuration (max evaluations 0)")}
 	}
+	if len(c.Objectives) == 0 {
+		c.Objectives = []objective.Objective{c.Objective}
+	}
 	strat, err := strategy.New(c.Strategy, strategy.Options{
 		Space: c.Space, Seed: c.Seed, Params: c.StrategyParams, Budget: maxEvals,
-		Resources: c.Resources, Device: c.Device, Priors: c.Priors,
+		Resources: c.Resources, Target: c.Target, Priors: c.Priors, Objectives: len(c.Objectives),
 	})
 	if err != nil {
 		return nil, &ConfigError{err}
@@ -278,8 +291,10 @@ func start(ctx context.Context, c Config) (*run, error) {
 		return nil, err
 	}
 	req := s.Request()
-	if c.Objective.Name == objective.Energy || c.Objective.Name == objective.Power || c.Objective.Name == objective.EDP {
-		req.Energy = true
+	for _, o := range c.Objectives {
+		if o.Name == objective.Energy || o.Name == objective.Power || o.Name == objective.EDP {
+			req.Energy = true
+		}
 	}
 	// The power sensor's lag, where the device database knows it, for
 	// observers that integrate sampled power (measure.CorrectLag).
@@ -301,7 +316,7 @@ func start(ctx context.Context, c Config) (*run, error) {
 	}
 	r := &run{
 		ctx: ctx, c: c, strat: strat, problem: problem, request: req, store: sr,
-		sum:        &Summary{RunID: sr.ID, Device: dev, Objective: c.Objective, Strategy: c.Strategy, SpaceSize: size},
+		sum:        &Summary{RunID: sr.ID, Device: dev, Objective: c.Objective, Objectives: c.Objectives, Strategy: c.Strategy, SpaceSize: size},
 		workingSet: s.WorkingSetBytes(), started: time.Now(),
 		maxEvals: maxEvals, timeLimit: timeLimit,
 		sem: make(chan struct{}, c.CompileWorkers), lookahead: 2 * c.CompileWorkers,
@@ -343,6 +358,7 @@ func (r *run) finish(status string, err error) (*Summary, error) {
 		}
 	}
 	sortBest(sum)
+	paretoFront(sum)
 	if e := r.c.DB.EndRun(r.store.ID, status); e != nil && err == nil {
 		err = e
 	}
@@ -384,11 +400,18 @@ func (r *run) record(o *Outcome) {
 		sum.Evaluated++
 	}
 	obj := r.c.Objective
+	scores := make([]float64, len(r.c.Objectives))
+	for i, ob := range r.c.Objectives {
+		scores[i] = math.Inf(1)
+		if v, ok := ob.Value(o.Observations, o.Metrics); ok && o.Valid() {
+			scores[i] = ob.Score(v)
+		}
+	}
 	if !o.Valid() {
 		sum.Invalid++
-		r.strat.Tell(strategy.Result{Index: o.Index, Score: math.Inf(1), Observations: o.Observations})
+		r.strat.Tell(strategy.Result{Index: o.Index, Score: math.Inf(1), Observations: o.Observations, Objectives: scores})
 	} else {
-		r.strat.Tell(strategy.Result{Index: o.Index, Score: obj.Score(o.Value), Valid: true, Observations: o.Observations})
+		r.strat.Tell(strategy.Result{Index: o.Index, Score: obj.Score(o.Value), Valid: true, Observations: o.Observations, Objectives: scores})
 		if r.best == nil || obj.Score(o.Value) < obj.Score(r.best.Value) {
 			r.best = o
 		}
@@ -758,6 +781,38 @@ func params(sp *space.Space, cfg []expr.Value) []store.Param {
 		out[i] = store.Param{Name: p.Name, Value: cfg[i].GoValue()}
 	}
 	return out
+}
+
+// paretoFront sets Summary.Front: the valid, plausible outcomes no other
+// is better than in every objective at once (objective.ParetoFront),
+// when the run has several objectives; an outcome missing one of them
+// is left out.
+func paretoFront(sum *Summary) {
+	sum.Front = nil
+	if len(sum.Objectives) < 2 {
+		return
+	}
+	var pts []objective.Point
+	var cands []*Outcome
+	for _, o := range sum.Outcomes {
+		if !o.Valid() || o.Implausible != "" || o.Observations[implausibleKey] == 1 {
+			continue
+		}
+		scores := make([]float64, len(sum.Objectives))
+		ok := true
+		for k, ob := range sum.Objectives {
+			v, has := ob.Value(o.Observations, o.Metrics)
+			ok = ok && has && !math.IsNaN(v)
+			scores[k] = ob.Score(v)
+		}
+		if ok {
+			pts = append(pts, objective.Point{ID: len(cands), Scores: scores})
+			cands = append(cands, o)
+		}
+	}
+	for _, id := range objective.ParetoFront(pts) {
+		sum.Front = append(sum.Front, cands[id])
+	}
 }
 
 // sortBest ranks the valid, plausible outcomes; implausible ones that

@@ -117,6 +117,11 @@ func snapClock(d *device.Description, want int) int {
 // Description returns a copy of the simulated device's description.
 func (s *Sim) Description() device.Description { return *s.dev }
 
+// Simulated marks the backend.Simulator capability.
+func (s *Sim) Simulated() {}
+
+var _ backend.Simulator = (*Sim)(nil)
+
 // Device describes the simulated GPU.
 func (s *Sim) Device() backend.DeviceInfo {
 	d := s.dev

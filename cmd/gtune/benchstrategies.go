@@ -28,14 +28,16 @@ func init() { subcommands = append(subcommands, newBenchStrategiesCmd) }
 const defaultHub = "../shared/datasets/benchmark_hub"
 
 // benchDefaultStrategies are the strategies run when none is named: all
-// but brute_force (does not depend on the seed), nsga2 (optimises time and
-// energy together), the occupancy-guided strategies (need compiled
-// resource usage) and transfer (learns from other GPUs' results: a
-// different setting, compared separately).
+// but those whose declared needs (strategy.Needs) set them apart: an
+// exhaustive walk (does not depend on the seed), a multi-objective search
+// (optimises several objectives together), a need for the GPU's
+// description or compiled resources (a recorded cache has neither), or
+// for other GPUs' results (a different setting, compared separately).
 func benchDefaultStrategies() []string {
 	var out []string
 	for _, n := range strategy.Names() {
-		if n == "brute_force" || n == "nsga2" || n == benchmark.TransferName || strings.HasPrefix(n, "occupancy") {
+		needs, _ := strategy.NeedsOf(n)
+		if needs.Exhaustive || needs.Objectives > 1 || needs.Target || needs.Resources || needs.Priors {
 			continue
 		}
 		out = append(out, n)

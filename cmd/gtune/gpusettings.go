@@ -11,7 +11,6 @@ import (
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/space"
-	"github.com/gtune/gtune/tuner"
 )
 
 // addGPUFlags binds gtune tune's GPU-settings flags to g.
@@ -73,38 +72,4 @@ func printPlan(w io.Writer, p *gpuctl.Plan) {
 	} else {
 		fmt.Fprintln(w, "permission: --allow-gpu-settings not given; a real run would refuse")
 	}
-}
-
-// cappingReport is the thesis's power-capping ratio over the run's valid
-// configurations with a measured power: the power limit in force is the
-// configuration's nvml_pwr_limit, else the device's. nil without power.
-func cappingReport(sum *tuner.Summary) map[string]any {
-	var samples []gpuctl.CapSample
-	for _, o := range sum.Outcomes {
-		p, ok := o.Observations["power"]
-		if !o.Valid() || !ok {
-			continue
-		}
-		cap := sum.Device.PowerLimitW
-		for _, q := range o.Params {
-			if w, ok := gpuctl.PowerLimitOf(q.Name, q.Value); ok {
-				cap = w
-			}
-		}
-		samples = append(samples, gpuctl.CapSample{PowerW: p, CapW: cap})
-	}
-	if len(samples) == 0 {
-		return nil
-	}
-	ratio, near, total := gpuctl.CappingRatio(samples, gpuctl.CappingTolW)
-	return map[string]any{"ratio": ratio, "near_cap": near, "configurations": total, "tolerance_w": float64(gpuctl.CappingTolW)}
-}
-
-func writeCapping(w io.Writer, sum *tuner.Summary) {
-	r := cappingReport(sum)
-	if r == nil {
-		return
-	}
-	fmt.Fprintf(w, "power-capping ratio: %.3f (%d of %d configurations within %g W of the power limit)\n",
-		r["ratio"], r["near_cap"], r["configurations"], r["tolerance_w"])
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/tuner"
 )
 
@@ -48,7 +49,7 @@ func (p *barProgress) Step(done int, best *tuner.Outcome) {
 		return
 	}
 	if best != nil {
-		p.bar.Describe(fmt.Sprintf("best %s %s %s", p.obj.Name, format(best.Value), p.obj.Unit))
+		p.bar.Describe(fmt.Sprintf("best %s %s %s", p.obj.Name, report.Format(best.Value), p.obj.Unit))
 	}
 	_ = p.bar.Set(done)
 }

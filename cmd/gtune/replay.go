@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/cache"
+	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
@@ -186,9 +187,15 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 		return err
 	}
 
-	priors, err := transferPriors(stratName, params, sp)
+	// The strategy's declared inputs (priors, ...) are the same for every
+	// repeat: provided once.
+	first, err := cache.NewReplay(c, sp)
 	if err != nil {
-		return err
+		return inputError{err}
+	}
+	inputs := tuner.Config{Spec: s, Space: sp, Backend: first, DB: db, Strategy: stratName, StrategyParams: params}
+	if err := inputs.Provide(ctx, cmd.ErrOrStderr()); err != nil {
+		return inputError{err}
 	}
 	var reps []replayRepeat
 	for i := 0; i < f.repeats; i++ {
@@ -199,7 +206,8 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 		seed := f.seed + uint64(i)
 		sum, err := tuner.Run(ctx, tuner.Config{
 			Spec: s, Space: sp, Backend: r, DB: db, Objective: obj, Strategy: stratName, StrategyParams: params,
-			Seed: seed, MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Clock: r.Charged, Priors: priors,
+			Seed: seed, MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Clock: r.Charged,
+			Resources: inputs.Resources, Target: inputs.Target, Priors: inputs.Priors,
 			// Every repeat starts from nothing, and one compile worker
 			// keeps the strategy's view of outstanding results the same
 			// on every machine, so that a seed replays identically.
@@ -295,21 +303,21 @@ func writeReplayTable(w io.Writer, c *cache.Cache, specLabel string, sp *space.S
 	fmt.Fprintf(w, "cache: %s (%s, %s, %d entries)\n", c.Path, dev, c.Format, len(c.Entries))
 	fmt.Fprintf(w, "space: %s, %d valid configurations, %d recorded; strategy %s; objective %s\n", specLabel, sp.Len(), r.Recorded(), strat, objective)
 	if optKey != "" {
-		fmt.Fprintf(w, "recorded optimum: %s = %s\n", optKey, format(optVal))
+		fmt.Fprintf(w, "recorded optimum: %s = %s\n", optKey, report.Format(optVal))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "repeat\tseed\tevaluated\tinvalid\tcharged (s)\tbest\tbest configuration\t")
 	for i, rep := range reps {
 		best, key := "-", "-"
 		if rep.Best != nil {
-			best, key = format(*rep.Best), rep.BestKey
+			best, key = report.Format(*rep.Best), rep.BestKey
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t\n", i+1, rep.Seed, rep.Evaluated, rep.Invalid, rep.ChargedS, best, key)
 	}
 	mb, nb, me, mc := replayMeans(reps)
 	mbs := "-"
 	if nb > 0 {
-		mbs = format(mb)
+		mbs = report.Format(mb)
 	}
 	fmt.Fprintf(tw, "mean\t\t%.1f\t\t%.1f\t%s\t\t\n", me, mc, mbs)
 	tw.Flush()

@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,10 +17,10 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/backend/sim"
-	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
@@ -62,7 +60,7 @@ same device reuses what is stored unless --fresh is given.`,
 	fl.IntVar(&f.maxEvals, "max-evals", 0, "evaluate at most this many configurations (0: no limit beyond the spec's Budget)")
 	addMaxConfigsFlag(fl, &f.maxConfigs)
 	fl.DurationVar(&f.timeLimit, "time-limit", 0, "stop proposing configurations after this wall time, e.g. 10m (0: no limit)")
-	fl.StringVar(&f.objective, "objective", "", "objective: time, energy, power, edp or a metric of the spec's Gtune.Metrics (default: the spec's Gtune.Objective, else time)")
+	fl.StringVar(&f.objective, "objective", "", "objective: time, energy, power, edp or a metric of the spec's Gtune.Metrics (default: the spec's Gtune.Objective, else time); a comma-separated list, e.g. time,energy, gives the Pareto front (and is what nsga2 searches)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document instead of the table")
 	fl.BoolVar(&f.fresh, "fresh", false, "re-measure configurations already in the database")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the strategy and the simulator")
@@ -82,16 +80,19 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		on := f.energy
 		s.Measurement.Energy = &on
 	}
-	obj, err := resolveObjective(s, f.objective)
+	objs, err := resolveObjectives(s, f.objective)
 	if err != nil {
 		return err
 	}
-	if e := s.Measurement.Energy; e != nil && !*e && s.ObjectiveNeedsEnergy(obj.Name) {
-		what := "Gtune.Measurement.Energy is false"
-		if cmd.Flags().Changed("energy") {
-			what = "--energy=false"
+	obj := objs[0]
+	for _, o := range objs {
+		if e := s.Measurement.Energy; e != nil && !*e && s.ObjectiveNeedsEnergy(o.Name) {
+			what := "Gtune.Measurement.Energy is false"
+			if cmd.Flags().Changed("energy") {
+				what = "--energy=false"
+			}
+			return badInput("%s, but the objective %s needs energy measurements", what, o.Name)
 		}
-		return badInput("%s, but the objective %s needs energy measurements", what, obj.Name)
 	}
 	stratName, err := resolveStrategy(s, f.strategy)
 	if err != nil {
@@ -154,19 +155,11 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return err
 	}
 	cfg := tuner.Config{
-		Spec: s, Space: sp, Backend: be, DB: db, Objective: obj, Strategy: stratName, StrategyParams: params, Seed: f.seed,
+		Spec: s, Space: sp, Backend: be, DB: db, Objective: obj, Objectives: objs, Strategy: stratName, StrategyParams: params, Seed: f.seed,
 		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version,
-		Resources: tuner.NewResourceProvider(ctx, cmd.ErrOrStderr(), be, s, sp, db).Resources,
 	}
-	// Strategies that reason about occupancy get the GPU and the launch
-	// geometry; a GPU missing from the device database stops only them.
-	if t, err := tuner.OccupancyTarget(be, s, sp); err == nil {
-		cfg.Device = t
-	} else if strings.HasPrefix(stratName, "occupancy") {
-		return badInput("strategy %s: %v", stratName, err)
-	}
-	if cfg.Priors, err = transferPriors(stratName, params, sp); err != nil {
-		return err
+	if err := cfg.Provide(ctx, cmd.ErrOrStderr()); err != nil {
+		return inputError{err}
 	}
 	if d, err := tuner.Description(be); err == nil {
 		cfg.Peaks = tuner.Peaks(d, s)
@@ -183,11 +176,11 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	out := cmd.OutOrStdout()
 	if f.asJSON {
-		if e := writeJSON(out, sum, db.Path()); e != nil {
+		if e := report.TuneJSON(out, sum, db.Path()); e != nil {
 			return e
 		}
 	} else {
-		writeTable(out, s, sum, db.Path())
+		report.TuneTable(out, s.Metrics, sum, db.Path())
 	}
 	if sum.Interrupted {
 		return errors.New("interrupted; the evaluations done so far are in the database")
@@ -231,20 +224,6 @@ func resolveStrategy(s *spec.Spec, flag string) (string, error) {
 	return name, nil
 }
 
-// transferPriors loads the transfer strategy's prior caches (its prior
-// hyperparameter) as sp's times; nil for other strategies. A load error
-// is bad input.
-func transferPriors(stratName string, params map[string]any, sp *space.Space) ([]strategy.PriorTimes, error) {
-	if stratName != "transfer" {
-		return nil, nil
-	}
-	priors, err := strategy.LoadPriors(params["prior"], func(path string) ([]float64, error) { return cache.LoadSpaceTimes(path, sp) })
-	if err != nil {
-		return nil, inputError{err}
-	}
-	return priors, nil
-}
-
 // strategyParams merges the spec's Search.Attributes with --strategy-param
 // NAME=VALUE flags (values parse as JSON numbers/booleans, else strings).
 func strategyParams(s *spec.Spec, flags []string) (map[string]any, error) {
@@ -266,6 +245,33 @@ func strategyParams(s *spec.Spec, flags []string) (map[string]any, error) {
 		params[name] = v
 	}
 	return params, nil
+}
+
+// resolveObjectives resolves a comma-separated list of objectives (the
+// first is the one a single-objective strategy optimises; several give a
+// Pareto front). Names may not repeat.
+func resolveObjectives(s *spec.Spec, list string) ([]objective.Objective, error) {
+	if list == "" {
+		o, err := resolveObjective(s, "")
+		return []objective.Objective{o}, err
+	}
+	var out []objective.Objective
+	seen := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if seen[name] {
+			return nil, badInput("--objective %q names %s twice", list, name)
+		}
+		seen[name] = true
+		o, err := resolveObjective(s, name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	// The spec's objective is the first one's (FromSpec reads it).
+	_, err := resolveObjective(s, out[0].Name)
+	return out, err
 }
 
 func resolveObjective(s *spec.Spec, name string) (objective.Objective, error) {
@@ -336,159 +342,6 @@ func openSim(s *spec.Spec, f tuneFlags) (backend.Backend, error) {
 		opts.Seed = s.Simulation.Seed
 	}
 	return sim.New(d, opts), nil
-}
-
-// keyObservations are shown in the table, in this order, when present.
-var keyObservations = []struct{ name, head string }{
-	{"time", "time (ms)"},
-	{"energy", "energy (J)"},
-	{"energy_cv", "±E (%)"}, // the spread of the configuration's energy trials (coefficient of variation)
-	{"power", "power (W)"},
-	{"registers", "regs"},
-}
-
-func writeTable(w io.Writer, s *spec.Spec, sum *tuner.Summary, dbPath string) {
-	d := sum.Device
-	fmt.Fprintf(w, "device: %s (%s), %s backend\n", d.Name, d.UUID, d.Backend)
-	fmt.Fprintf(w, "space: %d valid configurations; strategy %s; evaluated %d, reused %d, invalid %d in %s\n",
-		sum.SpaceSize, sum.Strategy, sum.Evaluated, sum.Reused, sum.Invalid, sum.Elapsed.Round(time.Millisecond))
-	if len(sum.Best) == 0 {
-		if len(sum.Implausible) > 0 {
-			fmt.Fprintf(w, "no plausible configuration: %d valid ones are implausible; see the reasons in %s\n", len(sum.Implausible), dbPath)
-			writeImplausible(w, sum)
-			return
-		}
-		fmt.Fprintf(w, "no valid configuration; see the reasons in %s\n", dbPath)
-		return
-	}
-	fmt.Fprintf(w, "best %d by %s (%s):\n", len(sum.Best), sum.Objective.Name, sum.Objective.Direction())
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	var head []string
-	for _, p := range sum.Best[0].Params {
-		head = append(head, p.Name)
-	}
-	var obsCols []string
-	for _, k := range keyObservations {
-		if _, ok := sum.Best[0].Observations[k.name]; ok {
-			obsCols = append(obsCols, k.name)
-			head = append(head, k.head)
-		}
-	}
-	var metricCols []string
-	for _, m := range s.Metrics {
-		if _, ok := sum.Best[0].Metrics[m.Name]; ok {
-			metricCols = append(metricCols, m.Name)
-			head = append(head, m.Name)
-		}
-	}
-	objInCols := slices.Contains(obsCols, sum.Objective.Name) || slices.Contains(metricCols, sum.Objective.Name)
-	if !objInCols {
-		head = append(head, sum.Objective.Name)
-	}
-	fmt.Fprintln(tw, "#\t"+strings.Join(head, "\t")+"\t")
-	for i, o := range sum.Best {
-		row := []string{fmt.Sprint(i + 1)}
-		for _, p := range o.Params {
-			row = append(row, fmt.Sprint(p.Value))
-		}
-		for _, k := range obsCols {
-			if k == "energy_cv" {
-				row = append(row, fmt.Sprintf("%.2f", 100*o.Observations[k]))
-				continue
-			}
-			row = append(row, format(o.Observations[k]))
-		}
-		for _, k := range metricCols {
-			row = append(row, format(o.Metrics[k]))
-		}
-		if !objInCols {
-			row = append(row, format(o.Value))
-		}
-		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
-	}
-	tw.Flush()
-	writeImplausible(w, sum)
-	writeCapping(w, sum)
-	fmt.Fprintf(w, "results: %s (run %d)\n", dbPath, sum.RunID)
-}
-
-func format(v float64) string {
-	switch {
-	case v == math.Trunc(v) && math.Abs(v) < 1e15:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 1000 || v <= -1000:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10 || v <= -10:
-		return fmt.Sprintf("%.2f", v)
-	default:
-		return fmt.Sprintf("%.4g", v)
-	}
-}
-
-func writeJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
-	doc := map[string]any{
-		"device":    sum.Device,
-		"objective": map[string]any{"name": sum.Objective.Name, "direction": sum.Objective.Direction(), "unit": sum.Objective.Unit},
-		"strategy":  sum.Strategy,
-		"space":     sum.SpaceSize,
-		"evaluated": sum.Evaluated,
-		"reused":    sum.Reused,
-		"invalid":   sum.Invalid,
-		"run":       sum.RunID,
-		"elapsed_s": sum.Elapsed.Seconds(),
-		"db":        dbPath,
-	}
-	if len(sum.Best) > 0 {
-		b := sum.Best[0]
-		params := map[string]any{}
-		for _, p := range b.Params {
-			params[p.Name] = p.Value
-		}
-		objs := map[string]float64{sum.Objective.Name: b.Value}
-		for _, k := range []string{"time", "energy", "power", "edp"} {
-			if v, ok := b.Observations[k]; ok {
-				objs[k] = v
-			}
-		}
-		for k, v := range b.Metrics {
-			objs[k] = v
-		}
-		doc["best"] = map[string]any{"key": b.Key, "params": params, "objectives": objs, "observations": b.Observations}
-		var top []map[string]any
-		for _, o := range sum.Best {
-			top = append(top, map[string]any{"key": o.Key, "value": o.Value})
-		}
-		doc["top"] = top
-	}
-	reasons := map[string]int{}
-	for _, o := range sum.Outcomes {
-		if !o.Valid() {
-			reasons[string(o.Status)]++
-		}
-	}
-	doc["invalid_by_status"] = reasons
-	if len(sum.Implausible) > 0 {
-		var imp []map[string]any
-		for _, o := range sum.Implausible {
-			imp = append(imp, map[string]any{"key": o.Key, "value": o.Value, "why": o.Implausible})
-		}
-		doc["implausible"] = imp
-	}
-	if r := cappingReport(sum); r != nil {
-		doc["power_capping"] = r
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
-}
-
-// writeImplausible warns of measurements that ranked before the best
-// but cannot be right (package plausibility); they are not in the table.
-func writeImplausible(w io.Writer, sum *tuner.Summary) {
-	for _, o := range sum.Implausible {
-		fmt.Fprintf(w, "warning: %s (%s %s) would rank first but is implausible and left out: %s\n",
-			o.Key, format(o.Value), sum.Objective.Unit, o.Implausible)
-	}
 }
 
 // sortedKeys is used for stable output of maps.

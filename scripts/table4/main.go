@@ -110,7 +110,7 @@ func row(path string, d *device.Description, bfDB, algDB *store.DB, strat, mode 
 		}
 		return j.Work.Registers, j.Work.SharedMemory + j.DynamicSharedBytes, nil
 	}
-	opts := strategy.Options{Space: sp, Device: target, Resources: resources, Params: map[string]any{"min_occupancy": minOcc}}
+	opts := strategy.Options{Space: sp, Target: target, Resources: resources, Params: map[string]any{"min_occupancy": minOcc}}
 	reduced, err := strategy.Reduce(opts, target, resources, minOcc)
 	check(err)
 	bf, _ := evals(bfDB, s, "brute_force")

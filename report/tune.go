@@ -1,0 +1,278 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gtune/gtune/gpuctl"
+	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/store"
+	"github.com/gtune/gtune/tuner"
+)
+
+// keyObservations are shown in the table, in this order, when present.
+var keyObservations = []struct{ name, head string }{
+	{"time", "time (ms)"},
+	{"energy", "energy (J)"},
+	{"energy_cv", "±E (%)"}, // the spread of the configuration's energy trials (coefficient of variation)
+	{"power", "power (W)"},
+	{"registers", "regs"},
+}
+
+// TuneTable prints a tuning run's summary: the device, the counts, the
+// best configurations by the objective with their key observations and
+// the spec's metrics (metrics), the Pareto front when the run has several
+// objectives, implausible measurements left out, the power-capping ratio
+// and where the results are.
+func TuneTable(w io.Writer, metrics []spec.Metric, sum *tuner.Summary, dbPath string) {
+	d := sum.Device
+	fmt.Fprintf(w, "device: %s (%s), %s backend\n", d.Name, d.UUID, d.Backend)
+	fmt.Fprintf(w, "space: %d valid configurations; strategy %s; evaluated %d, reused %d, invalid %d in %s\n",
+		sum.SpaceSize, sum.Strategy, sum.Evaluated, sum.Reused, sum.Invalid, sum.Elapsed.Round(time.Millisecond))
+	if len(sum.Best) == 0 {
+		if len(sum.Implausible) > 0 {
+			fmt.Fprintf(w, "no plausible configuration: %d valid ones are implausible; see the reasons in %s\n", len(sum.Implausible), dbPath)
+			implausible(w, sum)
+			return
+		}
+		fmt.Fprintf(w, "no valid configuration; see the reasons in %s\n", dbPath)
+		return
+	}
+	fmt.Fprintf(w, "best %d by %s (%s):\n", len(sum.Best), sum.Objective.Name, sum.Objective.Direction())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	var head []string
+	for _, p := range sum.Best[0].Params {
+		head = append(head, p.Name)
+	}
+	var obsCols []string
+	for _, k := range keyObservations {
+		if _, ok := sum.Best[0].Observations[k.name]; ok {
+			obsCols = append(obsCols, k.name)
+			head = append(head, k.head)
+		}
+	}
+	var metricCols []string
+	for _, m := range metrics {
+		if _, ok := sum.Best[0].Metrics[m.Name]; ok {
+			metricCols = append(metricCols, m.Name)
+			head = append(head, m.Name)
+		}
+	}
+	objInCols := slices.Contains(obsCols, sum.Objective.Name) || slices.Contains(metricCols, sum.Objective.Name)
+	if !objInCols {
+		head = append(head, sum.Objective.Name)
+	}
+	fmt.Fprintln(tw, "#\t"+strings.Join(head, "\t")+"\t")
+	for i, o := range sum.Best {
+		row := []string{fmt.Sprint(i + 1)}
+		for _, p := range o.Params {
+			row = append(row, fmt.Sprint(p.Value))
+		}
+		for _, k := range obsCols {
+			if k == "energy_cv" {
+				row = append(row, fmt.Sprintf("%.2f", 100*o.Observations[k]))
+				continue
+			}
+			row = append(row, Format(o.Observations[k]))
+		}
+		for _, k := range metricCols {
+			row = append(row, Format(o.Metrics[k]))
+		}
+		if !objInCols {
+			row = append(row, Format(o.Value))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	tw.Flush()
+	front(w, sum)
+	implausible(w, sum)
+	capping(w, sum)
+	fmt.Fprintf(w, "results: %s (run %d)\n", dbPath, sum.RunID)
+}
+
+// front prints the Pareto front of a run with several objectives.
+func front(w io.Writer, sum *tuner.Summary) {
+	if len(sum.Front) == 0 {
+		return
+	}
+	names := make([]string, len(sum.Objectives))
+	for i, o := range sum.Objectives {
+		names[i] = o.Name
+	}
+	fmt.Fprintf(w, "Pareto front over %s (%d configurations, by %s):\n", strings.Join(names, " × "), len(sum.Front), names[0])
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	var head []string
+	for _, p := range sum.Front[0].Params {
+		head = append(head, p.Name)
+	}
+	for _, o := range sum.Objectives {
+		head = append(head, fmt.Sprintf("%s (%s)", o.Name, o.Unit))
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, e := range sum.Front {
+		var row []string
+		for _, p := range e.Params {
+			row = append(row, fmt.Sprint(p.Value))
+		}
+		for _, o := range sum.Objectives {
+			v, _ := o.Value(e.Observations, e.Metrics)
+			row = append(row, Format(v))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	tw.Flush()
+}
+
+// frontJSON is the Pareto front as JSON entries {key, params, objectives}.
+func frontJSON(sum *tuner.Summary) []map[string]any {
+	var out []map[string]any
+	for _, e := range sum.Front {
+		objs := map[string]float64{}
+		for _, o := range sum.Objectives {
+			v, _ := o.Value(e.Observations, e.Metrics)
+			objs[o.Name] = v
+		}
+		out = append(out, map[string]any{"key": e.Key, "params": paramMap(e.Params), "objectives": objs})
+	}
+	return out
+}
+
+// Format prints a value with a precision that suits its size: whole
+// numbers and values of 1000 and more without decimals, two decimals
+// from 10, else four significant digits.
+func Format(v float64) string {
+	switch {
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 1000 || v <= -1000:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10 || v <= -10:
+		return fmt.Sprintf("%.2f", v)
+	default:
+		return fmt.Sprintf("%.4g", v)
+	}
+}
+
+// TuneJSON prints a tuning run's summary as one JSON document: device,
+// objective (or objectives), best{key, params, objectives, observations},
+// pareto_front when there are several objectives, counts, invalid by
+// status, implausible measurements, the power-capping ratio and db.
+func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
+	doc := map[string]any{
+		"device":    sum.Device,
+		"objective": map[string]any{"name": sum.Objective.Name, "direction": sum.Objective.Direction(), "unit": sum.Objective.Unit},
+		"strategy":  sum.Strategy,
+		"space":     sum.SpaceSize,
+		"evaluated": sum.Evaluated,
+		"reused":    sum.Reused,
+		"invalid":   sum.Invalid,
+		"run":       sum.RunID,
+		"elapsed_s": sum.Elapsed.Seconds(),
+		"db":        dbPath,
+	}
+	if len(sum.Objectives) > 1 {
+		var os []map[string]any
+		for _, o := range sum.Objectives {
+			os = append(os, map[string]any{"name": o.Name, "direction": o.Direction(), "unit": o.Unit})
+		}
+		doc["objectives"] = os
+		doc["pareto_front"] = frontJSON(sum)
+	}
+	if len(sum.Best) > 0 {
+		b := sum.Best[0]
+		params := paramMap(b.Params)
+		objs := map[string]float64{sum.Objective.Name: b.Value}
+		for _, k := range []string{"time", "energy", "power", "edp"} {
+			if v, ok := b.Observations[k]; ok {
+				objs[k] = v
+			}
+		}
+		for k, v := range b.Metrics {
+			objs[k] = v
+		}
+		doc["best"] = map[string]any{"key": b.Key, "params": params, "objectives": objs, "observations": b.Observations}
+		var top []map[string]any
+		for _, o := range sum.Best {
+			top = append(top, map[string]any{"key": o.Key, "value": o.Value})
+		}
+		doc["top"] = top
+	}
+	reasons := map[string]int{}
+	for _, o := range sum.Outcomes {
+		if !o.Valid() {
+			reasons[string(o.Status)]++
+		}
+	}
+	doc["invalid_by_status"] = reasons
+	if len(sum.Implausible) > 0 {
+		var imp []map[string]any
+		for _, o := range sum.Implausible {
+			imp = append(imp, map[string]any{"key": o.Key, "value": o.Value, "why": o.Implausible})
+		}
+		doc["implausible"] = imp
+	}
+	if r := cappingReport(sum); r != nil {
+		doc["power_capping"] = r
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+// writeImplausible warns of measurements that ranked before the best
+// but cannot be right (package plausibility); they are not in the table.
+func implausible(w io.Writer, sum *tuner.Summary) {
+	for _, o := range sum.Implausible {
+		fmt.Fprintf(w, "warning: %s (%s %s) would rank first but is implausible and left out: %s\n",
+			o.Key, Format(o.Value), sum.Objective.Unit, o.Implausible)
+	}
+}
+
+// cappingReport is the thesis's power-capping ratio over the run's valid
+// configurations with a measured power: the power limit in force is the
+// configuration's nvml_pwr_limit, else the device's. nil without power.
+func cappingReport(sum *tuner.Summary) map[string]any {
+	var samples []gpuctl.CapSample
+	for _, o := range sum.Outcomes {
+		p, ok := o.Observations["power"]
+		if !o.Valid() || !ok {
+			continue
+		}
+		cap := sum.Device.PowerLimitW
+		for _, q := range o.Params {
+			if w, ok := gpuctl.PowerLimitOf(q.Name, q.Value); ok {
+				cap = w
+			}
+		}
+		samples = append(samples, gpuctl.CapSample{PowerW: p, CapW: cap})
+	}
+	if len(samples) == 0 {
+		return nil
+	}
+	ratio, near, total := gpuctl.CappingRatio(samples, gpuctl.CappingTolW)
+	return map[string]any{"ratio": ratio, "near_cap": near, "configurations": total, "tolerance_w": float64(gpuctl.CappingTolW)}
+}
+
+func capping(w io.Writer, sum *tuner.Summary) {
+	r := cappingReport(sum)
+	if r == nil {
+		return
+	}
+	fmt.Fprintf(w, "power-capping ratio: %.3f (%d of %d configurations within %g W of the power limit)\n",
+		r["ratio"], r["near_cap"], r["configurations"], r["tolerance_w"])
+}
+
+// paramMap is a configuration's parameters by name.
+func paramMap(ps []store.Param) map[string]any {
+	m := make(map[string]any, len(ps))
+	for _, p := range ps {
+		m[p.Name] = p.Value
+	}
+	return m
+}
