@@ -41,3 +41,21 @@ func TestTypedObservationsRoundTrip(t *testing.T) {
 		t.Fatalf("NaN observation: %v", err)
 	}
 }
+
+func TestStatusCounts(t *testing.T) {
+	db := openTemp(t)
+	a, b := newRun(t, db, "h", "GPU-0"), newRun(t, db, "h", "GPU-0")
+	for i, st := range []string{"valid", "valid", "compile_failed"} {
+		if err := db.Add(&Evaluation{RunID: a.ID, Key: string(rune('a' + i)), Status: st}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Add(&Evaluation{RunID: b.ID, Key: "x", Status: "timeout"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.StatusCounts()
+	want := map[int64]map[string]int{a.ID: {"valid": 2, "compile_failed": 1}, b.ID: {"timeout": 1}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("StatusCounts = %v, %v; want %v", got, err, want)
+	}
+}

@@ -1,0 +1,182 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/store"
+)
+
+// RunRow is one run as `gtune runs` lists it.
+type RunRow struct {
+	ID         int64          `json:"id"`
+	Started    time.Time      `json:"started"`
+	Status     string         `json:"status"`
+	Kernel     string         `json:"kernel"`
+	Spec       string         `json:"spec"`
+	Device     string         `json:"device"`
+	Backend    string         `json:"backend"`
+	Strategy   string         `json:"strategy"`
+	Objective  string         `json:"objective"`
+	Valid      int            `json:"valid"`
+	Invalid    int            `json:"invalid"`
+	ByStatus   map[string]int `json:"by_status"`
+	DurationS  float64        `json:"duration_s,omitempty"` // 0 while running
+	GtuneBuild string         `json:"gtune_version"`
+}
+
+// Rows joins runs with their evaluation counts (store.StatusCounts).
+func Rows(runs []*store.Run, counts map[int64]map[string]int) []RunRow {
+	out := make([]RunRow, len(runs))
+	for i, r := range runs {
+		row := RunRow{ID: r.ID, Started: r.StartedAt, Status: r.Status, Kernel: r.Kernel, Spec: r.SpecPath, Device: r.DeviceName,
+			Backend: r.Backend, Strategy: r.Strategy, Objective: r.Objective, ByStatus: counts[r.ID], GtuneBuild: r.GtuneVersion}
+		if row.ByStatus == nil {
+			row.ByStatus = map[string]int{}
+		}
+		for st, n := range row.ByStatus {
+			if st == "valid" {
+				row.Valid += n
+			} else {
+				row.Invalid += n
+			}
+		}
+		if !r.EndedAt.IsZero() {
+			row.DurationS = r.EndedAt.Sub(r.StartedAt).Seconds()
+		}
+		out[i] = row
+	}
+	return out
+}
+
+// RunsTable prints runs, one line each, oldest first.
+func RunsTable(w io.Writer, rows []RunRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "run\tstarted (UTC)\tstatus\tkernel\tdevice\tstrategy\tobjective\tvalid\tinvalid\tduration")
+	for _, r := range rows {
+		dur := "-"
+		if r.DurationS > 0 {
+			dur = (time.Duration(r.DurationS * float64(time.Second))).Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.ID, r.Started.UTC().Format("2006-01-02 15:04:05"), r.Status,
+			r.Kernel, r.Device, r.Strategy, r.Objective, r.Valid, r.Invalid, dur)
+	}
+	tw.Flush()
+}
+
+// RunsJSON prints runs as a JSON array.
+func RunsJSON(w io.Writer, rows []RunRow) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if rows == nil {
+		rows = []RunRow{}
+	}
+	return enc.Encode(rows)
+}
+
+// ShowTable prints one run's evaluations in the order they were made:
+// key, status, objective value, time and energy where measured, and the
+// first line of the reason a configuration failed; failedOnly leaves out
+// the valid ones and prints each failure's whole reason after the table. obs gives an
+// evaluation's typed observations when the caller wants them printed
+// (nil: none).
+func ShowTable(w io.Writer, run *store.Run, evals []*store.Evaluation, failedOnly bool, obs func(id int64) (measure.Observations, error)) error {
+	fmt.Fprintf(w, "run %d: %s on %s (%s), strategy %s, objective %s, %s\n", run.ID, run.Kernel, run.DeviceName, run.Backend, run.Strategy, run.Objective, run.Status)
+	if run.SpecPath != "" {
+		fmt.Fprintf(w, "spec: %s\n", run.SpecPath)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tconfiguration\tstatus\tobjective\ttime (ms)\tenergy (J)\treason")
+	n := 0
+	for i, e := range evals {
+		if failedOnly && e.Status == "valid" {
+			continue
+		}
+		n++
+		val := "-"
+		if e.Objective != nil {
+			val = Format(*e.Objective)
+		}
+		num := func(k string) string {
+			if v, ok := e.Observations[k]; ok {
+				return Format(v)
+			}
+			return "-"
+		}
+		reason, _, _ := strings.Cut(e.Reason, "\n")
+		if len(reason) > 100 {
+			reason = reason[:97] + "..."
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, e.Key, e.Status, val, num("time"), num("energy"), reason)
+	}
+	tw.Flush()
+	if failedOnly && n == 0 {
+		fmt.Fprintln(w, "no failed configuration")
+	}
+	if failedOnly {
+		for _, e := range evals {
+			if e.Status != "valid" && e.Reason != "" {
+				fmt.Fprintf(w, "\n%s (%s):\n    %s\n", e.Key, e.Status, strings.ReplaceAll(strings.TrimRight(e.Reason, "\n"), "\n", "\n    "))
+			}
+		}
+	}
+	if obs != nil {
+		for _, e := range evals {
+			if failedOnly && e.Status == "valid" {
+				continue
+			}
+			o, err := obs(e.ID)
+			if err != nil {
+				return err
+			}
+			if len(o) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "\nconfiguration %s:\n", e.Key)
+			var names []string
+			for _, l := range e.Launches {
+				names = append(names, fmt.Sprintf("%s %s, stream %d", l.Kernel, l.Key, l.Stream))
+			}
+			WriteObservations(w, o, names)
+		}
+	}
+	return nil
+}
+
+// ShowJSON prints one run and its evaluations (failedOnly: the failed
+// ones) as one JSON document.
+func ShowJSON(w io.Writer, run *store.Run, evals []*store.Evaluation, failedOnly bool) error {
+	type ev struct {
+		Key          string             `json:"key"`
+		Params       map[string]any     `json:"params"`
+		Status       string             `json:"status"`
+		Reason       string             `json:"reason,omitempty"`
+		Objective    *float64           `json:"objective,omitempty"`
+		Observations map[string]float64 `json:"observations,omitempty"`
+		Metrics      map[string]float64 `json:"metrics,omitempty"`
+		Launches     []store.Launch     `json:"launches,omitempty"`
+	}
+	var es []ev
+	for _, e := range evals {
+		if failedOnly && e.Status == "valid" {
+			continue
+		}
+		es = append(es, ev{Key: e.Key, Params: paramMap(e.Params), Status: e.Status, Reason: e.Reason, Objective: e.Objective,
+			Observations: e.Observations, Metrics: e.Metrics, Launches: e.Launches})
+	}
+	if es == nil {
+		es = []ev{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{
+		"run": run.ID, "kernel": run.Kernel, "spec": run.SpecPath, "device": run.DeviceName, "device_uuid": run.DeviceUUID,
+		"backend": run.Backend, "strategy": run.Strategy, "objective": run.Objective, "status": run.Status,
+		"started": run.StartedAt, "ended": run.EndedAt, "settings": run.Settings, "evaluations": es,
+	})
+}
