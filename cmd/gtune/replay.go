@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -67,17 +64,7 @@ Nothing is kept unless --db is given (a temporary database is used and removed).
 	return c
 }
 
-// replayRepeat is one run of the strategy.
-type replayRepeat struct {
-	Seed      uint64         `json:"seed"`
-	RunID     int64          `json:"run"`
-	Evaluated int            `json:"evaluated"`
-	Invalid   int            `json:"invalid"`
-	ChargedS  float64        `json:"charged_s"` // recorded time charged, s
-	BestKey   string         `json:"best_key,omitempty"`
-	Best      *float64       `json:"best,omitempty"` // objective value of the best configuration found
-	Params    map[string]any `json:"params,omitempty"`
-}
+// report.ReplayRepeat is one run of the strategy.
 
 func loadReplaySpec(c *cache.Cache, path string) (*spec.Spec, func(), error) {
 	if path != "" {
@@ -197,7 +184,7 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 	if err := inputs.Provide(ctx, cmd.ErrOrStderr()); err != nil {
 		return inputError{err}
 	}
-	var reps []replayRepeat
+	var reps []report.ReplayRepeat
 	for i := 0; i < f.repeats; i++ {
 		r, err := cache.NewReplay(c, sp)
 		if err != nil {
@@ -222,7 +209,7 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 		if sum.Interrupted {
 			return errors.New("interrupted")
 		}
-		rep := replayRepeat{Seed: seed, RunID: sum.RunID, Evaluated: sum.Evaluated, Invalid: sum.Invalid, ChargedS: r.ChargedMs() / 1000}
+		rep := report.ReplayRepeat{Seed: seed, RunID: sum.RunID, Evaluated: sum.Evaluated, Invalid: sum.Invalid, ChargedS: r.ChargedMs() / 1000}
 		if len(sum.Best) > 0 {
 			b := sum.Best[0]
 			v := b.Value
@@ -243,9 +230,9 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 	}
 	out := cmd.OutOrStdout()
 	if f.asJSON {
-		return writeReplayJSON(out, c, specLabel, sp, probe, stratName, obj.Name, obj.Direction(), optKey, optVal, reps, dbPath)
+		return report.ReplayJSON(out, c, specLabel, sp, probe, stratName, obj.Name, obj.Direction(), optKey, optVal, reps, dbPath)
 	}
-	writeReplayTable(out, c, specLabel, sp, probe, stratName, obj.Name, optKey, optVal, reps, dbPath)
+	report.ReplayTable(out, c, specLabel, sp, probe, stratName, obj.Name, optKey, optVal, reps, dbPath)
 	return nil
 }
 
@@ -275,79 +262,4 @@ func replayOptimum(r *cache.Replay, sp *space.Space, objective string) (string, 
 		return "", math.NaN()
 	}
 	return bestKey, best
-}
-
-func replayMeans(reps []replayRepeat) (best float64, nBest int, evals, charged float64) {
-	for _, r := range reps {
-		if r.Best != nil {
-			best += *r.Best
-			nBest++
-		}
-		evals += float64(r.Evaluated)
-		charged += r.ChargedS
-	}
-	if nBest > 0 {
-		best /= float64(nBest)
-	} else {
-		best = math.NaN()
-	}
-	n := float64(len(reps))
-	return best, nBest, evals / n, charged / n
-}
-
-func writeReplayTable(w io.Writer, c *cache.Cache, specLabel string, sp *space.Space, r *cache.Replay, strat, objective, optKey string, optVal float64, reps []replayRepeat, dbPath string) {
-	dev := c.DeviceName
-	if dev == "" {
-		dev = "unknown device"
-	}
-	fmt.Fprintf(w, "cache: %s (%s, %s, %d entries)\n", c.Path, dev, c.Format, len(c.Entries))
-	fmt.Fprintf(w, "space: %s, %d valid configurations, %d recorded; strategy %s; objective %s\n", specLabel, sp.Len(), r.Recorded(), strat, objective)
-	if optKey != "" {
-		fmt.Fprintf(w, "recorded optimum: %s = %s\n", optKey, report.Format(optVal))
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "repeat\tseed\tevaluated\tinvalid\tcharged (s)\tbest\tbest configuration\t")
-	for i, rep := range reps {
-		best, key := "-", "-"
-		if rep.Best != nil {
-			best, key = report.Format(*rep.Best), rep.BestKey
-		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t\n", i+1, rep.Seed, rep.Evaluated, rep.Invalid, rep.ChargedS, best, key)
-	}
-	mb, nb, me, mc := replayMeans(reps)
-	mbs := "-"
-	if nb > 0 {
-		mbs = report.Format(mb)
-	}
-	fmt.Fprintf(tw, "mean\t\t%.1f\t\t%.1f\t%s\t\t\n", me, mc, mbs)
-	tw.Flush()
-	if dbPath != "" {
-		fmt.Fprintf(w, "results: %s\n", dbPath)
-	}
-}
-
-func writeReplayJSON(w io.Writer, c *cache.Cache, specLabel string, sp *space.Space, r *cache.Replay, strat, objective, direction, optKey string, optVal float64, reps []replayRepeat, dbPath string) error {
-	mb, nb, me, mc := replayMeans(reps)
-	doc := map[string]any{
-		"cache":     c.Path,
-		"format":    c.Format,
-		"device":    r.Device(),
-		"spec":      specLabel,
-		"space":     sp.Len(),
-		"recorded":  r.Recorded(),
-		"strategy":  strat,
-		"objective": map[string]any{"name": objective, "direction": direction},
-		"repeats":   reps,
-		"mean":      map[string]any{"evaluated": me, "charged_s": mc, "repeats_with_valid": nb},
-		"db":        dbPath,
-	}
-	if nb > 0 {
-		doc["mean"].(map[string]any)["best"] = mb
-	}
-	if optKey != "" {
-		doc["optimum"] = map[string]any{"key": optKey, "value": optVal}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
 }
