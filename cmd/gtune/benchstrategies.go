@@ -135,7 +135,11 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 				}
 			}
 			t0 := time.Now()
-			rs, err := benchmark.Evaluate(benchmark.Config{Problems: problems, Strategies: strategies, Params: hp, Seeds: seeds, Budgets: bs, Workers: workers, Priors: priors})
+			var rs []benchmark.Result
+			err = during(cmd.ErrOrStderr(), "replaying the strategies", func() (err error) {
+				rs, err = benchmark.Evaluate(benchmark.Config{Problems: problems, Strategies: strategies, Params: hp, Seeds: seeds, Budgets: bs, Workers: workers, Priors: priors})
+				return err
+			})
 			if err != nil {
 				return inputError{err}
 			}

@@ -74,7 +74,11 @@ func runImport(cmd *cobra.Command, cachePath, specPath, dbPath string, asJSON bo
 	if err != nil {
 		return inputError{err}
 	}
-	run, err := cache.ImportRun(r, s, version)
+	var run *store.Run
+	err = during(cmd.ErrOrStderr(), "importing", func() (err error) {
+		run, err = cache.ImportRun(r, s, version)
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
@@ -58,4 +59,44 @@ func (p *barProgress) Finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
+}
+
+// activity shows a long step on stderr when it is a terminal: a bar of
+// total steps, or a spinner with the elapsed time when total < 0. Redrawn
+// at most five times a second; Finish clears it.
+func activity(w io.Writer, desc string, total int) *progressbar.ProgressBar {
+	return progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetVisibility(isTerminal(w)),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionSpinnerType(14),
+		progressbar.OptionSetWidth(24),
+		progressbar.OptionClearOnFinish(),
+	)
+}
+
+// during runs f with a spinner described by desc on w (see activity),
+// redrawn while f runs.
+func during(w io.Writer, desc string, f func() error) error {
+	bar := activity(w, desc, -1)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = bar.Add(1)
+			}
+		}
+	}()
+	err := f()
+	close(done)
+	_ = bar.Finish()
+	return err
 }

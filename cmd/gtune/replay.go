@@ -185,7 +185,10 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 		return inputError{err}
 	}
 	var reps []report.ReplayRepeat
+	bar := activity(cmd.ErrOrStderr(), "replaying", f.repeats)
+	defer bar.Finish()
 	for i := 0; i < f.repeats; i++ {
+		_ = bar.Set(i)
 		r, err := cache.NewReplay(c, sp)
 		if err != nil {
 			return inputError{err}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -201,7 +202,11 @@ func buildSpace(ctx context.Context, s *spec.Spec, limit int) (*space.Space, err
 	if limit <= 0 {
 		return nil, badInput("--max-configurations must be positive, got %d", limit)
 	}
-	sp, err := s.BuildSpaceContext(ctx, space.BuildOptions{MaxConfigurations: limit, LimitName: "--max-configurations"})
+	var sp *space.Space
+	err := during(os.Stderr, "building the search space", func() (err error) {
+		sp, err = s.BuildSpaceContext(ctx, space.BuildOptions{MaxConfigurations: limit, LimitName: "--max-configurations"})
+		return err
+	})
 	if err != nil && ctx.Err() != nil {
 		return nil, fmt.Errorf("interrupted while building the search space of %s", s.Path)
 	}
