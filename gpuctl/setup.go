@@ -56,10 +56,11 @@ func SettingParams(s *spec.Spec) []string {
 }
 
 // Preflight checks o against the spec before any database or GPU is
-// touched. On a real GPU GPU-setting parameters need Allow (or DryRun);
-// the simulated GPU (simulated true) honours them per job without
-// changing anything real, so it needs Allow only for its NVML control
-// surface (SimState). Every error is an *InputError.
+// touched. GPU-setting parameters need Allow (or DryRun) on the simulated
+// GPU as on a real one, so that a command that works on the simulator
+// works on a GPU; so does the simulated NVML control surface (SimState).
+// simulated is kept for the callers' sake and changes nothing. Every
+// error is an *InputError.
 func Preflight(s *spec.Spec, o Options, simulated bool) error {
 	if o.OnNoPerm != "stop" && o.OnNoPerm != "drop" {
 		return badInput("--on-no-permission %q: want stop or drop", o.OnNoPerm)
@@ -87,7 +88,7 @@ func Preflight(s *spec.Spec, o Options, simulated bool) error {
 	if o.ClockRange == "ridge" && !slices.Contains(all, backend.ParamCoreClock) {
 		return badInput("--clock-range ridge narrows the %s dimension, but the search space has none (use --gpu-settings g1 or g2, or declare %s)", backend.ParamCoreClock, backend.ParamCoreClock)
 	}
-	if ((len(all) > 0 && !simulated) || o.SimState != "") && !o.Allow && !o.DryRun {
+	if (len(all) > 0 || o.SimState != "") && !o.Allow && !o.DryRun {
 		what := "--gpu-settings " + o.Strategy
 		if len(all) == 0 {
 			what = "--sim-nvml-state (the simulated GPU's NVML control surface)"

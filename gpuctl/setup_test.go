@@ -35,13 +35,18 @@ func TestPreflight(t *testing.T) {
 		}
 	}
 	g3 := Options{OnNoPerm: "stop", ClockRange: "all", Strategy: "g3"}
-	if err := Preflight(s, g3, true); err != nil {
-		t.Errorf("g3 on the simulator: %v", err)
-	}
 	var ie *InputError
-	if err := Preflight(s, g3, false); !errors.As(err, &ie) {
-		t.Errorf("g3 on a real GPU without --allow-gpu-settings: %v", err)
+	// The simulated GPU asks for permission as a real one does.
+	for _, simulated := range []bool{true, false} {
+		if err := Preflight(s, g3, simulated); !errors.As(err, &ie) {
+			t.Errorf("g3 without --allow-gpu-settings (simulated %v): %v", simulated, err)
+		}
 	}
+	g3.Allow = true
+	if err := Preflight(s, g3, true); err != nil {
+		t.Errorf("g3 on the simulator with --allow-gpu-settings: %v", err)
+	}
+	g3.Allow = false
 	g3.DryRun = true
 	if err := Preflight(s, g3, false); err != nil {
 		t.Errorf("g3 dry run: %v", err)

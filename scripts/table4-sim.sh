@@ -30,15 +30,15 @@ d["Gtune"]["Simulation"]["Device"] = dev
 json.dump(d, open(dst, "w"), indent=2)
 PY
   variants+=("$v")
-  $G tune "$v" --backend sim --objective energy --db "$OUT/e-bf-$dev.db" --no-progress --fresh > /dev/null
+  $G tune "$v" --backend sim --allow-gpu-settings --objective energy --db "$OUT/e-bf-$dev.db" --no-progress --fresh > /dev/null
   min=0.8
-  if ! $G tune "$v" --backend sim --objective energy --db "$OUT/e-alg-$dev.db" --no-progress --fresh --strategy occupancy_greedy_energy > /dev/null 2> "$OUT/alg.err"; then
+  if ! $G tune "$v" --backend sim --allow-gpu-settings --objective energy --db "$OUT/e-alg-$dev.db" --no-progress --fresh --strategy occupancy_greedy_energy > /dev/null 2> "$OUT/alg.err"; then
     # No configuration reaches the default 0.8: keep those of the highest
     # occupancy the space reaches (the message names it).
     min=$(grep -o 'the highest is [0-9.e-]*' "$OUT/alg.err" | awk '{print $4}')
     [ -n "$min" ] || { cat "$OUT/alg.err" >&2; exit 1; }
     echo "$n: Algorithm 2 with min_occupancy $min" >&2
-    $G tune "$v" --backend sim --objective energy --db "$OUT/e-alg-$dev.db" --no-progress --fresh --strategy occupancy_greedy_energy --strategy-param min_occupancy="$min" > /dev/null
+    $G tune "$v" --backend sim --allow-gpu-settings --objective energy --db "$OUT/e-alg-$dev.db" --no-progress --fresh --strategy occupancy_greedy_energy --strategy-param min_occupancy="$min" > /dev/null
   fi
   mins+=("$min")
 done

@@ -59,9 +59,14 @@ func TestGPUSettingsNeedPermission(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "--gpu-settings g3: tuning them changes the GPU's clocks and power limit") {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	// The simulated GPU honours the settings per job and changes nothing
-	// real: no flag needed, unless its NVML control surface is asked for.
-	code, out, errs := gtune(t, "tune", specPath, "--backend", "sim", "--sim-device", "k20c", "--db", db, "--no-progress", "--max-evals", "5", "--strategy", "random_sample")
+	// The simulated GPU asks for the same permission as a real one, so
+	// that what works on it works on a GPU; with it, it applies the
+	// settings to its simulated control surface and changes nothing real.
+	code, _, errs = gtune(t, "tune", specPath, "--backend", "sim", "--sim-device", "k20c", "--db", db, "--no-progress", "--max-evals", "5", "--strategy", "random_sample")
+	if code != 2 || !strings.Contains(errs, "only with --allow-gpu-settings") {
+		t.Fatalf("sim without permission: exit %d: %s", code, errs)
+	}
+	code, out, errs := gtune(t, "tune", specPath, "--backend", "sim", "--sim-device", "k20c", "--db", db, "--no-progress", "--max-evals", "5", "--strategy", "random_sample", "--allow-gpu-settings")
 	if code != 0 || !strings.Contains(out, "nvml_gr_clock") {
 		t.Fatalf("sim: exit %d: %s %s", code, out, errs)
 	}

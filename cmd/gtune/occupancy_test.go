@@ -71,9 +71,9 @@ func tuneJSON(t *testing.T, args ...string) tuneDoc {
 func TestAlgorithm2FindsTheEnergyOptimumOnSimulatedK20c(t *testing.T) {
 	spec := k20cVariant(t, "lud")
 	dir := t.TempDir()
-	bf := tuneJSON(t, spec, "--backend", "sim", "--objective", "energy", "--db", filepath.Join(dir, "bf.db"), "--json", "--no-progress")
+	bf := tuneJSON(t, spec, "--backend", "sim", "--objective", "energy", "--db", filepath.Join(dir, "bf.db"), "--json", "--no-progress", "--allow-gpu-settings")
 	alg := tuneJSON(t, spec, "--backend", "sim", "--objective", "energy", "--db", filepath.Join(dir, "alg.db"), "--json", "--no-progress",
-		"--strategy", "occupancy_greedy_energy")
+		"--strategy", "occupancy_greedy_energy", "--allow-gpu-settings")
 	if bf.Space != 80 || bf.Evaluated != 80 || bf.Best.Key != "32,32,614" {
 		t.Errorf("brute force: %+v, want 80 evaluated, best 32,32,614", bf)
 	}

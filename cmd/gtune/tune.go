@@ -325,6 +325,9 @@ func openBackend(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) 
 }
 
 func openSim(s *spec.Spec, f tuneFlags) (backend.Backend, error) {
+	if f.device != 0 {
+		return nil, badInput("--device %d: the simulated GPU is device 0 (choose its model with --sim-device)", f.device)
+	}
 	id := f.simDevice
 	if id == "" && s.Simulation != nil {
 		id = s.Simulation.Device
