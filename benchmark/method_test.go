@@ -43,7 +43,7 @@ func (p *probe) Next(n int) []int {
 	return ids
 }
 
-func (p *probe) Tell(strategy.Result) {
+func (p *probe) Tell(strategy.Evaluation) {
 	probeMu.Lock()
 	p.run.told++
 	probeMu.Unlock()

@@ -65,7 +65,7 @@ func Run(p *Problem, name string, params map[string]any, seed uint64, evals int)
 		}
 		for _, i := range ids {
 			t := p.Times[i]
-			r := strategy.Result{Index: i, Score: math.Inf(1)}
+			r := strategy.Evaluation{Index: i, Score: math.Inf(1)}
 			if !math.IsNaN(t) {
 				r.Valid, r.Score = true, t
 				r.Observations = map[string]float64{"time": t}

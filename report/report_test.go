@@ -36,8 +36,8 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func outcome(key string, bx int, t, e float64) *tuner.Outcome {
-	return &tuner.Outcome{Key: key, Params: []store.Param{{Name: "block_size_x", Value: bx}}, Status: backend.StatusValid, Value: t,
+func outcome(key string, bx int, t, e float64) *tuner.Evaluation {
+	return &tuner.Evaluation{Key: key, Params: []store.Param{{Name: "block_size_x", Value: bx}}, Status: backend.StatusValid, Value: t,
 		Observations: map[string]float64{"time": t, "energy": e, "power": e / t * 1e3, "registers": 16}}
 }
 
@@ -47,10 +47,10 @@ func TestTuneGolden(t *testing.T) {
 	tm := objective.Objective{Name: "time", Unit: "ms"}
 	en := objective.Objective{Name: "energy", Unit: "J"}
 	a, b, c, d := outcome("64", 64, 1.0, 0.60), outcome("128", 128, 1.1, 0.55), outcome("256", 256, 1.2, 0.58), outcome("512", 512, 1.3, 0.50)
-	failed := &tuner.Outcome{Key: "1024", Params: []store.Param{{Name: "block_size_x", Value: 1024}}, Status: backend.StatusCompileFailed, Reason: "too many registers"}
+	failed := &tuner.Evaluation{Key: "1024", Params: []store.Param{{Name: "block_size_x", Value: 1024}}, Status: backend.StatusCompileFailed, Reason: "too many registers"}
 	sum := &tuner.Summary{RunID: 3, Device: backend.DeviceInfo{Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-x", Backend: "cuda", PowerLimitW: 700},
 		Objective: tm, Objectives: []objective.Objective{tm, en}, Strategy: "brute_force", SpaceSize: 5, Evaluated: 5, Invalid: 1,
-		Best: []*tuner.Outcome{a, b, c, d}, Front: []*tuner.Outcome{a, b, d}, Outcomes: []*tuner.Outcome{a, b, c, d, failed}, Elapsed: 1500 * time.Millisecond}
+		Best: []*tuner.Evaluation{a, b, c, d}, Front: []*tuner.Evaluation{a, b, d}, Evaluations: []*tuner.Evaluation{a, b, c, d, failed}, Elapsed: 1500 * time.Millisecond}
 	var buf bytes.Buffer
 	TuneTable(&buf, nil, sum, "gtune.db")
 	golden(t, "tune.txt", buf.Bytes())

@@ -204,7 +204,7 @@ func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 		doc["top"] = top
 	}
 	reasons := map[string]int{}
-	for _, o := range sum.Outcomes {
+	for _, o := range sum.Evaluations {
 		if !o.Valid() {
 			reasons[string(o.Status)]++
 		}
@@ -239,7 +239,7 @@ func implausible(w io.Writer, sum *tuner.Summary) {
 // configuration's nvml_pwr_limit, else the device's. nil without power.
 func cappingReport(sum *tuner.Summary) map[string]any {
 	var samples []gpuctl.CapSample
-	for _, o := range sum.Outcomes {
+	for _, o := range sum.Evaluations {
 		p, ok := o.Observations["power"]
 		if !o.Valid() || !ok {
 			continue

@@ -118,7 +118,7 @@ func accept(old, new, T, u float64) bool {
 	return u < math.Exp(-rel/T)
 }
 
-func (s *simulatedAnnealing) Tell(r Result) {
+func (s *simulatedAnnealing) Tell(r Evaluation) {
 	sc := s.t.tell(r)
 	if math.IsNaN(sc) || r.Index != s.waiting {
 		return

@@ -201,7 +201,7 @@ func (b *bayesOpt) Next(n int) []int {
 	return []int{i}
 }
 
-func (b *bayesOpt) Tell(r Result) {
+func (b *bayesOpt) Tell(r Evaluation) {
 	if b.handedOver {
 		b.ils.Tell(r) // records in the shared tracker
 		return

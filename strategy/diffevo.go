@@ -58,9 +58,9 @@ func newDiffEvo(o Options) (Strategy, error) {
 	return e, nil
 }
 
-func (e *diffEvo) Name() string     { return "diff_evo" }
-func (e *diffEvo) Next(n int) []int { return e.d.next(n) }
-func (e *diffEvo) Tell(r Result)    { e.t.tell(r) }
+func (e *diffEvo) Name() string      { return "diff_evo" }
+func (e *diffEvo) Next(n int) []int  { return e.d.next(n) }
+func (e *diffEvo) Tell(r Evaluation) { e.t.tell(r) }
 
 func (e *diffEvo) score(i int) float64 {
 	if s, ok := e.t.known(i); ok {

@@ -156,7 +156,7 @@ func (d *dualAnnealing) Next(n int) []int {
 	}
 }
 
-func (d *dualAnnealing) Tell(r Result) {
+func (d *dualAnnealing) Tell(r Evaluation) {
 	s := d.t.tell(r)
 	if math.IsNaN(s) {
 		return

@@ -41,9 +41,9 @@ func newGeneticAlgorithm(o Options) (Strategy, error) {
 	return g, nil
 }
 
-func (g *geneticAlgorithm) Name() string     { return "genetic_algorithm" }
-func (g *geneticAlgorithm) Next(n int) []int { return g.d.next(n) }
-func (g *geneticAlgorithm) Tell(r Result)    { g.t.tell(r) }
+func (g *geneticAlgorithm) Name() string      { return "genetic_algorithm" }
+func (g *geneticAlgorithm) Next(n int) []int  { return g.d.next(n) }
+func (g *geneticAlgorithm) Tell(r Evaluation) { g.t.tell(r) }
 
 func (g *geneticAlgorithm) score(i int) float64 {
 	s, ok := g.t.known(i)

@@ -37,7 +37,7 @@ type climb struct {
 
 // Tell starts the climb when the start configuration's result arrives and
 // feeds every other result to the local search.
-func (c *climb) Tell(r Result) {
+func (c *climb) Tell(r Evaluation) {
 	s := c.t.tell(r)
 	if math.IsNaN(s) {
 		return

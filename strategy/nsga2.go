@@ -12,7 +12,7 @@ import (
 // distance, elitist (µ+λ) survival and binary tournaments on (rank,
 // crowding distance); children by crossover and per-gene mutation over
 // value indexes, repaired to the nearest fresh valid configuration. It
-// minimises the run's first two objectives (Result.Objectives, e.g. time
+// minimises the run's first two objectives (Evaluation.Objectives, e.g. time
 // and energy), not Score; invalid configurations, and valid ones lacking
 // either, are dominated by every other. One generation per
 // Next/Tell round. The front found is ParetoFront(s).
@@ -55,7 +55,7 @@ func newNSGA2(o Options) (Strategy, error) {
 func (s *nsga2) Name() string     { return "nsga2" }
 func (s *nsga2) Next(n int) []int { return s.d.next(n) }
 
-func (s *nsga2) Tell(r Result) {
+func (s *nsga2) Tell(r Evaluation) {
 	if math.IsNaN(s.t.tell(r)) {
 		return
 	}

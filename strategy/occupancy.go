@@ -415,7 +415,7 @@ type occGreedy struct {
 	memo    map[int]float64
 	pending int
 	waiting bool
-	last    Result
+	last    Evaluation
 	done    bool
 	choice  int
 	chosen  bool
@@ -473,7 +473,7 @@ func (g *occGreedy) Next(n int) []int {
 
 // Tell passes the result of the outstanding configuration to the
 // procedure; results of other indexes are ignored.
-func (g *occGreedy) Tell(r Result) {
+func (g *occGreedy) Tell(r Evaluation) {
 	if !g.waiting || r.Index != g.pending {
 		return
 	}

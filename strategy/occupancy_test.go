@@ -169,7 +169,7 @@ func drive(t *testing.T, s Strategy, obs string, value func(int) float64) []int 
 		}
 		asked = append(asked, ids[0])
 		v := value(ids[0])
-		s.Tell(Result{Index: ids[0], Score: v, Valid: !math.IsInf(v, 1), Observations: map[string]float64{obs: v}})
+		s.Tell(Evaluation{Index: ids[0], Score: v, Valid: !math.IsInf(v, 1), Observations: map[string]float64{obs: v}})
 	}
 	t.Fatal("the procedure does not stop")
 	return nil

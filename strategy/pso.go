@@ -47,9 +47,9 @@ func newPSO(o Options) (Strategy, error) {
 	return p, nil
 }
 
-func (p *pso) Name() string     { return "pso" }
-func (p *pso) Next(n int) []int { return p.d.next(n) }
-func (p *pso) Tell(r Result)    { p.t.tell(r) }
+func (p *pso) Name() string      { return "pso" }
+func (p *pso) Next(n int) []int  { return p.d.next(n) }
+func (p *pso) Tell(r Evaluation) { p.t.tell(r) }
 
 func (p *pso) advance() {
 	r := p.t.rng

@@ -150,7 +150,7 @@ func newRand(seed uint64, salt uint64) *rand.Rand {
 }
 
 // tracker records what a strategy proposed and learnt. Scores are the
-// Result scores (lower is better); invalid configurations score +Inf, so
+// Evaluation scores (lower is better); invalid configurations score +Inf, so
 // every comparison penalises them.
 type tracker struct {
 	sp        *space.Space
@@ -183,7 +183,7 @@ func (t *tracker) propose(i int) {
 
 // tell records a result and gives its score (+Inf when invalid). Results
 // for indexes never proposed or told twice are ignored (score NaN).
-func (t *tracker) tell(r Result) float64 {
+func (t *tracker) tell(r Evaluation) float64 {
 	if r.Index < 0 || r.Index >= t.n || !t.proposed[r.Index] || !math.IsNaN(t.score[r.Index]) {
 		return math.NaN()
 	}

@@ -19,7 +19,7 @@ var searchStrategies = []string{"genetic_algorithm", "simulated_annealing", "gre
 // holes); its score is a quadratic bowl with a single minimum at
 // (6, 3, 2) — a valid configuration, since 6+3 != 7 — and configurations
 // with (x*y) % 7 == 3 fail (Valid=false).
-func bowl(t testing.TB) (*space.Space, func(i int) Result) {
+func bowl(t testing.TB) (*space.Space, func(i int) Evaluation) {
 	t.Helper()
 	ints := func(n int) []expr.Value {
 		v := make([]expr.Value, n)
@@ -37,22 +37,22 @@ func bowl(t testing.TB) (*space.Space, func(i int) Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eval := func(i int) Result {
+	eval := func(i int) Evaluation {
 		ix := sp.Indexes(i)
 		x, y, z := float64(ix[0]), float64(ix[1]), float64(ix[2])
 		if int(x*y)%7 == 3 {
-			return Result{Index: i, Score: math.Inf(1)}
+			return Evaluation{Index: i, Score: math.Inf(1)}
 		}
 		f := (x-6)*(x-6) + (y-3)*(y-3) + 2*(z-2)*(z-2) + 1
 		energy := 10 + (x-2)*(x-2) + y
-		return Result{Index: i, Score: f, Valid: true, Observations: map[string]float64{"time": f, "energy": energy}, Objectives: []float64{f, energy}}
+		return Evaluation{Index: i, Score: f, Valid: true, Observations: map[string]float64{"time": f, "energy": energy}, Objectives: []float64{f, energy}}
 	}
 	return sp, eval
 }
 
 // drive runs s for at most budget evaluations, asking for batch at a time
 // and telling every result at once; it gives the configurations in order.
-func driveSearch(t testing.TB, s Strategy, eval func(int) Result, batch, budget int) []int {
+func driveSearch(t testing.TB, s Strategy, eval func(int) Evaluation, batch, budget int) []int {
 	var all []int
 	for len(all) < budget {
 		ids := s.Next(min(batch, budget-len(all)))
@@ -194,11 +194,11 @@ func TestNSGA2FrontIsTheParetoFront(t *testing.T) {
 	// 8; 9 (0.5, 0.5) is invalid and so on no front.
 	table := [][2]float64{{1, 9}, {3, 9}, {1.5, 9.5}, {2, 6}, {5, 5}, {2.5, 5}, {2, 7}, {4, 2.5}, {4, 2}, {0.5, 0.5}, {7, 3}, {6, 1}}
 	sp := line(t, len(table))
-	eval := func(i int) Result {
+	eval := func(i int) Evaluation {
 		if i == 9 {
-			return Result{Index: i, Score: math.Inf(1)}
+			return Evaluation{Index: i, Score: math.Inf(1)}
 		}
-		return Result{Index: i, Score: table[i][0], Valid: true, Objectives: []float64{table[i][0], table[i][1]}}
+		return Evaluation{Index: i, Score: table[i][0], Valid: true, Objectives: []float64{table[i][0], table[i][1]}}
 	}
 	if _, err := New("nsga2", Options{Space: sp, Seed: 5}); err == nil || !strings.Contains(err.Error(), "searches 2 objectives at once; the run has 1") {
 		t.Fatalf("nsga2 with one objective: %v", err)

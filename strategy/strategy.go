@@ -24,11 +24,12 @@ type Strategy interface {
 	// results it is waiting for are still outstanding).
 	Next(n int) []int
 	// Tell reports the result of a configuration Next proposed.
-	Tell(r Result)
+	Tell(r Evaluation)
 }
 
-// Result is what a strategy learns about one configuration.
-type Result struct {
+// Evaluation is what a strategy learns about one evaluated configuration
+// (the tuner's tuner.Evaluation, reduced to scores).
+type Evaluation struct {
 	Index int
 	// Score is the objective oriented so that lower is better
 	// (objective.Objective.Score); +Inf for invalid configurations.
@@ -73,7 +74,7 @@ type Options struct {
 	// the caller.
 	Priors []PriorTimes
 	// Objectives is the number of objectives the run scores every
-	// configuration on (Result.Objectives); 0 counts as 1.
+	// configuration on (Evaluation.Objectives); 0 counts as 1.
 	Objectives int
 }
 
@@ -204,7 +205,7 @@ func (b *bruteForce) Next(n int) []int {
 	return out
 }
 
-func (b *bruteForce) Tell(Result) {}
+func (b *bruteForce) Tell(Evaluation) {}
 
 // randomSample draws configurations uniformly without replacement: a
 // seeded permutation of the space, so a budget of k evaluations is a uniform
@@ -228,4 +229,4 @@ func (r *randomSample) Next(n int) []int {
 	return out
 }
 
-func (r *randomSample) Tell(Result) {}
+func (r *randomSample) Tell(Evaluation) {}

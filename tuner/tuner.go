@@ -35,7 +35,7 @@ type Progress interface {
 	Start(total int)
 	// Step reports one more configuration done and the best so far
 	// (best is nil until a valid configuration is found).
-	Step(done int, best *Outcome)
+	Step(done int, best *Evaluation)
 	Finish()
 }
 
@@ -83,8 +83,12 @@ type Config struct {
 	Peaks plausibility.Peaks
 }
 
-// Outcome is one configuration's result as the run saw it.
-type Outcome struct {
+// Evaluation is one evaluated configuration as the run saw it. gtune has
+// one name for an evaluated configuration: store.Evaluation is how it is
+// kept, this how the run ranks it (with its objective value),
+// strategy.Evaluation what a strategy is told of it (its scores);
+// backend.Result is not one: it is what running a plan gave.
+type Evaluation struct {
 	Index        int
 	Key          string
 	Params       []store.Param
@@ -104,7 +108,7 @@ type Outcome struct {
 }
 
 // Valid reports whether the configuration ran and verified.
-func (o *Outcome) Valid() bool { return o.Status == backend.StatusValid }
+func (o *Evaluation) Valid() bool { return o.Status == backend.StatusValid }
 
 // Summary is the result of a run.
 type Summary struct {
@@ -116,17 +120,17 @@ type Summary struct {
 	Evaluated int // measured in this run
 	Reused    int // taken from the database
 	Invalid   int // evaluated or reused, but not valid
-	Best      []*Outcome
+	Best      []*Evaluation
 	// Objectives are the run's objectives (Config.Objectives, or the one
 	// Objective); Front is the Pareto front of the valid, plausible
 	// outcomes over them when there are several (objective.ParetoFront),
 	// ordered by the first.
 	Objectives []objective.Objective
-	Front      []*Outcome
+	Front      []*Evaluation
 	// Implausible are the valid outcomes flagged as implausible that
 	// would otherwise rank before Best[0], best first.
-	Implausible []*Outcome
-	Outcomes    []*Outcome
+	Implausible []*Evaluation
+	Evaluations []*Evaluation
 	Interrupted bool
 	Elapsed     time.Duration
 }
@@ -257,7 +261,7 @@ type run struct {
 	queue         []*pending
 	considered    int
 	stopProposing bool
-	best          *Outcome
+	best          *Evaluation
 	launched      bool // some configuration's argument list matched the kernel's
 }
 
@@ -391,9 +395,9 @@ func (r *run) prepare() error {
 }
 
 // record counts an outcome and tells the strategy.
-func (r *run) record(o *Outcome) {
+func (r *run) record(o *Evaluation) {
 	sum := r.sum
-	sum.Outcomes = append(sum.Outcomes, o)
+	sum.Evaluations = append(sum.Evaluations, o)
 	if o.Reused {
 		sum.Reused++
 	} else {
@@ -409,15 +413,15 @@ func (r *run) record(o *Outcome) {
 	}
 	if !o.Valid() {
 		sum.Invalid++
-		r.strat.Tell(strategy.Result{Index: o.Index, Score: math.Inf(1), Observations: o.Observations, Objectives: scores})
+		r.strat.Tell(strategy.Evaluation{Index: o.Index, Score: math.Inf(1), Observations: o.Observations, Objectives: scores})
 	} else {
-		r.strat.Tell(strategy.Result{Index: o.Index, Score: obj.Score(o.Value), Valid: true, Observations: o.Observations, Objectives: scores})
+		r.strat.Tell(strategy.Evaluation{Index: o.Index, Score: obj.Score(o.Value), Valid: true, Observations: o.Observations, Objectives: scores})
 		if r.best == nil || obj.Score(o.Value) < obj.Score(r.best.Value) {
 			r.best = o
 		}
 	}
 	if r.c.Progress != nil {
-		r.c.Progress.Step(len(sum.Outcomes), r.best)
+		r.c.Progress.Step(len(sum.Evaluations), r.best)
 	}
 }
 
@@ -541,11 +545,11 @@ func runReference(ctx context.Context, c Config, req measure.Request) error {
 // evaluate runs one compiled configuration's plan, completes its
 // observations, computes metrics and objective, and commits it to the
 // database.
-func (r *run) evaluate(p *pending, cr compiled) (*Outcome, error) {
+func (r *run) evaluate(p *pending, cr compiled) (*Evaluation, error) {
 	c := r.c
 	t0 := time.Now()
 	key := p.plan.Key
-	o := &Outcome{Index: p.index, Key: key, Params: params(c.Space, p.cfg)}
+	o := &Evaluation{Index: p.index, Key: key, Params: params(c.Space, p.cfg)}
 	ev := &store.Evaluation{
 		RunID: r.store.ID, SpecHash: c.Spec.Hash, DeviceUUID: r.sum.Device.UUID, Key: key,
 		Params: o.Params, StartedAt: t0,
@@ -590,7 +594,7 @@ func (r *run) evaluate(p *pending, cr compiled) (*Outcome, error) {
 
 // measured fills the outcome and the evaluation from a backend's result:
 // typed observations, metrics, plausibility and the objective.
-func (r *run) measured(o *Outcome, ev *store.Evaluation, p *pending, res *backend.Result, compileMs float64) {
+func (r *run) measured(o *Evaluation, ev *store.Evaluation, p *pending, res *backend.Result, compileMs float64) {
 	c := r.c
 	o.Status, o.Reason, o.ArgumentMismatch = res.Status, res.Reason, res.ArgumentMismatch
 	ev.TimesMs, ev.MaxError, ev.BenchmarkMs = res.TimesMs, res.MaxError, res.BenchmarkMs
@@ -634,7 +638,7 @@ func (r *run) measured(o *Outcome, ev *store.Evaluation, p *pending, res *backen
 const implausibleKey = "implausible"
 
 // flag marks o implausible for why.
-func flag(o *Outcome, why string) {
+func flag(o *Evaluation, why string) {
 	o.Implausible = why
 	o.Reason = joinReasons(o.Reason, "implausible: "+why)
 	if o.Observations == nil {
@@ -650,7 +654,7 @@ func flag(o *Outcome, why string) {
 // counter period, and the counter and the limiter read different sensors,
 // so a short measurement of a kernel run at the limit can land a few
 // percent above it. The energy stands as measured.
-func abovePowerLimit(c Config, set *backend.Settings, o *Outcome) {
+func abovePowerLimit(c Config, set *backend.Settings, o *Evaluation) {
 	limit := c.Backend.Device().PowerLimitW
 	if set != nil && set.PowerLimitW > 0 {
 		limit = set.PowerLimitW
@@ -666,7 +670,7 @@ func abovePowerLimit(c Config, set *backend.Settings, o *Outcome) {
 // checkPeaks compares what a valid measurement implies with the GPU's
 // peaks: throughput metrics (by unit, plausibility.RateOf) and the
 // Gtune.Simulation FLOP and byte counts over the measured time.
-func checkPeaks(c Config, j *backend.Job, o *Outcome, workingSet int64) string {
+func checkPeaks(c Config, j *backend.Job, o *Evaluation, workingSet int64) string {
 	var rates []plausibility.Rate
 	for _, m := range c.Spec.Metrics {
 		if v, ok := o.Metrics[m.Name]; ok {
@@ -691,8 +695,8 @@ func checkPeaks(c Config, j *backend.Job, o *Outcome, workingSet int64) string {
 // in the summary and in the database.
 func flagOutliers(c Config, sum *Summary) error {
 	var pts []plausibility.Point
-	var valid []*Outcome
-	for _, o := range sum.Outcomes {
+	var valid []*Evaluation
+	for _, o := range sum.Evaluations {
 		t, ok := o.Observations["time"]
 		if !o.Valid() || !ok || o.Implausible != "" {
 			continue
@@ -751,8 +755,8 @@ func removeStaleReferenceDirs(tmp string) {
 
 // reuse turns a stored evaluation into an outcome. A valid evaluation that
 // lacks the objective (say, energy was not measured then) is not reusable.
-func reuse(c Config, idx int, e *store.Evaluation) (*Outcome, bool) {
-	o := &Outcome{Index: idx, Key: e.Key, Params: e.Params, Status: backend.Status(e.Status), Reason: e.Reason,
+func reuse(c Config, idx int, e *store.Evaluation) (*Evaluation, bool) {
+	o := &Evaluation{Index: idx, Key: e.Key, Params: e.Params, Status: backend.Status(e.Status), Reason: e.Reason,
 		Observations: e.Observations, Metrics: e.Metrics, Reused: true}
 	if o.Valid() {
 		v, ok := c.Objective.Value(e.Observations, e.Metrics)
@@ -793,8 +797,8 @@ func paretoFront(sum *Summary) {
 		return
 	}
 	var pts []objective.Point
-	var cands []*Outcome
-	for _, o := range sum.Outcomes {
+	var cands []*Evaluation
+	for _, o := range sum.Evaluations {
 		if !o.Valid() || o.Implausible != "" || o.Observations[implausibleKey] == 1 {
 			continue
 		}
@@ -818,8 +822,8 @@ func paretoFront(sum *Summary) {
 // sortBest ranks the valid, plausible outcomes; implausible ones that
 // would rank before the best are listed apart (Summary.Implausible).
 func sortBest(sum *Summary) {
-	var valid, flagged []*Outcome
-	for _, o := range sum.Outcomes {
+	var valid, flagged []*Evaluation
+	for _, o := range sum.Evaluations {
 		switch {
 		case !o.Valid():
 		case o.Implausible != "" || o.Observations[implausibleKey] == 1:
@@ -828,7 +832,7 @@ func sortBest(sum *Summary) {
 			valid = append(valid, o)
 		}
 	}
-	better := func(a, b *Outcome) bool { return sum.Objective.Score(a.Value) < sum.Objective.Score(b.Value) }
+	better := func(a, b *Evaluation) bool { return sum.Objective.Score(a.Value) < sum.Objective.Score(b.Value) }
 	sort.SliceStable(valid, func(i, j int) bool { return better(valid[i], valid[j]) })
 	sort.SliceStable(flagged, func(i, j int) bool { return better(flagged[i], flagged[j]) })
 	sum.Best = valid[:min(5, len(valid))]

@@ -86,7 +86,7 @@ func TestBruteForceFindsTheMinimumAndRecordsFailures(t *testing.T) {
 	statuses := map[backend.Status]int{}
 	var minTime float64
 	var minKey string
-	for _, o := range sum.Outcomes {
+	for _, o := range sum.Evaluations {
 		statuses[o.Status]++
 		if o.Valid() && (minKey == "" || o.Value < minTime) {
 			minTime, minKey = o.Value, o.Key
@@ -167,7 +167,7 @@ func TestEnergyObjective(t *testing.T) {
 	f := newFixture(t)
 	sum := f.run(t, "brute_force", 0, false, objective.Energy)
 	minE := -1.0
-	for _, o := range sum.Outcomes {
+	for _, o := range sum.Evaluations {
 		if !o.Valid() {
 			continue
 		}
@@ -206,7 +206,7 @@ func TestMetricsOverEnergyAreSkippedWithoutAnEnergyWindow(t *testing.T) {
 	off := false
 	f.spec.Measurement.Energy = &off
 	sum := f.run(t, "brute_force", 3, false, "")
-	for _, o := range sum.Outcomes {
+	for _, o := range sum.Evaluations {
 		if _, ok := o.Observations["power"]; ok {
 			t.Fatalf("%s: power observed with Energy off", o.Key)
 		}
@@ -269,7 +269,7 @@ func TestMissingMetricKeepsConfigurationValid(t *testing.T) {
 		t.Fatalf("invalid = %d, want %d: a missing metric made configurations invalid", sum.Invalid, compileFailing+wrongAnswer)
 	}
 	seen := 0
-	for _, o := range sum.Outcomes {
+	for _, o := range sum.Evaluations {
 		if o.Params[0].Value != int64(64) || !o.Valid() {
 			continue
 		}
@@ -423,7 +423,7 @@ func TestAbovePowerLimitNoted(t *testing.T) {
 		if tc.limit > 0 {
 			set = &backend.Settings{PowerLimitW: tc.limit}
 		}
-		o := &Outcome{Observations: map[string]float64{"power": tc.power}}
+		o := &Evaluation{Observations: map[string]float64{"power": tc.power}}
 		abovePowerLimit(c, set, o)
 		if got := o.Observations["above_power_limit"] == 1; got != tc.noted || got != strings.Contains(o.Reason, "is above the enforced power limit") {
 			t.Errorf("limit %v power %v: noted %v reason %q", tc.limit, tc.power, got, o.Reason)

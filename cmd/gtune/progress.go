@@ -45,7 +45,7 @@ func (p *barProgress) Start(total int) {
 	)
 }
 
-func (p *barProgress) Step(done int, best *tuner.Outcome) {
+func (p *barProgress) Step(done int, best *tuner.Evaluation) {
 	if p.bar == nil {
 		return
 	}

@@ -136,7 +136,7 @@ func row(path string, d *device.Description, bfDB, algDB *store.DB, strat, mode 
 			check(fmt.Errorf("%s: the replay asks for %s, which the run did not measure", path, key))
 		}
 		asked++
-		st.Tell(strategy.Result{Index: ids[0], Valid: e.Status == "valid", Observations: e.Observations})
+		st.Tell(strategy.Evaluation{Index: ids[0], Valid: e.Status == "valid", Observations: e.Observations})
 	}
 	if asked != len(run) {
 		check(fmt.Errorf("%s: the replay asked for %d configurations, the run measured %d", path, asked, len(run)))
