@@ -191,10 +191,12 @@ func (s *nsga2) advance() {
 	}
 }
 
-// ParetoFront gives the configurations on the Pareto front of time (ms) ×
-// energy (J) among all configurations evaluated so far, sorted by time
-// (ties by energy, then index): those no other valid evaluated
-// configuration dominates. Duplicated objective pairs are all kept.
+// ParetoFront gives the configurations on the Pareto front of the first
+// two objectives among all configurations evaluated so far, sorted by the
+// first (ties by the second, then index): those no other valid evaluated
+// configuration dominates. Duplicated objective pairs are all kept. The
+// run's own front (tuner.Summary.Front) is computed from every
+// evaluation with objective.ParetoFront; this one is the search's state.
 func (s *nsga2) ParetoFront() []int {
 	var idx []int
 	var pts [][2]float64
@@ -223,14 +225,4 @@ func (s *nsga2) ParetoFront() []int {
 		return out[a] < out[b]
 	})
 	return out
-}
-
-// ParetoFront gives the Pareto front of time × energy found by a
-// multi-objective strategy (nsga2), as configuration indexes sorted by
-// time; nil for a strategy that keeps none.
-func ParetoFront(s Strategy) []int {
-	if f, ok := s.(interface{ ParetoFront() []int }); ok {
-		return f.ParetoFront()
-	}
-	return nil
 }
