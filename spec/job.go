@@ -159,7 +159,7 @@ func isSetting(name string) bool {
 	return name == backend.ParamCoreClock || name == backend.ParamMemClock || name == backend.ParamPowerLimit
 }
 
-// setting fills the Job.Settings field of the reserved parameter name
+// setting fills the field of set for the reserved parameter name
 // from its value v: clocks in MHz as positive whole numbers, the power
 // limit in W as a positive number (Kernel Tuner's nvml_pwr_limit is in
 // W as well).
@@ -184,15 +184,14 @@ func (s *Spec) setting(set *backend.Settings, cfg []expr.Value, name string, v e
 	return nil
 }
 
-// Job gives the compile-and-measure description of one configuration (its
-// values in parameter order): Defines for every tunable parameter but
-// the GPU settings nvml_gr_clock, nvml_mem_clock and nvml_pwr_limit, which
-// fill Settings instead (nil when the space has none; a value that is not
-// a positive number is an error), plus Kernel Tuner's defines and source
-// rewrite (spec/kerneltuner.go) unless Gtune.KernelTunerDefines is false;
-// the grid and thread block (see Spec for the geometry rules), dynamic
-// shared memory, the measurement settings, Verify when the spec has
-// verification, and Work from Gtune.Simulation (nil without). Errors (an
+// Job gives the kernel instance of one configuration (its values in
+// parameter order): Defines for every tunable parameter but the GPU
+// settings nvml_gr_clock, nvml_mem_clock and nvml_pwr_limit (Settings
+// gives those), plus Kernel Tuner's defines and source rewrite
+// (spec/kerneltuner.go) unless Gtune.KernelTunerDefines is false; the
+// grid and thread block (see Spec for the geometry rules), dynamic shared
+// memory, and Work from Gtune.Simulation (nil without). What is measured
+// is Request's; Plan puts the three together. Errors (an
 // *Error naming the field and the configuration): wrong number of values,
 // a geometry expression that fails or gives a non-positive grid or thread
 // block dimension, a negative shared-memory size, a Simulation expression

@@ -30,7 +30,7 @@ const ClockParam = "nvml_gr_clock"
 // 80 %)" (section III.A).
 const DefaultMinOccupancy = 0.8
 
-// Target is what the occupancy-guided strategies need in Options.Device:
+// Target is what the occupancy-guided strategies need in Options.Target:
 // the GPU, and each configuration's launch geometry, which the occupancy
 // (threads per block) and the ordering (thread blocks in the grid) depend
 // on and which only the spec knows.

@@ -8,7 +8,7 @@ import (
 	"github.com/gtune/gtune/backend"
 )
 
-// Job.Settings set the clock, memory clock and power limit of one
+// Plan.Settings set the clock, memory clock and power limit of one
 // configuration on an otherwise unchanged simulator.
 func TestPerJobSettings(t *testing.T) {
 	s := newSim(t, "k20c", Options{Noise: -1})

@@ -6,7 +6,7 @@
 // power-limit studies where real settings may not be changed.
 //
 // Everything is deterministic: the noise of a configuration derives from
-// (Options.Seed, Job.Key, repetition), never from call order. No time
+// (Options.Seed, Plan.Key, repetition), never from call order. No time
 // passes: Run returns at once and reports simulated durations.
 //
 // The calibration (PowerModel, latency-hiding constants, launch overhead)
@@ -35,7 +35,7 @@ import (
 
 // Options configure a simulated GPU. Zero values select the defaults.
 type Options struct {
-	Seed  int64   // seeds the noise together with Job.Key
+	Seed  int64   // seeds the noise together with Plan.Key
 	Noise float64 // relative standard deviation of timing noise; 0: 0.01; < 0: none
 	// LaunchOverheadUs is the host-side cost of one launch, µs; 0: 3 µs
 	// (typical cudaLaunchKernel + event timing on a recent driver).
