@@ -51,6 +51,12 @@ func BootstrapCI(xs []float64, resamples int, level float64, seed uint64) (lo, h
 		resamples = 2000
 	}
 	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	a := (1 - level) / 2
+	li := min(max(int(math.Floor(float64(resamples)*a)), 0), resamples-1)
+	hi2 := min(max(int(math.Ceil(float64(resamples)*(1-a)))-1, 0), resamples-1)
+	if n%2 == 1 {
+		return bootstrapOdd(xs, resamples, r, li, hi2)
+	}
 	meds := make([]float64, resamples)
 	buf := make([]float64, n)
 	for k := range meds {
@@ -61,10 +67,52 @@ func BootstrapCI(xs []float64, resamples int, level float64, seed uint64) (lo, h
 		meds[k] = quantileSorted(buf, 0.5)
 	}
 	sort.Float64s(meds)
-	a := (1 - level) / 2
-	li := int(math.Floor(float64(resamples) * a))
-	hi2 := int(math.Ceil(float64(resamples)*(1-a))) - 1
-	return meds[min(max(li, 0), resamples-1)], meds[min(max(hi2, 0), resamples-1)]
+	return meds[li], meds[hi2]
+}
+
+// bootstrapOdd is BootstrapCI for an odd number of values, with the same
+// draws and the same result, without sorting: a resample's median is one
+// of the values, the (n/2+1)-th smallest of those drawn, found by
+// counting draws per rank; the order statistics of the medians are found
+// by counting medians per rank. This is the timing path of every
+// measured configuration (7 timed runs by default), where sorting 2,000
+// resamples cost a quarter of a millisecond.
+func bootstrapOdd(xs []float64, resamples int, r *rand.Rand, li, hi int) (float64, float64) {
+	n := len(xs)
+	order := make([]int, n) // order[rank] = index into xs
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return xs[order[a]] < xs[order[b]] })
+	rank := make([]int, n) // rank[index]
+	for k, i := range order {
+		rank[i] = k
+	}
+	drawn := make([]int, n)   // draws per rank in one resample
+	medians := make([]int, n) // resample medians per rank
+	for range resamples {
+		clear(drawn)
+		for range n {
+			drawn[rank[r.IntN(n)]]++
+		}
+		c := 0
+		for k, d := range drawn {
+			if c += d; c > n/2 {
+				medians[k]++
+				break
+			}
+		}
+	}
+	at := func(q int) float64 { // the q-th smallest median, 0-based
+		c := 0
+		for k, m := range medians {
+			if c += m; c > q {
+				return xs[order[k]]
+			}
+		}
+		return xs[order[n-1]]
+	}
+	return at(li), at(hi)
 }
 
 // Protocol is how a configuration's energy is measured (part 2 of the
