@@ -51,6 +51,7 @@ func TestBootstrapMatchesTheDefinition(t *testing.T) {
 		}
 	}
 }
+
 // BenchmarkBootstrap7 is the timing interval of one configuration (7
 // timed runs, 2,000 resamples).
 func BenchmarkBootstrap7(b *testing.B) {
