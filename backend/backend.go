@@ -270,8 +270,10 @@ type ResourceReporter interface {
 
 // Backend is a GPU, real or simulated.
 type Backend interface {
-	// Device describes the GPU.
-	Device() DeviceInfo
+	// Device describes the GPU: the device database's description of it
+	// overridden by what its driver answers (device.FromLocal), with those
+	// answers as found in Description.Local (DeviceInfo).
+	Device() device.Description
 	// Prepare allocates and fills the arguments of p. It returns an error
 	// for a problem that cannot run at all (e.g. out of device memory).
 	Prepare(ctx context.Context, p *Problem) error

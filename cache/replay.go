@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/space"
@@ -135,7 +136,9 @@ func NewReplay(c *Cache, sp *space.Space) (*Replay, error) {
 
 // Device describes the recorded GPU: Backend "replay", Name the cache's
 // device_name ("unknown device" when it has none), UUID "replay:<name>".
-func (r *Replay) Device() backend.DeviceInfo { return r.dev }
+func (r *Replay) Device() device.Description {
+	return device.Description{Name: r.dev.Name, MaxThreadsPerBlock: r.dev.MaxThreadsPerBlock, Local: r.dev}
+}
 
 // Prepare does nothing: nothing is allocated for a replay.
 func (r *Replay) Prepare(ctx context.Context, p *backend.Problem) error { return nil }

@@ -99,6 +99,13 @@ type Description struct {
 
 	// Sources maps a JSON field name to where its value comes from.
 	Sources map[string]string `json:"sources"`
+
+	// Local is what a backend found of this GPU: its driver's (or the
+	// simulator's) answers, as found (index, UUID, driver, current clocks,
+	// enforced power limit, energy counter); zero in the database's
+	// entries. Its fields not named above read through the description
+	// (d.UUID, d.PowerLimitW, d.HasEnergyCounter, ...).
+	Local `json:"local"`
 }
 
 // ClockTable is the SM clocks (MHz, descending) supported at one memory
@@ -301,6 +308,9 @@ func contains(list []int, v int) bool {
 	return false
 }
 
+// Clone is a deep copy of d.
+func (d *Description) Clone() *Description { return d.clone() }
+
 func (d *Description) clone() *Description {
 	c := *d
 	c.SharedMemoryCarveoutsKiB = append([]int(nil), d.SharedMemoryCarveoutsKiB...)
@@ -316,6 +326,12 @@ func (d *Description) clone() *Description {
 	c.Sources = make(map[string]string, len(d.Sources))
 	for k, v := range d.Sources {
 		c.Sources[k] = v
+	}
+	if d.SupportedClocksMHz != nil {
+		c.SupportedClocksMHz = make(map[int][]int, len(d.SupportedClocksMHz))
+		for m, cs := range d.SupportedClocksMHz {
+			c.SupportedClocksMHz[m] = append([]int(nil), cs...)
+		}
 	}
 	return &c
 }

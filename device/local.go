@@ -55,8 +55,9 @@ func LookupName(name string) (*Description, error) {
 //
 // Without a base the description has the CUDA limits and what info gives,
 // but no peak throughputs or idle power: fine for occupancy, not for the
-// simulator. Errors: info is not a CUDA device (no compute capability), or
-// its capability is neither base's nor in ComputeLimits' table.
+// simulator. The description's Local is info. Errors: info is not a CUDA
+// device (no compute capability), or its capability is neither base's nor
+// in ComputeLimits' table.
 func FromLocal(base *Description, info Local) (*Description, error) {
 	if info.ComputeMajor <= 0 {
 		return nil, fmt.Errorf("device: local GPU %q reports no CUDA compute capability", info.Name)
@@ -167,6 +168,7 @@ func FromLocal(base *Description, info Local) (*Description, error) {
 		d.HasPowerSensor = true
 		d.Sources["has_power_sensor"] = by + ": NVML nvmlDeviceGetTotalEnergyConsumption"
 	}
+	d.Local = info
 	return d, nil
 }
 

@@ -168,7 +168,7 @@ func tablesOf(be backend.Backend) (Tables, backend.Simulator, error) {
 		d := sb.Description()
 		return TablesOf(&d), sb, nil
 	}
-	t, err := TablesFromInfo(be.Device())
+	t, err := TablesFromInfo(be.Device().Local)
 	return t, nil, err
 }
 
@@ -360,7 +360,7 @@ func narrowToRidge(ctx context.Context, log io.Writer, s *spec.Spec, adds []spac
 
 // makePlan is the dry run's Plan of s's space sp on be.
 func makePlan(s *spec.Spec, sp *space.Space, be backend.Backend, t Tables, o Options, journal string) *Plan {
-	p := &Plan{Device: be.Device(), MinPowerW: t.MinPowerW, MaxPowerW: t.MaxPowerW, SpaceSize: sp.Len(), Allowed: o.Allow}
+	p := &Plan{Device: be.Device().Local, MinPowerW: t.MinPowerW, MaxPowerW: t.MaxPowerW, SpaceSize: sp.Len(), Allowed: o.Allow}
 	for _, q := range s.Params {
 		if IsSetting(q.Name) {
 			p.Params = append(p.Params, q)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/store"
@@ -48,7 +49,8 @@ func TestTuneGolden(t *testing.T) {
 	en := objective.Objective{Name: "energy", Unit: "J"}
 	a, b, c, d := outcome("64", 64, 1.0, 0.60), outcome("128", 128, 1.1, 0.55), outcome("256", 256, 1.2, 0.58), outcome("512", 512, 1.3, 0.50)
 	failed := &tuner.Evaluation{Key: "1024", Params: []store.Param{{Name: "block_size_x", Value: 1024}}, Status: backend.StatusCompileFailed, Reason: "too many registers"}
-	sum := &tuner.Summary{RunID: 3, Device: backend.DeviceInfo{Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-x", Backend: "cuda", PowerLimitW: 700},
+	sum := &tuner.Summary{RunID: 3, Device: device.Description{Name: "NVIDIA H100 80GB HBM3",
+		Local: backend.DeviceInfo{Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-x", Backend: "cuda", PowerLimitW: 700}},
 		Objective: tm, Objectives: []objective.Objective{tm, en}, Strategy: "brute_force", SpaceSize: 5, Evaluated: 5, Invalid: 1,
 		Best: []*tuner.Evaluation{a, b, c, d}, Front: []*tuner.Evaluation{a, b, d}, Evaluations: []*tuner.Evaluation{a, b, c, d, failed}, Elapsed: 1500 * time.Millisecond}
 	var buf bytes.Buffer

@@ -40,16 +40,17 @@ func OccupancyTarget(be backend.Backend, s *spec.Spec, sp *space.Space) (*strate
 	}}, nil
 }
 
-// Description is the device database's description of the backend's GPU:
-// a simulator's own (backend.Simulator), or the real one by the driver's
-// name. Errors: a real GPU whose name is not in the database (listing the
-// known ones).
+// Description is the description of the backend's GPU (Device): for a
+// real GPU the device database's entry for its name overridden by the
+// driver's answers. Errors: a GPU the database does not know, whose peak
+// throughputs (for plausibility and the simulator's models) are then
+// unknown (the message lists the known ones).
 func Description(be backend.Backend) (*device.Description, error) {
-	if sb, ok := be.(backend.Simulator); ok {
-		desc := sb.Description()
-		return &desc, nil
+	d := be.Device()
+	if _, ok := be.(backend.Simulator); !ok && device.MatchName(d.Local.Name) == nil {
+		return device.LookupName(d.Local.Name)
 	}
-	return device.LookupName(be.Device().Name)
+	return &d, nil
 }
 
 // Peaks are the ceilings measurements on d are checked against (package

@@ -48,7 +48,7 @@ func (g reportingGPU) Resources(ctx context.Context, j *backend.Job, b *backend.
 // backend that cannot report resources.
 type plainSim struct{ s *sim.Sim }
 
-func (p plainSim) Device() backend.DeviceInfo { return p.s.Device() }
+func (p plainSim) Device() device.Description { return p.s.Device() }
 func (p plainSim) Prepare(ctx context.Context, pr *backend.Problem) error {
 	return p.s.Prepare(ctx, pr)
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
@@ -113,7 +114,7 @@ func (o *Evaluation) Valid() bool { return o.Status == backend.StatusValid }
 // Summary is the result of a run.
 type Summary struct {
 	RunID     int64
-	Device    backend.DeviceInfo
+	Device    device.Description // the backend's Device()
 	Objective objective.Objective
 	Strategy  string
 	SpaceSize int

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/device"
 )
 
 // Options tunes how Open runs the worker. The zero value is usable.
@@ -176,11 +177,20 @@ func (b *Backend) restartLocked(ctx context.Context) error {
 	return b.prepareLocked(ctx, p)
 }
 
-// Device describes the GPU as the worker found it at Open.
-func (b *Backend) Device() backend.DeviceInfo {
+// Device describes the GPU: the device database's entry for its name
+// (device.MatchName) overridden by what the worker found at Open
+// (device.FromLocal), or, for a GPU the driver reports no compute
+// capability of, those answers alone (Description.Local).
+func (b *Backend) Device() device.Description {
 	b.pmu.RLock()
-	defer b.pmu.RUnlock()
-	return b.dev
+	info := b.dev
+	b.pmu.RUnlock()
+	d, err := device.FromLocal(device.MatchName(info.Name), info)
+	if err != nil {
+		return device.Description{Name: info.Name, ComputeMajor: info.ComputeMajor, ComputeMinor: info.ComputeMinor, SMs: info.SMs,
+			MaxThreadsPerBlock: info.MaxThreadsPerBlock, MemoryBytes: info.MemoryBytes, Local: info}
+	}
+	return *d
 }
 
 // Restarts is how many times the worker was replaced (after a timeout, a

@@ -122,16 +122,21 @@ func (s *Sim) Simulated() {}
 
 var _ backend.Simulator = (*Sim)(nil)
 
-// Device describes the simulated GPU.
-func (s *Sim) Device() backend.DeviceInfo {
-	d := s.dev
-	return backend.DeviceInfo{
-		Backend: "sim", Index: 0, Name: "Simulated " + d.Name, UUID: "SIM-" + d.ID, Driver: Format,
+// Device describes the simulated GPU: its description, named "Simulated
+// <name>", with what a driver would answer in Local (the simulator's SM
+// clock and power limit; an energy counter when the device has a power
+// sensor).
+func (s *Sim) Device() device.Description {
+	d := s.dev.Clone()
+	d.Name = "Simulated " + s.dev.Name
+	d.Local = backend.DeviceInfo{
+		Backend: "sim", Index: 0, Name: d.Name, UUID: "SIM-" + d.ID, Driver: Format,
 		ComputeMajor: d.ComputeMajor, ComputeMinor: d.ComputeMinor, SMs: d.SMs, MemoryBytes: d.MemoryBytes,
 		MaxThreadsPerBlock: d.MaxThreadsPerBlock, SMClockMHz: s.clockMHz, MaxSMClockMHz: d.MaxCoreClockMHz(),
 		MemClockMHz: d.MemoryClockMHz, PowerLimitW: s.powerLimitW, MinPowerLimitW: d.PowerLimitMinW,
 		MaxPowerLimitW: d.PowerLimitMaxW, HasEnergyCounter: d.HasPowerSensor,
 	}
+	return *d
 }
 
 var errClosed = errors.New("sim: backend is closed")

@@ -45,7 +45,7 @@ func newDevicesCmd() *cobra.Command {
 					if !d.IsCUDA() || d.ComputeMajor < 3 {
 						continue // the simulator models CUDA GPUs of CC >= 3.0
 					}
-					devs = append(devs, sim.New(d, sim.Options{}).Device())
+					devs = append(devs, sim.New(d, sim.Options{}).Device().Local)
 				}
 			}
 			if asJSON {
@@ -101,7 +101,7 @@ func listCUDADevices(ctx context.Context) ([]backend.DeviceInfo, error) {
 		if err != nil {
 			return devs, fmt.Errorf("GPU %d: %w", i, err)
 		}
-		devs = append(devs, b.Device())
+		devs = append(devs, b.Device().Local)
 		b.Close()
 	}
 	return devs, nil

@@ -255,7 +255,7 @@ func localDevice(ctx context.Context) (*device.Description, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--device local: %w", err)
 	}
-	info := b.Device()
+	info := b.Device().Local
 	b.Close()
 	return device.FromLocal(device.MatchName(info.Name), info)
 }
