@@ -304,6 +304,9 @@ func (s *Sim) Run(ctx context.Context, plan *backend.Plan) (*backend.Result, err
 	res := &backend.Result{Launches: make([]backend.LaunchResult, len(plan.Launches))}
 	x := &simExec{s: s, plan: plan}
 	for i, l := range plan.Launches {
+		if l.Job == nil || l.Job.Kernel < 0 || l.Job.Kernel >= len(s.problem.Kernels) {
+			return nil, fmt.Errorf("sim: Run: launch %d names no kernel of the prepared problem (%d kernels)", i, len(s.problem.Kernels))
+		}
 		img, err := s.decode(l.Binary)
 		if err != nil {
 			return nil, err
