@@ -200,3 +200,17 @@ func TestTransferPriorsNeverTheEvaluatedCache(t *testing.T) {
 		t.Fatalf("fraction of optimum after 5: %v", f)
 	}
 }
+
+// A multi-objective strategy runs on a cache: it is told time and energy
+// (+Inf where a cache records no energy) as its objective vector, and
+// visits every configuration of a small space.
+func TestMultiObjectiveStrategyRuns(t *testing.T) {
+	p := tiny(t, []float64{3, 1, 2, 5, 4, math.NaN()})
+	curve, err := Run(p, "nsga2", map[string]any{"popsize": 2}, 1, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if curve[len(curve)-1] != 1 {
+		t.Fatalf("curve %v, want it to reach the optimum 1", curve)
+	}
+}

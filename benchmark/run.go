@@ -41,7 +41,9 @@ func Run(p *Problem, name string, params map[string]any, seed uint64, evals int)
 			return nil, err
 		}
 	}
-	s, err := strategy.New(name, strategy.Options{Space: p.Space, Seed: seed, Params: params, Budget: min(evals, p.Space.Len()), Priors: priors})
+	// The objectives a cache can give: time, and energy where recorded
+	// (a multi-objective strategy searches both; the curve is of time).
+	s, err := strategy.New(name, strategy.Options{Space: p.Space, Seed: seed, Params: params, Budget: min(evals, p.Space.Len()), Priors: priors, Objectives: 2})
 	if err != nil {
 		return nil, err
 	}
@@ -65,12 +67,14 @@ func Run(p *Problem, name string, params map[string]any, seed uint64, evals int)
 		}
 		for _, i := range ids {
 			t := p.Times[i]
-			r := strategy.Evaluation{Index: i, Score: math.Inf(1)}
+			r := strategy.Evaluation{Index: i, Score: math.Inf(1), Objectives: []float64{math.Inf(1), math.Inf(1)}}
 			if !math.IsNaN(t) {
 				r.Valid, r.Score = true, t
 				r.Observations = map[string]float64{"time": t}
+				r.Objectives[0] = t
 				if e := p.Energy[i]; !math.IsNaN(e) {
 					r.Observations["energy"] = e
+					r.Objectives[1] = e
 				}
 				best = min(best, t)
 			}

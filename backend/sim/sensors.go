@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -256,6 +257,9 @@ func (s *Sim) SensorCheck(o measure.SensorCheckOptions) (*measure.SensorReport, 
 		return nil, errClosed
 	}
 	d := s.dev
+	if !d.HasPowerSensor {
+		return nil, fmt.Errorf("sim: %s has no power sensor (as on the real board): there is nothing to check", d.Name)
+	}
 	idleW := s.idlePowerW(s.clockMHz, d.MemoryClockMHz)
 	busyW, _ := s.power.boardPower(d, float64(s.clockMHz), float64(d.MemoryClockMHz), activity{busy: 1, compute: 0.75})
 	busy := math.Min(busyW, s.powerLimitW)

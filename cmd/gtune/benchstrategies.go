@@ -2,21 +2,17 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
-	"math"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/benchmark"
-	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/strategy"
 )
 
@@ -151,9 +147,9 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				return writeBenchJSON(out, problems, rs, means, seeds, runs, workers, elapsed, priors)
+				return report.BenchJSON(out, problems, rs, means, seeds, runs, workers, elapsed, priors)
 			}
-			writeBenchTable(out, problems, rs, means, seeds, runs, workers, elapsed, priors)
+			report.BenchTable(out, problems, rs, means, seeds, runs, workers, elapsed, priors)
 			return nil
 		},
 	}
@@ -219,21 +215,6 @@ func parseStrategyParams(flags []string) (map[string]map[string]any, error) {
 	return out, nil
 }
 
-func fmtScore(v float64) string {
-	if math.IsNaN(v) {
-		return "-"
-	}
-	return fmt.Sprintf("%.3f", v)
-}
-
-// benchMissingPolicy says how configurations a cache lacks are treated
-// (benchmark.Problem).
-const benchMissingPolicy = "configurations of the spec's space that a cache lacks are left out of the space searched on that cache before the runs: never proposed, never charged an evaluation"
-
-// benchSeedPolicy says how the runs are seeded and budgeted
-// (benchmark.Evaluate, benchmark.Seed).
-const benchSeedPolicy = "each budget is a separate run told that budget, plus one run told the score window's end for the score; run k of strategy S on cache C has seed benchmark.Seed(C, S, k) at every budget"
-
 // benchRuns counts the strategy runs a comparison makes.
 func benchRuns(problems []*benchmark.Problem, strategies, seeds int, budgets []int) int {
 	n := 0
@@ -241,82 +222,4 @@ func benchRuns(problems []*benchmark.Problem, strategies, seeds int, budgets []i
 		n += strategies * seeds * len(benchmark.RunBudgets(p, budgets))
 	}
 	return n
-}
-
-func writeBenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds, runs, workers int, elapsed time.Duration, priors map[string][]string) {
-	fmt.Fprintf(w, "%d caches, %d seeds, %d runs on %d workers, %.1f s\n", len(problems), seeds, runs, workers, elapsed.Seconds())
-	fmt.Fprintf(w, "method: %s\n", benchSeedPolicy)
-	fmt.Fprintf(w, "lacking: %s\n", benchMissingPolicy)
-	for _, p := range problems {
-		s, e := benchmark.Window(p.Sorted)
-		fmt.Fprintf(w, "  %s: %d configurations, %d lacking, %d valid, optimum %.4g ms, score window [%d, %d)\n", p.Name, p.SpecLen, p.Missing, len(p.Sorted), p.Optimum(), s, e)
-		if p.Missing > 0 {
-			fmt.Fprintf(w, "    cache %s lacks %d of %d configurations of the spec's space: %d searched\n", p.Name, p.Missing, p.SpecLen, p.Space.Len())
-		}
-		if ps, ok := priors[p.Name]; ok {
-			var names []string
-			for _, c := range ps {
-				names = append(names, benchmark.ProblemName(c))
-			}
-			fmt.Fprintf(w, "    transfer priors (other GPUs): %s\n", strings.Join(names, ", "))
-		}
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "cache\tstrategy\t"
-	for _, b := range rs[0].Budgets {
-		head += fmt.Sprintf("frac@%d\t", b)
-	}
-	for _, b := range rs[0].Budgets {
-		head += fmt.Sprintf("succ@%d\t", b)
-	}
-	head += "score\t"
-	fmt.Fprintln(tw, head)
-	row := func(r benchmark.Result) {
-		line := r.Problem + "\t" + r.Strategy + "\t"
-		for _, f := range r.Fraction {
-			line += fmt.Sprintf("%.3f\t", f)
-		}
-		for _, f := range r.Success {
-			line += fmt.Sprintf("%.2f\t", f)
-		}
-		line += fmtScore(r.Score) + "\t"
-		fmt.Fprintln(tw, line)
-	}
-	for _, r := range rs {
-		row(r)
-	}
-	for _, r := range means {
-		row(r)
-	}
-	tw.Flush()
-}
-
-func writeBenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds, runs, workers int, elapsed time.Duration, priors map[string][]string) error {
-	var ps []map[string]any
-	for _, p := range problems {
-		s, e := benchmark.Window(p.Sorted)
-		m := map[string]any{"name": p.Name, "configurations": p.SpecLen, "missing": p.Missing, "searched": p.Space.Len(),
-			"valid": len(p.Sorted), "optimum_ms": p.Optimum(), "median_ms": measure.Median(p.Sorted), "score_window": []int{s, e}}
-		if pr, ok := priors[p.Name]; ok {
-			m["transfer_priors"] = pr
-		}
-		ps = append(ps, m)
-	}
-	conv := func(rs []benchmark.Result) []map[string]any {
-		var out []map[string]any
-		for _, r := range rs {
-			var score any
-			if !math.IsNaN(r.Score) {
-				score = r.Score
-			}
-			out = append(out, map[string]any{"problem": r.Problem, "strategy": r.Strategy, "runs": r.Runs,
-				"budgets": r.Budgets, "fraction_of_optimum": r.Fraction, "success_rate": r.Success, "score": score})
-		}
-		return out
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"seeds": seeds, "runs": runs, "workers": workers, "seconds": elapsed.Seconds(),
-		"method": benchSeedPolicy, "missing_policy": benchMissingPolicy,
-		"problems": ps, "results": conv(rs), "mean": conv(means)})
 }

@@ -145,7 +145,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	defer gr.Close()
 	if gr != nil {
 		if p := gr.Plan(); p != nil {
-			printPlan(cmd.OutOrStdout(), p)
+			report.SettingsPlan(cmd.OutOrStdout(), p)
 			return nil
 		}
 		sp = gr.Space()
