@@ -1,15 +1,13 @@
 package main
 
 import (
-	"encoding/csv"
-	"encoding/json"
-	"fmt"
 	"io"
 	"time"
 
 	"github.com/gtune/gtune/beast"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/report"
 )
 
 // beastSpaces are the declared (BEAST-style) search spaces gtune ships,
@@ -51,42 +49,5 @@ func runBeastSpace(out io.Writer, name, deviceID string, list, asJSON bool) erro
 	if err != nil {
 		return err
 	}
-	elapsed := time.Since(t0)
-	names := s.Names()
-	switch {
-	case asJSON:
-		doc := map[string]any{"beast": name, "device": d.ID, "parameters": names, "valid": n, "build_ms": float64(elapsed.Microseconds()) / 1000}
-		if list {
-			rows := make([]map[string]any, len(cfgs))
-			for i, cfg := range cfgs {
-				m := map[string]any{}
-				for j, v := range cfg {
-					m[names[j]] = v.GoValue()
-				}
-				rows[i] = m
-			}
-			doc["configurations"] = rows
-		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
-	case list:
-		w := csv.NewWriter(out)
-		if err := w.Write(names); err != nil {
-			return err
-		}
-		row := make([]string, len(names))
-		for _, cfg := range cfgs {
-			for j, v := range cfg {
-				row[j] = v.String()
-			}
-			if err := w.Write(row); err != nil {
-				return err
-			}
-		}
-		w.Flush()
-		return w.Error()
-	}
-	fmt.Fprintf(out, "%s on %s: %d iterators, %d valid configurations (enumerated in %s)\n", name, d.Name, len(names), n, elapsed.Round(time.Microsecond))
-	return nil
+	return report.BeastSpace(out, name, d, s.Names(), n, cfgs, time.Since(t0), list, asJSON)
 }

@@ -227,3 +227,66 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// The BEAST DGEMM space from the command line, counted for two GPUs of
+// the device database (beast.TestDGEMM checks the counts by brute force).
+func TestSpaceBeast(t *testing.T) {
+	code, out, errs := gtune(t, "space", "--beast", "dgemm", "--device", "k20c", "--json")
+	var doc struct {
+		Valid  int `json:"valid"`
+		Device string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || doc.Valid != 1693 || doc.Device != "k20c" {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	code, _, errs = gtune(t, "space", "--beast", "sgemm", "--device", "k20c")
+	if code != 2 || !strings.Contains(errs, `--beast "sgemm": unknown declared space (known: dgemm)`) {
+		t.Fatalf("unknown space: exit %d: %s", code, errs)
+	}
+	code, _, errs = gtune(t, "space", "--beast", "dgemm")
+	if code != 2 || !strings.Contains(errs, "needs --device") {
+		t.Fatalf("no device: exit %d: %s", code, errs)
+	}
+}
+
+// A plan of two kernels measured on the simulated GPU, then listed and
+// shown from the database.
+func TestMeasureRunsShow(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "m.db")
+	va, mm := filepath.Join("..", "..", "examples", "vector_add", "spec.json"), filepath.Join("..", "..", "examples", "matmul", "spec.json")
+	code, out, errs := gtune(t, "measure", va, mm, "--backend", "sim", "--db", db, "--json")
+	var doc struct {
+		Status       string
+		Launches     []string
+		Observations []struct {
+			Name, Unit, Method string
+			Launch             int
+		}
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || doc.Status != "valid" || len(doc.Launches) != 2 {
+		t.Fatalf("measure: exit %d: %s %s", code, out, errs)
+	}
+	perLaunch := 0
+	for _, o := range doc.Observations {
+		if o.Name == "time" && o.Launch >= 0 && o.Unit == "ms" && o.Method == "sim-events" {
+			perLaunch++
+		}
+	}
+	if perLaunch != 2 {
+		t.Fatalf("%d launches timed: %+v", perLaunch, doc.Observations)
+	}
+	code, out, errs = gtune(t, "runs", "--db", db)
+	if code != 0 || !strings.Contains(out, "vector_add+matmul_kernel") || !strings.Contains(out, "measure") {
+		t.Fatalf("runs: exit %d: %s %s", code, out, errs)
+	}
+	code, out, errs = gtune(t, "show", "1", "--db", db, "--observations")
+	if code != 0 || !strings.Contains(out, "launch 1 (matmul_kernel") || !strings.Contains(out, "sim-events") {
+		t.Fatalf("show: exit %d: %s %s", code, out, errs)
+	}
+	if code, _, errs = gtune(t, "show", "9", "--db", db); code != 2 || !strings.Contains(errs, "holds no run 9") {
+		t.Fatalf("show of a missing run: exit %d: %s", code, errs)
+	}
+	if code, _, errs = gtune(t, "measure", va, "--backend", "sim", "--device", "7", "--db", db); code != 2 || !strings.Contains(errs, "the simulated GPU is device 0") {
+		t.Fatalf("--device 7 on the simulator: exit %d: %s", code, errs)
+	}
+}
