@@ -34,7 +34,7 @@ type Measured struct {
 // verification) is stored with its status and returned without error;
 // errors are a backend that cannot go on, a workload whose configuration
 // does not evaluate, or the database.
-func (w *Workload) Measure(ctx context.Context, be backend.Backend, db *store.DB, req measure.Request, timeout time.Duration, version string) (*Measured, error) {
+func (w *Workload) Measure(ctx context.Context, be backend.Backend, db *store.DB, req measure.Request, timeout time.Duration, version string) (m *Measured, err error) {
 	prob, plan, err := w.Plan(req, timeout)
 	if err != nil {
 		return nil, err
@@ -48,9 +48,13 @@ func (w *Workload) Measure(ctx context.Context, be backend.Backend, db *store.DB
 	if err := db.BeginRun(run); err != nil {
 		return nil, err
 	}
-	m := &Measured{RunID: run.ID, Plan: plan, Problem: prob}
-	status := "failed"
-	defer func() { db.EndRun(run.ID, status) }()
+	m = &Measured{RunID: run.ID, Plan: plan, Problem: prob}
+	status := store.RunFailed
+	defer func() {
+		if e := db.EndRun(run.ID, status); e != nil && err == nil {
+			m, err = nil, e
+		}
+	}()
 	needRef := NeedsReference(prob)
 	if needRef {
 		dir, err := os.MkdirTemp("", "gtune-reference-")
@@ -108,6 +112,6 @@ func (w *Workload) Measure(ctx context.Context, be backend.Backend, db *store.DB
 		return nil, err
 	}
 	m.EvaluationID = ev.ID
-	status = "done"
+	status = store.RunDone
 	return m, nil
 }
