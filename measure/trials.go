@@ -57,6 +57,14 @@ func BootstrapCI(xs []float64, resamples int, level float64, seed uint64) (lo, h
 	if n%2 == 1 {
 		return bootstrapOdd(xs, resamples, r, li, hi2)
 	}
+	return bootstrapSorted(xs, resamples, r, li, hi2)
+}
+
+// bootstrapSorted is the definition: the median of each resample by
+// sorting it, the order statistics li and hi of the medians by sorting
+// them.
+func bootstrapSorted(xs []float64, resamples int, r *rand.Rand, li, hi int) (float64, float64) {
+	n := len(xs)
 	meds := make([]float64, resamples)
 	buf := make([]float64, n)
 	for k := range meds {
@@ -67,7 +75,7 @@ func BootstrapCI(xs []float64, resamples int, level float64, seed uint64) (lo, h
 		meds[k] = quantileSorted(buf, 0.5)
 	}
 	sort.Float64s(meds)
-	return meds[li], meds[hi2]
+	return meds[li], meds[hi]
 }
 
 // bootstrapOdd is BootstrapCI for an odd number of values, with the same
