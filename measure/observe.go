@@ -147,12 +147,21 @@ func Quantities() []Quantity {
 	return out
 }
 
-// UnitOf returns the unit of a built-in quantity ("" when unknown).
+// UnitOf returns the unit of a built-in or registered quantity ("" when
+// unknown). A replay asks it for every observation of every
+// configuration, so the units are indexed once (again after a Register).
 func UnitOf(name string) string {
-	for _, q := range Quantities() {
-		if q.Name == name {
-			return q.Unit
+	registry.Lock()
+	idx := registry.units
+	registry.Unlock()
+	if idx == nil {
+		idx = map[string]string{}
+		for _, q := range Quantities() {
+			idx[q.Name] = q.Unit
 		}
+		registry.Lock()
+		registry.units = idx
+		registry.Unlock()
 	}
-	return ""
+	return idx[name]
 }

@@ -16,6 +16,7 @@ var registry struct {
 	sync.Mutex
 	byName map[string]func() Observer
 	order  []string
+	units  map[string]string // UnitOf's index; nil after a Register
 }
 
 // Register makes an observer available by name. It panics on an empty or
@@ -32,6 +33,7 @@ func Register(name string, make func() Observer) {
 	}
 	registry.byName[name] = make
 	registry.order = append(registry.order, name)
+	registry.units = nil
 }
 
 // ObserverNames lists the registered observers, sorted.

@@ -626,7 +626,7 @@ func (r *run) measured(o *Evaluation, ev *store.Evaluation, p *pending, res *bac
 	if why := checkPeaks(c, p.plan.Launches[0].Job, o, r.workingSet); why != "" {
 		flag(o, why)
 	}
-	abovePowerLimit(c, p.plan.Settings, o)
+	abovePowerLimit(r.sum.Device.PowerLimitW, p.plan.Settings, o)
 	if v, ok := c.Objective.Value(o.Observations, o.Metrics); ok {
 		o.Value = v
 	} else {
@@ -649,14 +649,14 @@ func flag(o *Evaluation, why string) {
 }
 
 // abovePowerLimit notes a mean power above the enforced power limit (the
-// job's own nvml_pwr_limit, else the GPU's as found), with why it can
+// job's own nvml_pwr_limit, else the GPU's as found, deviceW), with why it can
 // happen, and marks it in the observations (above_power_limit = 1): the
 // GPU enforces its limit on an average over a longer time than one 100 ms
 // counter period, and the counter and the limiter read different sensors,
 // so a short measurement of a kernel run at the limit can land a few
 // percent above it. The energy stands as measured.
-func abovePowerLimit(c Config, set *backend.Settings, o *Evaluation) {
-	limit := c.Backend.Device().PowerLimitW
+func abovePowerLimit(deviceW float64, set *backend.Settings, o *Evaluation) {
+	limit := deviceW
 	if set != nil && set.PowerLimitW > 0 {
 		limit = set.PowerLimitW
 	}

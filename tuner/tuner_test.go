@@ -414,7 +414,6 @@ func TestAbovePowerLimitNoted(t *testing.T) {
 	d, _ := device.Lookup("h100_sxm")
 	be := sim.New(d, sim.Options{})
 	defer be.Close()
-	c := Config{Backend: be}
 	for _, tc := range []struct {
 		limit, power float64
 		noted        bool
@@ -424,7 +423,7 @@ func TestAbovePowerLimitNoted(t *testing.T) {
 			set = &backend.Settings{PowerLimitW: tc.limit}
 		}
 		o := &Evaluation{Observations: map[string]float64{"power": tc.power}}
-		abovePowerLimit(c, set, o)
+		abovePowerLimit(be.Device().PowerLimitW, set, o)
 		if got := o.Observations["above_power_limit"] == 1; got != tc.noted || got != strings.Contains(o.Reason, "is above the enforced power limit") {
 			t.Errorf("limit %v power %v: noted %v reason %q", tc.limit, tc.power, got, o.Reason)
 		}
