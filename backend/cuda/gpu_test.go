@@ -402,15 +402,7 @@ func maxOf(v []float64) float64 {
 // (device offsets past 4 GiB) and checks that the chunked Random fill of
 // the input equals the one-shot fill of the expected output.
 func TestIntegrationLargeBuffers(t *testing.T) {
-	if os.Getenv("GTUNE_CUDA_TEST") != "1" {
-		t.Skip("set GTUNE_CUDA_TEST=1 on a machine with an NVIDIA GPU")
-	}
-	ctx := context.Background()
-	b, err := Open(ctx, 0, Options{Stderr: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	ctx, b := openGPU(t)
 	const N = 5<<28 + 12345 // floats: 5 GiB and a bit, not a whole number of chunks
 	fill := backend.Fill{Type: "Random", Value: 1000, Seed: 99}
 	prob := backend.Single(backend.Kernel{
@@ -570,15 +562,7 @@ func TestIntegrationGPUCompare(t *testing.T) {
 // a worker restart), finds a wrong kernel with the host's words, and
 // reports the Run's wall time for 7 timed launches.
 func TestIntegrationLargeVerify(t *testing.T) {
-	if os.Getenv("GTUNE_CUDA_TEST") != "1" {
-		t.Skip("set GTUNE_CUDA_TEST=1 on a machine with an NVIDIA GPU")
-	}
-	ctx := context.Background()
-	b, err := Open(ctx, 0, Options{Stderr: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	ctx, b := openGPU(t)
 	const N = 1 << 28
 	ft, _ := lookupType("c", "float")
 	fa := backend.Fill{Type: "Random", Value: 1, Seed: 31}

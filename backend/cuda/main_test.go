@@ -28,3 +28,20 @@ func runJob(ctx context.Context, b *Backend, j *tjob, bin *backend.Binary) (*bac
 	}
 	return backendtest.Wrap(r), err
 }
+
+// openGPU opens device 0 for a GPU test, closed when the test ends; the
+// test is skipped unless GTUNE_CUDA_TEST=1 (a machine with an NVIDIA
+// GPU). It reads GPU state and changes none.
+func openGPU(t *testing.T) (context.Context, *Backend) {
+	t.Helper()
+	if os.Getenv("GTUNE_CUDA_TEST") != "1" {
+		t.Skip("set GTUNE_CUDA_TEST=1 on a machine with an NVIDIA GPU")
+	}
+	ctx := context.Background()
+	b, err := Open(ctx, 0, Options{Stderr: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return ctx, b
+}

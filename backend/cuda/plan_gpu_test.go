@@ -1,8 +1,6 @@
 package cuda
 
 import (
-	"context"
-	"os"
 	"testing"
 
 	"github.com/gtune/gtune/backend"
@@ -34,15 +32,7 @@ extern "C" __global__ void sin_chain(float* out, int iters) {
 // of 66 thread blocks each (half the H100's SMs): on two streams they
 // run side by side, in well under the time of one after the other.
 func TestPlanTwoKernelsTwoStreams(t *testing.T) {
-	if os.Getenv("GTUNE_CUDA_TEST") == "" {
-		t.Skip("set GTUNE_CUDA_TEST=1 on a machine with an NVIDIA GPU")
-	}
-	ctx := context.Background()
-	b, err := Open(ctx, 0, Options{Stderr: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	ctx, b := openGPU(t)
 	const N = 1 << 26
 	const FMA = 132 * 4 * 256
 	prob := &backend.Problem{Kernels: []backend.Kernel{
@@ -122,15 +112,7 @@ func TestPlanTwoKernelsTwoStreams(t *testing.T) {
 }
 
 func TestPlanConcurrentHalves(t *testing.T) {
-	if os.Getenv("GTUNE_CUDA_TEST") == "" {
-		t.Skip("set GTUNE_CUDA_TEST=1 on a machine with an NVIDIA GPU")
-	}
-	ctx := context.Background()
-	b, err := Open(ctx, 0, Options{Stderr: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	ctx, b := openGPU(t)
 	blocks := max(b.dev.SMs/2, 1)
 	out := func() []backend.Arg {
 		return []backend.Arg{

@@ -1,9 +1,7 @@
 package cuda
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -27,15 +25,7 @@ extern "C" __global__ void stage(float* out) {
 // cannot load is an error naming the configuration that leaves the
 // worker usable. Runs only with GTUNE_CUDA_TEST=1.
 func TestIntegrationResources(t *testing.T) {
-	if os.Getenv("GTUNE_CUDA_TEST") != "1" {
-		t.Skip("set GTUNE_CUDA_TEST=1 on a machine with an NVIDIA GPU")
-	}
-	ctx := context.Background()
-	b, err := Open(ctx, 0, Options{Stderr: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	ctx, b := openGPU(t)
 	prob := backend.Single(backend.Kernel{KernelName: "stage", Source: sharedSource, SourceName: "stage.cu", Language: "CUDA"})
 	if err := b.Prepare(ctx, prob); err != nil {
 		t.Fatal(err)
