@@ -199,8 +199,8 @@ func (m *Meter) warm(want bool) bool {
 // observer when the request asks for energy and the GPU has sensors
 // (its window records clocks, temperature and clock-event reasons too) —
 // followed by the request's named observers (Register; "clocks" reads
-// the clocks of a time-only measurement, at the cost of four NVML reads,
-// about 1.5 ms on an H100) and extra. An unknown observer name is an
+// the clocks of a time-only measurement, at the cost of four NVML reads
+// per configuration: about 1 ms on an H100, BENCHMARKS.md) and extra. An unknown observer name is an
 // error before anything runs. Timing observations are
 // computed here (TimeQuantities); a failure of the plan is a
 // *StageError; a failed verification is an Outcome with a Verdict whose
