@@ -98,7 +98,7 @@ func (o Observations) Validate() error {
 	return nil
 }
 
-// obs is shorthand for building observations of one method.
+// obsBuilder adds observations of one method and scope.
 type obsBuilder struct {
 	out    *Observations
 	method string

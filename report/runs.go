@@ -14,20 +14,20 @@ import (
 
 // RunRow is one run as `gtune runs` lists it.
 type RunRow struct {
-	ID         int64          `json:"id"`
-	Started    time.Time      `json:"started"`
-	Status     string         `json:"status"`
-	Kernel     string         `json:"kernel"`
-	Spec       string         `json:"spec"`
-	Device     string         `json:"device"`
-	Backend    string         `json:"backend"`
-	Strategy   string         `json:"strategy"`
-	Objective  string         `json:"objective"`
-	Valid      int            `json:"valid"`
-	Invalid    int            `json:"invalid"`
-	ByStatus   map[string]int `json:"by_status"`
-	DurationS  float64        `json:"duration_s,omitempty"` // 0 while running
-	GtuneBuild string         `json:"gtune_version"`
+	ID           int64          `json:"id"`
+	Started      time.Time      `json:"started"`
+	Status       string         `json:"status"`
+	Kernel       string         `json:"kernel"`
+	Spec         string         `json:"spec"`
+	Device       string         `json:"device"`
+	Backend      string         `json:"backend"`
+	Strategy     string         `json:"strategy"`
+	Objective    string         `json:"objective"`
+	Valid        int            `json:"valid"`
+	Invalid      int            `json:"invalid"`
+	ByStatus     map[string]int `json:"by_status"`
+	DurationS    float64        `json:"duration_s,omitempty"` // 0 while running
+	GtuneVersion string         `json:"gtune_version"`
 }
 
 // Rows joins runs with their evaluation counts (store.StatusCounts).
@@ -35,7 +35,7 @@ func Rows(runs []*store.Run, counts map[int64]map[string]int) []RunRow {
 	out := make([]RunRow, len(runs))
 	for i, r := range runs {
 		row := RunRow{ID: r.ID, Started: r.StartedAt, Status: r.Status, Kernel: r.Kernel, Spec: r.SpecPath, Device: r.DeviceName,
-			Backend: r.Backend, Strategy: r.Strategy, Objective: r.Objective, ByStatus: counts[r.ID], GtuneBuild: r.GtuneVersion}
+			Backend: r.Backend, Strategy: r.Strategy, Objective: r.Objective, ByStatus: counts[r.ID], GtuneVersion: r.GtuneVersion}
 		if row.ByStatus == nil {
 			row.ByStatus = map[string]int{}
 		}

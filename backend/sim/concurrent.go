@@ -2,7 +2,6 @@ package sim
 
 import (
 	"math"
-	"sort"
 
 	"github.com/gtune/gtune/device"
 )
@@ -226,5 +225,4 @@ func addCohort(cs *[]cohort, kernel int, left float64) {
 		}
 	}
 	*cs = append(*cs, cohort{kernel: kernel, count: 1, left: left})
-	sort.Slice(*cs, func(i, j int) bool { return (*cs)[i].kernel < (*cs)[j].kernel })
 }
