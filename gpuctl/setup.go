@@ -15,6 +15,7 @@ import (
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/workload"
 )
 
 // Options are the GPU-settings choices of one tuning run. Error messages
@@ -203,39 +204,13 @@ func Setup(ctx context.Context, log io.Writer, s *spec.Spec, sp *space.Space, be
 		return nil, inputError(err)
 	}
 	if o.Allow && !o.DryRun {
-		var ctl Controller
-		meta := Journal{DeviceName: be.Device().Name}
-		if sb != nil {
-			d := sb.Description()
-			c, err := sim.NewControl(&d, sim.ControlOptions{StateFile: o.SimState})
-			if err != nil {
-				return nil, inputError(err)
-			}
-			if ctl, err = NewSim(c); err != nil {
-				return nil, err
-			}
-			meta.Backend, meta.SimState = "sim", c.StateFile()
-			if o.SimState == "" {
-				journal = "" // an in-memory simulated GPU outlives nothing
-			}
-		} else {
-			if ctl, err = OpenNVML(be.Device().UUID); err != nil {
-				return nil, err
-			}
-			meta.Backend = "nvml"
+		noPerm, err := r.open(be, sb, o, journal)
+		if err != nil {
+			return nil, err
 		}
-		r.session = NewSession(ctl, journal, meta)
-		if err := r.session.Probe(); err != nil {
-			if errors.Is(err, ErrJournalExists) {
-				return nil, inputError(err)
-			}
-			if !errors.Is(err, ErrNoPermission) {
-				r.Close()
-				return nil, err
-			}
-			r.session = nil
+		if noPerm != nil {
 			if o.OnNoPerm == "stop" {
-				return nil, badInput("no permission to change the GPU settings of %s (%v); run as root, or give --on-no-permission drop to tune the other parameters", be.Device().Name, err)
+				return nil, badInput("no permission to change the GPU settings of %s (%v); run as root, or give --on-no-permission drop to tune the other parameters", be.Device().Name, noPerm)
 			}
 			fmt.Fprintf(log, "gtune: no permission to change the GPU settings of %s; tuning without them (--on-no-permission drop)\n", be.Device().Name)
 			return r, dropSettings(r, s, be, declared)
@@ -277,6 +252,108 @@ func Setup(ctx context.Context, log io.Writer, s *spec.Spec, sp *space.Space, be
 		r.plan = makePlan(s, r.space, be, tables, o, journal)
 	}
 	return r, nil
+}
+
+// open opens the controller (NVML, or the simulated GPU's control
+// surface) and a Session journalled at journal, and probes it. noPerm is
+// the probe's error when the settings may not be changed (r has no
+// session then); err is any other failure, after which nothing is held.
+func (r *Run) open(be backend.Backend, sb backend.Simulator, o Options, journal string) (noPerm, err error) {
+	var ctl Controller
+	meta := Journal{DeviceName: be.Device().Name}
+	if sb != nil {
+		d := sb.Description()
+		c, err := sim.NewControl(&d, sim.ControlOptions{StateFile: o.SimState})
+		if err != nil {
+			return nil, inputError(err)
+		}
+		if ctl, err = NewSim(c); err != nil {
+			return nil, err
+		}
+		meta.Backend, meta.SimState = "sim", c.StateFile()
+		if o.SimState == "" {
+			journal = "" // an in-memory simulated GPU outlives nothing
+		}
+	} else {
+		if ctl, err = OpenNVML(be.Device().UUID); err != nil {
+			return nil, err
+		}
+		meta.Backend = "nvml"
+	}
+	r.session = NewSession(ctl, journal, meta)
+	if err := r.session.Probe(); err != nil {
+		if errors.Is(err, ErrJournalExists) {
+			r.session = nil
+			return nil, inputError(err)
+		}
+		if !errors.Is(err, ErrNoPermission) {
+			r.Close()
+			r.session = nil
+			return nil, err
+		}
+		r.session = nil
+		return err, nil
+	}
+	return nil, nil
+}
+
+// SetupWorkload prepares the chip's GPU settings of a workload run:
+// Options.Strategy adds its parameters to set (workload.Set.AddSetting),
+// every value is checked against the GPU's tables, and the controller
+// and journalled Session are opened as Setup does. Changing settings
+// needs Options.Allow; without permission the run stops (a workload's
+// settings are its search space). --clock-range ridge and --dry-run are
+// for specs. It returns nil when the workload tunes no GPU setting.
+// Errors caused by the input are *InputError.
+func SetupWorkload(log io.Writer, set *workload.Set, be backend.Backend, o Options, db string) (*Run, error) {
+	if o.Strategy == "" && len(set.Settings) == 0 {
+		return nil, nil
+	}
+	if o.ClockRange == "ridge" || o.DryRun {
+		return nil, badInput("--clock-range ridge and --dry-run take a spec, not a workload")
+	}
+	if !o.Allow {
+		return nil, badInput("workload %s tunes GPU settings (%s): give --allow-gpu-settings", set.Path, settingNames(set.Settings))
+	}
+	tables, sb, err := tablesOf(be)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	if o.Strategy != "" {
+		adds, err := tables.Values(o.Strategy, o.ClockStep, o.PowerStep)
+		if err != nil {
+			return nil, inputError(err)
+		}
+		for _, p := range adds {
+			if err := set.AddSetting(p.Name, p.Values); err != nil {
+				return nil, badInput("workload %s: %v", set.Path, err)
+			}
+		}
+	}
+	if err := tables.Check(set.Settings); err != nil {
+		return nil, inputError(err)
+	}
+	journal := o.Journal
+	if journal == "" {
+		journal = DefaultJournalPath(db)
+	}
+	r := &Run{log: log, drop: map[string]bool{}}
+	noPerm, err := r.open(be, sb, o, journal)
+	if err != nil {
+		return nil, err
+	}
+	if noPerm != nil {
+		return nil, badInput("no permission to change the GPU settings of %s (%v); run as root", be.Device().Name, noPerm)
+	}
+	return r, nil
+}
+
+func settingNames(ps []space.Param) string {
+	n := make([]string, len(ps))
+	for i, p := range ps {
+		n[i] = p.Name
+	}
+	return strings.Join(n, ", ")
 }
 
 // dropSettings keeps each of the spec's GPU-setting parameters at one

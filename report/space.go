@@ -14,16 +14,17 @@ import (
 // Space prints a spec's search space: its size (raw and valid
 // configurations, parameters, restrictions, build time), or with list
 // every valid configuration (CSV, or inside the JSON document with
-// asJSON).
+// asJSON). s is nil for a workload's combined space (list only).
 func Space(out io.Writer, s *spec.Spec, sp *space.Space, elapsed time.Duration, list, asJSON bool) error {
 	switch {
 	case asJSON:
 		doc := map[string]any{
-			"spec": s.Path, "kernel": s.KernelName,
 			"raw": sp.RawCount(), "valid": sp.Len(),
-			"parameters":   paramDoc(sp),
-			"build_ms":     float64(elapsed.Microseconds()) / 1000,
-			"restrictions": restrictionDoc(s),
+			"parameters": paramDoc(sp),
+			"build_ms":   float64(elapsed.Microseconds()) / 1000,
+		}
+		if s != nil { // nil for a workload's combined space
+			doc["spec"], doc["kernel"], doc["restrictions"] = s.Path, s.KernelName, restrictionDoc(s)
 		}
 		if list {
 			cfgs := make([]map[string]any, sp.Len())

@@ -21,6 +21,8 @@ const tabLimit = 1 << 13
 // rinfo is one restriction that reads at least one parameter.
 type rinfo struct {
 	r      Restriction
+	pos    map[string]int // the names r reads (its Scope applied)
+	consts expr.Env
 	b      *expr.Bound
 	params []int   // spec positions read, ascending
 	size   int     // raw sub-space size, capped at tabLimit+1
@@ -32,12 +34,13 @@ type rinfo struct {
 // analyse checks and compiles the restrictions. empty is true when a
 // restriction reading no parameter is false (no configuration is valid).
 func analyse(pl *poller, params []Param, pos map[string]int, restrictions []Restriction, consts expr.Env, sel bool) (rs []*rinfo, empty bool, err error) {
-	slot := func(name string) (int, bool) { i, ok := pos[name]; return i, ok }
 	for _, r := range restrictions {
 		if r.Expr == nil {
 			return nil, false, fmt.Errorf("space: restriction %s has no expression", r.Source)
 		}
-		ri := &rinfo{r: r, size: 1}
+		pos, consts := r.scoped(pos, consts)
+		slot := func(name string) (int, bool) { i, ok := pos[name]; return i, ok }
+		ri := &rinfo{r: r, size: 1, pos: pos, consts: consts}
 		for _, n := range r.Expr.Names() {
 			if i, ok := pos[n]; ok {
 				ri.params = append(ri.params, i)
@@ -228,7 +231,7 @@ type level struct {
 
 // plan builds the checks of each level for the given order; nil when pl
 // stops it.
-func plan(pl *poller, params []Param, rs []*rinfo, order []int, pos map[string]int, consts expr.Env) []level {
+func plan(pl *poller, params []Param, rs []*rinfo, order []int) []level {
 	np := len(params)
 	lvOf := make([]int, np)
 	for d, p := range order {
@@ -256,7 +259,7 @@ func plan(pl *poller, params []Param, rs []*rinfo, order []int, pos map[string]i
 		if ri.size > tabLimit {
 			levels[last].fulls = append(levels[last].fulls, ri)
 			if len(ps) > 1 {
-				if f, ok := compileInterval(ri.r.Expr.Tree(), pos, numeric, consts); ok {
+				if f, ok := compileInterval(ri.r.Expr.Tree(), ri.pos, numeric, ri.consts); ok {
 					for _, p := range ps[:len(ps)-1] {
 						levels[lvOf[p]].ivals = append(levels[lvOf[p]].ivals, ivalCheck{ri, f})
 					}
@@ -375,14 +378,14 @@ var statsHook func(order []int, tried []int)
 // configurations, and with pl.err when pl stops it. atLeast (a lower
 // bound on the count, 0 if unknown) sizes the codes up front, sparing
 // append's regrowth.
-func (s *Space) enumerate(pl *poller, rs []*rinfo, pos map[string]int, consts expr.Env, limit, atLeast int, limitName string) error {
+func (s *Space) enumerate(pl *poller, rs []*rinfo, limit, atLeast int, limitName string) error {
 	params := s.params
 	np := len(params)
 	order := orderParams(params, rs)
 	if orderHook != nil {
 		order = orderHook(params, rs)
 	}
-	levels := plan(pl, params, rs, order, pos, consts)
+	levels := plan(pl, params, rs, order)
 	if pl.err != nil {
 		return pl.err
 	}

@@ -35,7 +35,38 @@ type Param struct {
 type Restriction struct {
 	Expr   *expr.Expr
 	Source string // where it came from, for messages (e.g. the spec field); Expr.Source() if empty
+	// Scope prefixes every name the expression reads: with Scope "lud.",
+	// "block_size_x" reads the parameter (or constant) "lud.block_size_x".
+	// A combined space of several kernels (package workload) keeps each
+	// kernel's restrictions as written this way, its parameters and
+	// constants renamed with the kernel's prefix.
+	Scope string
 }
+
+// scoped returns the name table and constants r reads through its Scope.
+func (r Restriction) scoped(pos map[string]int, consts expr.Env) (map[string]int, expr.Env) {
+	if r.Scope == "" {
+		return pos, consts
+	}
+	view := map[string]int{}
+	for name, i := range pos {
+		if rest, ok := strings.CutPrefix(name, r.Scope); ok {
+			view[rest] = i
+		}
+	}
+	if consts != nil {
+		consts = scopedEnv{consts, r.Scope}
+	}
+	return view, consts
+}
+
+// scopedEnv reads the constants of one scope (Restriction.Scope).
+type scopedEnv struct {
+	env   expr.Env
+	scope string
+}
+
+func (s scopedEnv) Lookup(name string) (expr.Value, bool) { return s.env.Lookup(s.scope + name) }
 
 func (r Restriction) label() string {
 	if r.Source != "" && r.Source != r.Expr.Source() {
@@ -163,7 +194,7 @@ func BuildContext(ctx context.Context, params []Param, restrictions []Restrictio
 	if pl.now() {
 		return nil, pl.err
 	}
-	s, pos, rs, empty, err := prepare(pl, params, restrictions, consts, true)
+	s, _, rs, empty, err := prepare(pl, params, restrictions, consts, true)
 	if err != nil || empty {
 		return s, err
 	}
@@ -183,7 +214,7 @@ func BuildContext(ctx context.Context, params []Param, restrictions []Restrictio
 	// Sized up front only to a point: a space that is cancelled or fails
 	// should not have reserved gigabytes.
 	lb = min(lb, DefaultMaxConfigurations)
-	if err := s.enumerate(pl, rs, pos, consts, limit, int(lb), opts.LimitName); err != nil {
+	if err := s.enumerate(pl, rs, limit, int(lb), opts.LimitName); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -89,7 +89,11 @@ func (e cfgEnv) Lookup(name string) (expr.Value, bool) {
 func (s *Spec) Env(cfg []expr.Value) expr.Env { return cfgEnv{s, cfg} }
 
 // Key is the Kernel Tuner cache key of cfg, as space.Space.Key.
-func (s *Spec) Key(cfg []expr.Value) string {
+func (s *Spec) Key(cfg []expr.Value) string { return KeyOf(cfg) }
+
+// KeyOf is the cache key of any configuration (values as Python prints
+// them, joined by commas), as space.Space.Key gives it.
+func KeyOf(cfg []expr.Value) string {
 	var b strings.Builder
 	for i, v := range cfg {
 		if i > 0 {

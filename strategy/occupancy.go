@@ -192,15 +192,23 @@ func Reduce(o Options, t *Target, resources func(int) (int, int, error), minOccu
 }
 
 func occReduce(o Options, t *Target, resources func(int) (int, int, error), minOccupancy float64, c occClocks) ([]Candidate, []occDist, error) {
+	return occReduceCapped(o, t, resources, minOccupancy, c, false)
+}
+
+// occReduceCapped is occReduce; with capped, a space none of whose
+// distributions reaches minOccupancy keeps those of its highest
+// occupancy instead of failing (the multi-kernel procedures: one kernel
+// that cannot reach the threshold keeps its best distributions, the
+// paper's "distributions with higher occupancy").
+func occReduceCapped(o Options, t *Target, resources func(int) (int, int, error), minOccupancy float64, c occClocks, capped bool) ([]Candidate, []occDist, error) {
 	if resources == nil {
 		return nil, nil, errors.New("the registers per thread and shared memory per thread block of every configuration are unknown: " +
 			"the spec must declare them (Gtune.Simulation.Registers and SharedMemory expressions), or the backend report them")
 	}
 	ds := occDistributions(o, c)
-	var cands []Candidate
-	var kept []occDist
+	all := make([]Candidate, len(ds))
 	best := 0.0
-	for _, d := range ds {
+	for k, d := range ds {
 		i := d.first()
 		threads, blocks, err := t.Geometry(i)
 		if err != nil {
@@ -216,9 +224,17 @@ func occReduce(o Options, t *Target, resources func(int) (int, int, error), minO
 			cd.Occupancy, cd.ActiveBlocksPerSM = r.Occupancy, r.ActiveBlocksPerSM
 		}
 		best = math.Max(best, cd.Occupancy)
+		all[k] = cd
+	}
+	if capped && best > 0 {
+		minOccupancy = math.Min(minOccupancy, best)
+	}
+	var cands []Candidate
+	var kept []occDist
+	for k, cd := range all {
 		if cd.Occupancy >= minOccupancy && cd.ActiveBlocksPerSM > 0 {
 			cands = append(cands, cd)
-			kept = append(kept, d)
+			kept = append(kept, ds[k])
 		}
 	}
 	if len(cands) == 0 {
@@ -408,17 +424,20 @@ func occAlgorithm2(D []occDist, nf int, measure func(int) float64) int {
 // resumes when Tell brings the result.
 type occGreedy struct {
 	name    string
-	observe string // the observation the procedure compares: time or energy
+	observe string // the observation the procedure compares: time or energy; "": the run's objective (Score)
 	reduced []Candidate
 	next    func() (int, bool)
 	stop    func()
 	memo    map[int]float64
-	pending int
-	waiting bool
-	last    Evaluation
-	done    bool
-	choice  int
-	chosen  bool
+	// kernelTimes are the per-kernel times of each measured index (the
+	// multi-kernel procedures order kernels by them).
+	kernelTimes map[int][]float64
+	pending     int
+	waiting     bool
+	last        Evaluation
+	done        bool
+	choice      int
+	chosen      bool
 }
 
 // errOccStopped unwinds a procedure whose strategy was stopped.
@@ -439,12 +458,17 @@ func (g *occGreedy) procedure(body func(measure func(int) float64) int) iter.Seq
 				panic(errOccStopped)
 			}
 			v := math.Inf(1)
-			if g.last.Valid {
+			if g.last.Valid && g.observe == "" {
+				v = g.last.Score
+			} else if g.last.Valid {
 				if x, ok := g.last.Observations[g.observe]; ok && !math.IsNaN(x) {
 					v = x
 				}
 			}
 			g.memo[i] = v
+			if g.kernelTimes != nil {
+				g.kernelTimes[i] = g.last.KernelTimes
+			}
 			return v
 		}
 		g.choice = body(measure)
@@ -453,6 +477,10 @@ func (g *occGreedy) procedure(body func(measure func(int) float64) int) iter.Seq
 }
 
 func (g *occGreedy) Name() string { return g.name }
+
+// timesOf gives the per-kernel times measured with index i (nil when it
+// was not measured or reported none).
+func (g *occGreedy) timesOf(i int) []float64 { return g.kernelTimes[i] }
 
 // Next proposes the one configuration the procedure needs next; it
 // returns nothing while that result is outstanding or once the procedure

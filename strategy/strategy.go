@@ -46,6 +46,10 @@ type Evaluation struct {
 	// was not observed or the configuration is invalid. Multi-objective
 	// strategies search on these.
 	Objectives []float64
+	// KernelTimes are, for several kernels tuned together, each kernel's
+	// time in the plan (ms, by kernel of Options.Kernels; NaN where
+	// unknown); nil otherwise.
+	KernelTimes []float64
 }
 
 // Options are the settings every strategy receives.
@@ -76,6 +80,25 @@ type Options struct {
 	// Objectives is the number of objectives the run scores every
 	// configuration on (Evaluation.Objectives); 0 counts as 1.
 	Objectives int
+	// Kernels are the kernels of a workload tuned together, each with
+	// its own space, occupancy target and resources (Needs.Kernels).
+	Kernels []Part
+}
+
+// Part is one kernel of several tuned together over a combined space
+// (package workload): where its parameters sit in Options.Space and what
+// the occupancy-guided reduction needs of it, over its own space.
+type Part struct {
+	Name string
+	// Space is the kernel's own search space; its parameters are those
+	// of the combined space from position First on, in the same order
+	// and with the same values.
+	Space *space.Space
+	First int
+	// Target and Resources are as Options.Target and Options.Resources,
+	// over Space.
+	Target    *Target
+	Resources func(index int) (registers, sharedMemory int, err error)
 }
 
 // Needs is what a strategy needs besides the search space, the seed and
@@ -91,6 +114,9 @@ type Needs struct {
 	// Exhaustive: it visits configurations in a fixed order whatever the
 	// seed (brute force); comparisons of search efficiency leave it out.
 	Exhaustive bool
+	// Kernels: Options.Kernels, the kernels of a workload (each with
+	// Target and Resources).
+	Kernels bool
 }
 
 // Factory makes a strategy; it returns an error for bad hyperparameters.
@@ -175,6 +201,8 @@ func New(name string, o Options) (Strategy, error) {
 		return nil, fmt.Errorf("strategy %s needs each configuration's registers and shared memory (compiled resources); none were given", name)
 	case n.Priors && len(o.Priors) == 0:
 		return nil, fmt.Errorf("strategy %s needs the kernel's times on other GPUs: its hyperparameter prior is required (Kernel Tuner caches of the same kernel, --strategy-param prior=PATH[,PATH...])", name)
+	case n.Kernels && len(o.Kernels) == 0:
+		return nil, fmt.Errorf("strategy %s tunes several kernels run together: give it a workload file (gtune tune WORKLOAD), not a spec", name)
 	case n.Objectives > max(o.Objectives, 1):
 		return nil, fmt.Errorf("strategy %s searches %d objectives at once; the run has %d (e.g. --objective time,energy)", name, n.Objectives, max(o.Objectives, 1))
 	}

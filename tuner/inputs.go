@@ -5,9 +5,38 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/cache"
+	"github.com/gtune/gtune/space"
+	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/strategy"
+	"github.com/gtune/gtune/workload"
 )
+
+// WorkloadParts gives the multi-kernel strategies each kernel of a
+// workload (strategy.Part): its own search space, its occupancy target
+// (OccupancyTarget) and its compiled resources (NewResourceProvider, over
+// its own spec and space), and where its parameters sit in the combined
+// space (lay). Errors: a kernel whose space does not build, a GPU missing
+// from the device database.
+func WorkloadParts(ctx context.Context, log io.Writer, be backend.Backend, db *store.DB, set *workload.Set, lay *workload.Layout) ([]strategy.Part, error) {
+	var parts []strategy.Part
+	for i, m := range set.Members {
+		sp, err := set.MemberSpace(ctx, i, space.BuildOptions{})
+		if err != nil {
+			return nil, err
+		}
+		t, err := OccupancyTarget(be, m.Spec, sp)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, strategy.Part{
+			Name: m.Name, Space: sp, First: lay.Members[i], Target: t,
+			Resources: NewResourceProvider(ctx, log, be, m.Spec, sp, db).Resources,
+		})
+	}
+	return parts, nil
+}
 
 // Provide fills the inputs the run's strategy declares it needs
 // (strategy.Needs) and only those: compiled resources
@@ -23,6 +52,19 @@ func (c *Config) Provide(ctx context.Context, log io.Writer) error {
 	needs, err := strategy.NeedsOf(c.Strategy)
 	if err != nil {
 		return &ConfigError{err}
+	}
+	if c.Workload != nil && (needs.Resources || needs.Target || needs.Priors) {
+		return &ConfigError{fmt.Errorf("strategy %s tunes one kernel; a workload's kernels are tuned together by multi_occupancy_greedy, multi_occupancy_greedy_energy or a strategy that needs only the combined space", c.Strategy)}
+	}
+	if needs.Kernels && c.Kernels == nil {
+		if c.Workload == nil {
+			return &ConfigError{fmt.Errorf("strategy %s tunes several kernels run together: give it a workload file (gtune tune WORKLOAD), not a spec", c.Strategy)}
+		}
+		parts, err := WorkloadParts(ctx, log, c.Backend, c.DB, c.Workload, c.Layout)
+		if err != nil {
+			return &ConfigError{fmt.Errorf("strategy %s: %w", c.Strategy, err)}
+		}
+		c.Kernels = parts
 	}
 	if needs.Resources && c.Resources == nil {
 		c.Resources = NewResourceProvider(ctx, log, c.Backend, c.Spec, c.Space, c.DB).Resources

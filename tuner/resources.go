@@ -31,13 +31,31 @@ func OccupancyTarget(be backend.Backend, s *spec.Spec, sp *space.Space) (*strate
 	if err != nil {
 		return nil, err
 	}
-	return &strategy.Target{Device: d, Geometry: func(i int) (int, int, error) {
+	return &strategy.Target{Device: d, Geometry: Geometry(s, sp)}, nil
+}
+
+// Geometry gives configuration i's threads per thread block and thread
+// blocks in the grid (strategy.Target.Geometry) from the spec.
+func Geometry(s *spec.Spec, sp *space.Space) func(i int) (int, int, error) {
+	return func(i int) (int, int, error) {
 		grid, block, err := s.Geometry(sp.Values(i))
 		if err != nil {
 			return 0, 0, err
 		}
 		return block[0] * block[1] * block[2], grid[0] * grid[1] * grid[2], nil
-	}}, nil
+	}
+}
+
+// DeclaredResources gives a configuration's registers per thread and
+// shared memory per thread block (bytes, static + dynamic) from the
+// spec's declarations alone (Gtune.Simulation Registers and SharedMemory
+// expressions, KernelSpecification.SharedMemory): nil without a
+// Registers expression. For counting a reduced space without a GPU.
+func DeclaredResources(s *spec.Spec, sp *space.Space) func(int) (int, int, error) {
+	if s.Simulation == nil || s.Simulation.Registers == nil {
+		return nil
+	}
+	return declaredResources(nil, s, sp)
 }
 
 // Description is the description of the backend's GPU (Device): for a

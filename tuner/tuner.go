@@ -29,6 +29,7 @@ import (
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/strategy"
+	"github.com/gtune/gtune/workload"
 )
 
 // Progress receives the run's progress; the CLI draws a bar with it.
@@ -42,7 +43,16 @@ type Progress interface {
 
 // Config is one tuning run.
 type Config struct {
-	Spec      *spec.Spec
+	// Spec is the kernel tuned; nil when Workload is set.
+	Spec *spec.Spec
+	// Workload, when set, tunes several kernels run together
+	// (multi-kernel-autotuning-performance-energy.md, section III.D):
+	// Space is its combined space (workload.Set.Space), laid out as
+	// Layout says. Each configuration is measured as one plan of
+	// launches; its objective is the whole plan's, each kernel's own time
+	// kept per launch.
+	Workload  *workload.Set
+	Layout    *workload.Layout
 	Space     *space.Space
 	Backend   backend.Backend
 	DB        *store.DB
@@ -62,6 +72,7 @@ type Config struct {
 	Resources func(index int) (registers, sharedMemory int, err error)
 	Target    *strategy.Target
 	Priors    []strategy.PriorTimes
+	Kernels   []strategy.Part
 	// MaxEvals bounds the configurations considered (evaluated or reused);
 	// 0 means no bound beyond the spec's Budget.
 	MaxEvals int
@@ -98,7 +109,11 @@ type Evaluation struct {
 	Value        float64 // objective value, valid configurations only
 	Observations map[string]float64
 	Metrics      map[string]float64
-	Reused       bool
+	// KernelTimes are the time of each kernel of a workload (ms, by
+	// member; from its launch's events, overlapping the others'), NaN
+	// where unknown; nil for one kernel.
+	KernelTimes []float64
+	Reused      bool
 	// Implausible says why the measurement cannot be right (package
 	// plausibility); "" when it can. Such an outcome is never among Best.
 	Implausible string
@@ -153,9 +168,12 @@ type pending struct {
 	done  chan compiled
 }
 
+// compiled is the outcome of compiling a plan's launches: a binary each
+// (in plan order), the compile time of those compiled for it, ms.
 type compiled struct {
-	bin *backend.Binary
-	err error
+	bins      []*backend.Binary
+	compileMs float64
+	err       error
 }
 
 // Run tunes one kernel. It returns an error for a run that cannot start or
@@ -174,19 +192,14 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		return nil, err
 	}
 	if r.needReference {
-		dir, err := newReferenceDir()
+		dir, err := newReferenceDirFor(r.sub, r.problem)
 		if err != nil {
 			return r.finish("failed", err)
 		}
 		defer os.RemoveAll(dir)
-		for i := range r.problem.Kernels {
-			if v := r.problem.Kernels[i].Verification; v != nil {
-				v.ReferenceDir = dir
-			}
-		}
 	}
 	if !c.Fresh {
-		if r.previous, err = c.DB.Previous(c.Spec.Hash, r.sum.Device.UUID); err != nil {
+		if r.previous, err = c.DB.Previous(r.sub.hash(), r.sum.Device.UUID); err != nil {
 			return r.finish("failed", err)
 		}
 	}
@@ -223,7 +236,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		if o.ArgumentMismatch && !r.launched {
 			// Every configuration would fail the same way: the spec's
 			// Arguments do not describe this kernel.
-			return r.finish("failed", &ConfigError{fmt.Errorf("%s: KernelSpecification.Arguments do not match the kernel's parameters (configuration %s): %s", c.Spec.Path, o.Key, o.Reason)})
+			return r.finish("failed", &ConfigError{fmt.Errorf("%s: KernelSpecification.Arguments do not match the kernel's parameters (configuration %s): %s", r.sub.path(), o.Key, o.Reason)})
 		}
 		if !o.ArgumentMismatch && o.Status != backend.StatusCompileFailed {
 			r.launched = true
@@ -242,6 +255,8 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 type run struct {
 	ctx        context.Context
 	c          Config
+	sub        subject
+	bins       binaries
 	strat      strategy.Strategy
 	problem    *backend.Problem
 	request    measure.Request // every configuration's measurement
@@ -275,9 +290,17 @@ func start(ctx context.Context, c Config) (*run, error) {
 		// compiles (measure.PeriodEstimate).
 		c.CompileWorkers = max(1, runtime.NumCPU()-1)
 	}
-	s := c.Spec
+	var sub subject
+	switch {
+	case c.Workload != nil && c.Layout != nil:
+		sub = setSubject{c.Workload, c.Layout}
+	case c.Spec != nil:
+		sub = specSubject{c.Spec}
+	default:
+		return nil, &ConfigError{errors.New("tuner: no spec or workload to tune")}
+	}
 	size := c.Space.Len()
-	maxEvals, timeLimit := budget(c, size)
+	maxEvals, timeLimit := budget(c, sub.budget(), size)
 	if maxEvals == 0 {
 		return nil, &ConfigError{fmt.Errorf("the budget allows no configuration (max evaluations 0)")}
 	}
@@ -286,16 +309,16 @@ func start(ctx context.Context, c Config) (*run, error) {
 	}
 	strat, err := strategy.New(c.Strategy, strategy.Options{
 		Space: c.Space, Seed: c.Seed, Params: c.StrategyParams, Budget: maxEvals,
-		Resources: c.Resources, Target: c.Target, Priors: c.Priors, Objectives: len(c.Objectives),
+		Resources: c.Resources, Target: c.Target, Priors: c.Priors, Objectives: len(c.Objectives), Kernels: c.Kernels,
 	})
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
-	problem, err := s.Problem()
+	problem, err := sub.problem()
 	if err != nil {
 		return nil, err
 	}
-	req := s.Request()
+	req := sub.request()
 	for _, o := range c.Objectives {
 		if o.Name == objective.Energy || o.Name == objective.Power || o.Name == objective.EDP {
 			req.Energy = true
@@ -308,7 +331,7 @@ func start(ctx context.Context, c Config) (*run, error) {
 	}
 	dev := c.Backend.Device()
 	sr := &store.Run{
-		SpecHash: s.Hash, SpecPath: s.Path, Kernel: s.KernelName, Objective: c.Objective.Name,
+		SpecHash: sub.hash(), SpecPath: sub.path(), Kernel: sub.kernel(), Objective: c.Objective.Name,
 		Strategy: c.Strategy, DeviceName: dev.Name, DeviceUUID: dev.UUID, Driver: dev.Driver,
 		Backend: dev.Backend, GtuneVersion: c.GtuneVersion,
 		Settings: map[string]any{
@@ -316,13 +339,17 @@ func start(ctx context.Context, c Config) (*run, error) {
 			"energy": req.Energy, "iterations": req.Iterations,
 		},
 	}
+	if c.Workload != nil {
+		sr.Settings["kernels"] = len(c.Workload.Members)
+		sr.Settings["orders"] = c.Layout.Order >= 0
+	}
 	if err := c.DB.BeginRun(sr); err != nil {
 		return nil, err
 	}
 	r := &run{
-		ctx: ctx, c: c, strat: strat, problem: problem, request: req, store: sr,
+		ctx: ctx, c: c, sub: sub, strat: strat, problem: problem, request: req, store: sr,
 		sum:        &Summary{RunID: sr.ID, Device: dev, Objective: c.Objective, Objectives: c.Objectives, Strategy: c.Strategy, SpaceSize: size},
-		workingSet: s.WorkingSetBytes(), started: time.Now(),
+		workingSet: sub.workingSet(), started: time.Now(),
 		maxEvals: maxEvals, timeLimit: timeLimit,
 		sem: make(chan struct{}, c.CompileWorkers), lookahead: 2 * c.CompileWorkers,
 	}
@@ -358,7 +385,7 @@ func (r *run) finish(status string, err error) (*Summary, error) {
 	sum := r.sum
 	sum.Elapsed = r.elapsed()
 	if !r.verify() {
-		if e := flagOutliers(r.c, sum); e != nil && err == nil {
+		if e := flagOutliers(r.c, r.sub.outlierFactor(), sum); e != nil && err == nil {
 			err = e
 		}
 	}
@@ -390,7 +417,7 @@ func (r *run) prepare() error {
 		return fmt.Errorf("preparing the kernel arguments: %w", err)
 	}
 	if r.needReference {
-		return runReference(r.ctx, r.c, r.request)
+		return r.sub.reference(r.ctx, r.c.Backend, r.problem)
 	}
 	return nil
 }
@@ -416,7 +443,7 @@ func (r *run) record(o *Evaluation) {
 		sum.Invalid++
 		r.strat.Tell(strategy.Evaluation{Index: o.Index, Score: math.Inf(1), Observations: o.Observations, Objectives: scores})
 	} else {
-		r.strat.Tell(strategy.Evaluation{Index: o.Index, Score: obj.Score(o.Value), Valid: true, Observations: o.Observations, Objectives: scores})
+		r.strat.Tell(strategy.Evaluation{Index: o.Index, Score: obj.Score(o.Value), Valid: true, Observations: o.Observations, Objectives: scores, KernelTimes: o.KernelTimes})
 		if r.best == nil || obj.Score(o.Value) < obj.Score(r.best.Value) {
 			r.best = o
 		}
@@ -451,6 +478,7 @@ func (r *run) propose() error {
 			key := c.Space.Key(idx)
 			if e, ok := r.previous[key]; ok {
 				if o, ok := reuse(c, idx, e); ok {
+					o.KernelTimes = r.storedKernelTimes(idx, e)
 					r.record(o)
 					continue
 				}
@@ -459,10 +487,11 @@ func (r *run) propose() error {
 				return err
 			}
 			cfg := c.Space.Values(idx)
-			plan, err := c.Spec.Plan(cfg)
+			plan, err := r.sub.plan(cfg)
 			if err != nil {
 				return fmt.Errorf("configuration %s: %w", key, err)
 			}
+			plan.Key = key
 			plan.Measure = r.request
 			plan.Measure.StateKey = plan.Settings.StateKey()
 			p := &pending{index: idx, cfg: cfg, plan: plan, done: make(chan compiled, 1)}
@@ -470,19 +499,47 @@ func (r *run) propose() error {
 			go func() {
 				r.sem <- struct{}{}
 				defer func() { <-r.sem }()
-				bin, err := c.Backend.Compile(r.ctx, p.plan.Launches[0].Job)
-				p.done <- compiled{bin, err}
+				p.done <- r.compile(p.plan)
 			}()
 		}
 	}
 	return nil
 }
 
-// budget combines the command line with the spec's T1 Budget: the tighter
-// of each bound wins.
-func budget(c Config, size int) (int, time.Duration) {
+// compile compiles plan's launches, each kernel instance once per run
+// (binaries). A single launch is compiled as it always was, without the
+// cache: a spec's configurations never repeat within a run.
+func (r *run) compile(plan *backend.Plan) compiled {
+	var out compiled
+	for i, l := range plan.Launches {
+		var bin *backend.Binary
+		var err error
+		fresh := true
+		if len(plan.Launches) == 1 {
+			bin, err = r.c.Backend.Compile(r.ctx, l.Job)
+		} else {
+			bin, fresh, err = r.bins.compile(r.ctx, r.c.Backend, l.Job)
+		}
+		if err != nil {
+			if len(plan.Launches) > 1 {
+				if ce, ok := errors.AsType[*backend.CompileError](err); ok {
+					err = &backend.CompileError{Log: fmt.Sprintf("launch %d (%s): %s", i, l.Job.Key, ce.Log)}
+				}
+			}
+			return compiled{err: err}
+		}
+		out.bins = append(out.bins, bin)
+		if fresh {
+			out.compileMs += bin.CompileMs
+		}
+	}
+	return out
+}
+
+// budget combines the command line with the spec's T1 Budget b: the
+// tighter of each bound wins.
+func budget(c Config, b spec.Budget, size int) (int, time.Duration) {
 	maxEvals := size
-	b := c.Spec.Budget
 	if b.MaxConfigurations > 0 {
 		maxEvals = min(maxEvals, b.MaxConfigurations)
 	}
@@ -509,40 +566,6 @@ func countOutputs(k backend.Kernel) int {
 	return n
 }
 
-// runReference runs the spec's reference configuration once, saving its
-// outputs as the reference every other configuration is compared with.
-func runReference(ctx context.Context, c Config, req measure.Request) error {
-	cfg, ok, err := c.Spec.ReferenceConfig()
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("outputs need a reference: give ReferenceArguments or Gtune.Reference.Configuration")
-	}
-	plan, err := c.Spec.Plan(cfg)
-	if err != nil {
-		return fmt.Errorf("reference configuration: %w", err)
-	}
-	plan.Measure = measure.Request{Iterations: 1, SaveReference: true, StateKey: plan.Settings.StateKey()}
-	job := plan.Launches[0].Job
-	bin, err := c.Backend.Compile(ctx, job)
-	if err != nil {
-		return fmt.Errorf("reference configuration %s does not compile: %w", job.Key, err)
-	}
-	plan.Launches[0].Binary = bin
-	res, err := c.Backend.Run(ctx, plan)
-	if err != nil {
-		return fmt.Errorf("reference configuration %s: %w", job.Key, err)
-	}
-	if res.ArgumentMismatch {
-		return &ConfigError{fmt.Errorf("%s: KernelSpecification.Arguments do not match the kernel's parameters (reference configuration %s): %s", c.Spec.Path, job.Key, res.Reason)}
-	}
-	if res.Status != backend.StatusValid {
-		return fmt.Errorf("reference configuration %s failed (%s): %s", job.Key, res.Status, res.Reason)
-	}
-	return nil
-}
-
 // evaluate runs one compiled configuration's plan, completes its
 // observations, computes metrics and objective, and commits it to the
 // database.
@@ -552,7 +575,7 @@ func (r *run) evaluate(p *pending, cr compiled) (*Evaluation, error) {
 	key := p.plan.Key
 	o := &Evaluation{Index: p.index, Key: key, Params: params(c.Space, p.cfg)}
 	ev := &store.Evaluation{
-		RunID: r.store.ID, SpecHash: c.Spec.Hash, DeviceUUID: r.sum.Device.UUID, Key: key,
+		RunID: r.store.ID, SpecHash: r.sub.hash(), DeviceUUID: r.sum.Device.UUID, Key: key,
 		Params: o.Params, StartedAt: t0,
 	}
 	var runWall time.Duration // the tuner's wait for the backend, not its own work
@@ -563,15 +586,17 @@ func (r *run) evaluate(p *pending, cr compiled) (*Evaluation, error) {
 		}
 		o.Status, o.Reason = backend.StatusCompileFailed, ce.Log
 	} else {
-		ev.CompileMs = cr.bin.CompileMs
-		p.plan.Launches[0].Binary = cr.bin
+		ev.CompileMs = cr.compileMs
+		for i, b := range cr.bins {
+			p.plan.Launches[i].Binary = b
+		}
 		runStart := time.Now()
 		res, err := c.Backend.Run(r.ctx, p.plan)
 		runWall = time.Since(runStart)
 		if err != nil {
 			return nil, err
 		}
-		r.measured(o, ev, p, res, cr.bin.CompileMs)
+		r.measured(o, ev, p, res, cr.compileMs)
 	}
 	ev.Status, ev.Reason = string(o.Status), o.Reason
 	ev.Observations, ev.Metrics = o.Observations, o.Metrics
@@ -617,14 +642,17 @@ func (r *run) measured(o *Evaluation, ev *store.Evaluation, p *pending, res *bac
 	typed := objective.Observations(res, compileMs, r.sum.Device.Backend)
 	ev.Typed = typed
 	o.Observations = typed.Plan()
-	m, merr := objective.Metrics(c.Spec.Metrics, o.Observations, c.Spec.Env(p.cfg))
+	o.KernelTimes = kernelTimes(typed, p.plan, r.sub.members())
+	m, merr := r.sub.metrics(o.Observations, p.cfg)
 	o.Metrics = m
 	if merr != nil {
 		// Kept as a note: the configuration ran and verified.
 		o.Reason = joinReasons(o.Reason, merr.Error())
 	}
-	if why := checkPeaks(c, p.plan.Launches[0].Job, o, r.workingSet); why != "" {
-		flag(o, why)
+	if c.Spec != nil && c.Workload == nil {
+		if why := checkPeaks(c, p.plan.Launches[0].Job, o, r.workingSet); why != "" {
+			flag(o, why)
+		}
 	}
 	abovePowerLimit(r.sum.Device.PowerLimitW, p.plan.Settings, o)
 	if v, ok := c.Objective.Value(o.Observations, o.Metrics); ok {
@@ -632,6 +660,42 @@ func (r *run) measured(o *Evaluation, ev *store.Evaluation, p *pending, res *bac
 	} else {
 		o.Status, o.Reason = backend.StatusRuntimeFailed, joinReasons(fmt.Sprintf("objective %q was not observed", c.Objective.Name), o.Reason)
 	}
+}
+
+// kernelTimes gives each kernel's time (ms) from its launch's typed
+// observation "time"; nil for a single kernel.
+func kernelTimes(typed measure.Observations, plan *backend.Plan, members int) []float64 {
+	if members < 2 {
+		return nil
+	}
+	out := make([]float64, members)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	for l, launch := range plan.Launches {
+		if t, ok := typed.GetLaunch("time", l); ok && launch.Job.Kernel < members {
+			out[launch.Job.Kernel] = t
+		}
+	}
+	return out
+}
+
+// storedKernelTimes gives each kernel's time of a stored evaluation of a
+// workload: the mean of its launch's times, the launches stored in issue
+// order.
+func (r *run) storedKernelTimes(idx int, e *store.Evaluation) []float64 {
+	if r.c.Workload == nil || len(e.Launches) != len(r.c.Workload.Members) {
+		return nil
+	}
+	w, err := r.c.Workload.Workload(r.c.Layout, r.c.Space.Values(idx))
+	if err != nil {
+		return nil
+	}
+	out := make([]float64, len(e.Launches))
+	for k, l := range e.Launches {
+		out[w.Order[k]] = measure.Summarize(l.TimesMs).Mean
+	}
+	return out
 }
 
 // implausibleKey marks an implausible measurement among the observations
@@ -694,7 +758,7 @@ func checkPeaks(c Config, j *backend.Job, o *Evaluation, workingSet int64) strin
 // flagOutliers marks the valid outcomes of an unverified run that are far
 // faster than their nearest measured neighbours (plausibility.Outliers),
 // in the summary and in the database.
-func flagOutliers(c Config, sum *Summary) error {
+func flagOutliers(c Config, outlierFactor float64, sum *Summary) error {
 	var pts []plausibility.Point
 	var valid []*Evaluation
 	for _, o := range sum.Evaluations {
@@ -710,7 +774,7 @@ func flagOutliers(c Config, sum *Summary) error {
 		pts = append(pts, plausibility.Point{ID: len(valid), Values: vals, TimeMs: t})
 		valid = append(valid, o)
 	}
-	for id, why := range plausibility.Outliers(pts, c.Spec.Plausibility.OutlierFactor) {
+	for id, why := range plausibility.Outliers(pts, outlierFactor) {
 		o := valid[id]
 		flag(o, why)
 		if o.evalID != 0 {

@@ -34,9 +34,30 @@ type Launch struct {
 	Stream int
 }
 
-// Workload is kernels launched together, in issue order.
+// Workload is kernels launched together: Launches in issue order, or in
+// Order when it is set.
 type Workload struct {
 	Launches []Launch
+	// Order is the issue order as indexes into Launches; nil: as listed.
+	// The problem's kernels stay in Launches' order whatever the order
+	// (Plan), so that plans of one workload in different orders share a
+	// prepared problem.
+	Order []int
+	// Settings are GPU settings for the whole plan, on top of those the
+	// launches' own parameters give (nil: none).
+	Settings *backend.Settings
+}
+
+// issue is the issue order: Order, or Launches as listed.
+func (w *Workload) issue() []int {
+	if w.Order != nil {
+		return w.Order
+	}
+	o := make([]int, len(w.Launches))
+	for i := range o {
+		o[i] = i
+	}
+	return o
 }
 
 // KeySeparator joins the launches' configuration keys into the plan's key.
@@ -46,10 +67,11 @@ const KeySeparator = "|"
 // when the launches use several) joined by KeySeparator.
 func (w *Workload) Key() string {
 	keys := make([]string, len(w.Launches))
-	for i, l := range w.Launches {
-		keys[i] = l.Spec.Key(l.Config)
+	for k, i := range w.issue() {
+		l := w.Launches[i]
+		keys[k] = l.Spec.Key(l.Config)
 		if w.streams() > 1 {
-			keys[i] += fmt.Sprintf("@s%d", l.Stream)
+			keys[k] += fmt.Sprintf("@s%d", l.Stream)
 		}
 	}
 	return strings.Join(keys, KeySeparator)
@@ -115,9 +137,9 @@ func (w *Workload) Params() []store.Param {
 }
 
 // Plan composes the workload: the problem (each launch's kernel, with
-// its own arguments and verification, Kernels[i] for launch i) and the
-// plan of launches, uncompiled (Launches[i].Binary is nil), measured with
-// req. GPU settings come from the launches' tunable parameters
+// its own arguments and verification, Kernels[i] for Launches[i]) and the
+// plan of launches in issue order (Order), uncompiled (Binary is nil),
+// measured with req. GPU settings come from the launches' tunable parameters
 // nvml_gr_clock, nvml_mem_clock and nvml_pwr_limit: they set the one
 // device state of the plan, so launches that ask for different values
 // are an error. Errors: a launch's configuration that does not evaluate
@@ -126,8 +148,12 @@ func (w *Workload) Plan(req measure.Request, timeout time.Duration) (*backend.Pr
 	if len(w.Launches) == 0 {
 		return nil, nil, errors.New("workload: no launch")
 	}
+	if len(w.Order) != 0 && len(w.Order) != len(w.Launches) {
+		return nil, nil, fmt.Errorf("workload: an order of %d launches for %d", len(w.Order), len(w.Launches))
+	}
 	prob := &backend.Problem{}
 	plan := &backend.Plan{Key: w.Key(), Measure: req, Timeout: timeout}
+	launches := make([]backend.Launch, len(w.Launches))
 	for i, l := range w.Launches {
 		if l.Stream < 0 {
 			return nil, nil, fmt.Errorf("workload: launch %d (%s): negative stream %d", i, l.Spec.KernelName, l.Stream)
@@ -146,7 +172,13 @@ func (w *Workload) Plan(req measure.Request, timeout time.Duration) (*backend.Pr
 		j := one.Launches[0].Job
 		j.Kernel = len(prob.Kernels)
 		prob.Kernels = append(prob.Kernels, p.Kernels...)
-		plan.Launches = append(plan.Launches, backend.Launch{Job: j, Stream: l.Stream})
+		launches[i] = backend.Launch{Job: j, Stream: l.Stream}
+	}
+	if err := mergeSettings(plan, w.Settings, -1); err != nil {
+		return nil, nil, err
+	}
+	for _, i := range w.issue() {
+		plan.Launches = append(plan.Launches, launches[i])
 	}
 	plan.Measure.StateKey = plan.Settings.StateKey()
 	return prob, plan, nil
@@ -171,7 +203,11 @@ func mergeSettings(plan *backend.Plan, s *backend.Settings, launch int) error {
 		{backend.ParamPowerLimit, p.PowerLimitW, s.PowerLimitW},
 	} {
 		if f.have != 0 && f.is != 0 && f.have != f.is {
-			return fmt.Errorf("workload: launch %d asks for %s %g, an earlier launch for %g: one GPU has one setting", launch, f.name, f.is, f.have)
+			who := fmt.Sprintf("launch %d asks", launch)
+			if launch < 0 {
+				who = "the workload's settings ask"
+			}
+			return fmt.Errorf("workload: %s for %s %g, an earlier launch for %g: one GPU has one setting", who, f.name, f.is, f.have)
 		}
 	}
 	if s.CoreClockMHz != 0 {

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/report"
+	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/workload"
@@ -23,23 +25,28 @@ type measureFlags struct {
 	configs    []string
 	streams    []int
 	iterations int
+	order      string
 }
 
 func newMeasureCmd() *cobra.Command {
 	var f measureFlags
 	c := &cobra.Command{
-		Use:   "measure SPEC [SPEC...]",
+		Use:   "measure SPEC [SPEC...] | measure WORKLOAD",
 		Short: "Measure one configuration of each spec, launched together as one plan (one stream each unless --stream says otherwise)",
 		Long: `Measure a plan of launches: one configuration of each spec (--config, in the order of the specs; default the
 spec's Gtune.Reference.Configuration, else its first configuration), each kernel with its own arguments, issued in
 the order given on the streams given. Prints every observation of the whole plan and of each launch with its unit and
-the method that measured it, and stores them in the results database as a run of strategy "measure".`,
+the method that measured it, and stores them in the results database as a run of strategy "measure".
+
+A workload file is measured at one configuration of its combined space (--config KEY, default the first) in its
+written launch order or --order NAME>NAME>...`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runMeasure(cmd.Context(), cmd, args, f) },
 	}
 	fl := c.Flags()
 	fl.StringArrayVar(&f.configs, "config", nil, "configuration key of the corresponding SPEC, e.g. 256,4 (repeatable, in SPEC order; empty: the default)")
 	fl.IntSliceVar(&f.streams, "stream", nil, "stream of each SPEC's launch, in SPEC order, e.g. --stream 0,0 for one stream (default: 0, 1, 2, ...)")
+	fl.StringVar(&f.order, "order", "", "a workload: the launch order, kernel names joined by > (default: as written)")
 	fl.IntVar(&f.iterations, "iterations", 0, "timed runs of the plan (default: the first spec's Gtune.Measurement.Iterations)")
 	fl.StringVar(&f.tune.backend, "backend", "auto", "GPU backend: auto, cuda or sim")
 	fl.IntVar(&f.tune.device, "device", 0, "GPU index (CUDA device ordinal)")
@@ -53,6 +60,12 @@ the method that measured it, and stores them in the results database as a run of
 }
 
 func runMeasure(ctx context.Context, cmd *cobra.Command, paths []string, f measureFlags) error {
+	if len(paths) == 1 && workload.IsFile(paths[0]) {
+		return runMeasureWorkload(ctx, cmd, paths[0], f)
+	}
+	if f.order != "" {
+		return badInput("--order takes a workload file")
+	}
 	if len(f.configs) > len(paths) {
 		return badInput("%d --config for %d specs", len(f.configs), len(paths))
 	}
@@ -84,7 +97,62 @@ func runMeasure(ctx context.Context, cmd *cobra.Command, paths []string, f measu
 		w.Launches = append(w.Launches, workload.Launch{Spec: s, Config: cfg, Stream: stream})
 	}
 	first := w.Launches[0].Spec
-	req := first.Request()
+	return measureAndPrint(ctx, cmd, w, first.Request(), first.Measurement.Timeout, f)
+}
+
+// runMeasureWorkload measures one configuration of a workload file's
+// combined space (--config, default the first) in its written order or
+// --order.
+func runMeasureWorkload(ctx context.Context, cmd *cobra.Command, path string, f measureFlags) error {
+	set, err := loadWorkload(path)
+	if err != nil {
+		return err
+	}
+	if len(f.streams) > 0 || len(f.configs) > 1 {
+		return badInput("a workload file gives its streams; --config takes one key of its combined space")
+	}
+	for _, m := range set.Members {
+		m.Spec.AddCompilerOptions(f.tune.compilerOptions...)
+	}
+	sp, lay, err := workloadSpace(ctx, set, false, space.DefaultMaxConfigurations)
+	if err != nil {
+		return err
+	}
+	idx := 0
+	if len(f.configs) == 1 && f.configs[0] != "" {
+		i, ok := sp.Lookup(f.configs[0])
+		if !ok {
+			names := make([]string, len(sp.Params()))
+			for k, p := range sp.Params() {
+				names[k] = p.Name
+			}
+			return badInput("%s: %q is not a configuration of the combined space (values of %s, in that order, joined by \",\")", path, f.configs[0], strings.Join(names, ", "))
+		}
+		idx = i
+	}
+	w, err := set.Workload(lay, sp.Values(idx))
+	if err != nil {
+		return err
+	}
+	if f.order != "" {
+		if w.Order, err = set.ParseOrder(f.order); err != nil {
+			return inputError{err}
+		}
+	}
+	req, err := set.Request()
+	if err != nil {
+		return inputError{err}
+	}
+	var timeout time.Duration
+	for _, m := range set.Members {
+		timeout += m.Spec.Measurement.Timeout
+	}
+	return measureAndPrint(ctx, cmd, w, req, timeout, f)
+}
+
+// measureAndPrint measures w as one plan and prints and stores it.
+func measureAndPrint(ctx context.Context, cmd *cobra.Command, w *workload.Workload, req measure.Request, timeout time.Duration, f measureFlags) error {
+	first := w.Launches[0].Spec
 	if cmd.Flags().Changed("energy") {
 		req.Energy = f.tune.energy
 	}
@@ -104,7 +172,7 @@ func runMeasure(ctx context.Context, cmd *cobra.Command, paths []string, f measu
 		return err
 	}
 	defer be.Close()
-	m, err := w.Measure(ctx, be, db, req, first.Measurement.Timeout, version)
+	m, err := w.Measure(ctx, be, db, req, timeout, version)
 	if err != nil {
 		return err
 	}
@@ -144,7 +212,7 @@ func configOf(ctx context.Context, s *spec.Spec, key string) ([]expr.Value, erro
 			return cfg, err
 		}
 	}
-	sp, err := buildSpace(ctx, s, 0)
+	sp, err := buildSpace(ctx, s, space.DefaultMaxConfigurations)
 	if err != nil {
 		return nil, err
 	}

@@ -7,15 +7,18 @@ import (
 
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/strategy"
+	"github.com/gtune/gtune/workload"
 )
 
 func newSpaceCmd() *cobra.Command {
-	var list, asJSON bool
+	var list, asJSON, orders bool
+	var minOcc float64
 	var maxConfigs int
 	var beastName, deviceID string
 	c := &cobra.Command{
-		Use:   "space SPEC | space --beast NAME --device ID",
-		Short: "Count (and list) the valid configurations of a kernel specification, or of a declared space (--beast dgemm)",
+		Use:   "space SPEC | space WORKLOAD | space --beast NAME --device ID",
+		Short: "Count (and list) the valid configurations of a kernel specification, of a workload's kernels together (and after occupancy reduction), or of a declared space (--beast dgemm)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if beastName != "" {
@@ -26,6 +29,9 @@ func newSpaceCmd() *cobra.Command {
 			}
 			if len(args) != 1 {
 				return badInput("space needs a SPEC (or --beast NAME --device ID)")
+			}
+			if workload.IsFile(args[0]) {
+				return runWorkloadSpace(cmd, args[0], deviceID, orders, maxConfigs, minOcc, list, asJSON)
 			}
 			s, err := spec.LoadWith(args[0], spec.LoadOptions{NoSource: true})
 			if err != nil {
@@ -44,6 +50,8 @@ func newSpaceCmd() *cobra.Command {
 	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON document")
 	addMaxConfigsFlag(c.Flags(), &maxConfigs)
 	c.Flags().StringVar(&beastName, "beast", "", "a declared search space instead of a SPEC: dgemm (autotuning-gemm-energy-beast.md, Figure 3)")
-	c.Flags().StringVar(&deviceID, "device", "", "with --beast: the device-database id whose limits the constraints read, e.g. h100_sxm")
+	c.Flags().StringVar(&deviceID, "device", "", "with --beast, or a workload: the device-database id whose limits the constraints (the occupancy) read, e.g. h100_sxm")
+	c.Flags().BoolVar(&orders, "orders", false, "a workload: count its launch orders too")
+	c.Flags().Float64Var(&minOcc, "min-occupancy", strategy.DefaultMinOccupancy, "a workload: the occupancy a kernel's configuration needs to stay in the reduced space")
 	return c
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/strategy"
 	"github.com/gtune/gtune/tuner"
+	"github.com/gtune/gtune/workload"
 )
 
 type tuneFlags struct {
@@ -34,7 +35,7 @@ type tuneFlags struct {
 	strategyParams, compilerOptions             []string
 	device, maxEvals, maxConfigs                int
 	timeLimit                                   time.Duration
-	asJSON, fresh, noProgress, energy           bool
+	asJSON, fresh, noProgress, energy, orders   bool
 	seed                                        uint64
 	gpu                                         gpuctl.Options
 }
@@ -42,13 +43,25 @@ type tuneFlags struct {
 func newTuneCmd() *cobra.Command {
 	var f tuneFlags
 	c := &cobra.Command{
-		Use:   "tune SPEC",
+		Use:   "tune SPEC | tune WORKLOAD",
 		Short: "Tune a kernel: evaluate configurations on the GPU (or the simulated GPU) and report the best",
 		Long: `Tune a kernel described by a T1 specification (JSON or YAML, with an optional Gtune section).
 Every evaluation is committed to the results database as it completes; re-running the same spec on the
-same device reuses what is stored unless --fresh is given.`,
+same device reuses what is stored unless --fresh is given.
+
+A workload file (YAML or JSON with a "kernels" list, see docs/WORKLOADS.md) tunes several kernels run
+together on one GPU: the combined space of their configurations (and GPU settings, one for the chip; with
+--orders the launch orders too), each configuration measured as one plan of concurrent launches.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runTune(cmd.Context(), cmd, args[0], f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if workload.IsFile(args[0]) {
+				return runTuneWorkload(cmd.Context(), cmd, args[0], f)
+			}
+			if f.orders {
+				return badInput("--orders takes a workload file, not a spec")
+			}
+			return runTune(cmd.Context(), cmd, args[0], f)
+		},
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.backend, "backend", "auto", "GPU backend: auto (CUDA when a driver is present, else the simulator), cuda or sim")
@@ -67,6 +80,7 @@ same device reuses what is stored unless --fresh is given.`,
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the strategy and the simulator")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar")
 	addGPUFlags(fl, &f.gpu)
+	fl.BoolVar(&f.orders, "orders", false, "a workload: search the kernels' launch orders too (every permutation, the written order first)")
 	fl.BoolVar(&f.energy, "energy", false, "measure energy and power for every configuration (an energy window of Gtune.Measurement.EnergyWindowSeconds each); --energy=false never measures them (default: when the objective or a metric needs them)")
 	return c
 }

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/gpuctl"
+	"github.com/gtune/gtune/report"
+	"github.com/gtune/gtune/space"
+	"github.com/gtune/gtune/store"
+	"github.com/gtune/gtune/strategy"
+	"github.com/gtune/gtune/tuner"
+	"github.com/gtune/gtune/workload"
+)
+
+// loadWorkload reads a workload file; its errors are bad input.
+func loadWorkload(path string) (*workload.Set, error) {
+	set, err := workload.Load(path)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	return set, nil
+}
+
+// workloadSpace builds the combined space of set (with the launch orders
+// when orders), refusing an empty one.
+func workloadSpace(ctx context.Context, set *workload.Set, orders bool, limit int) (*space.Space, *workload.Layout, error) {
+	if limit <= 0 {
+		return nil, nil, badInput("--max-configurations must be positive, got %d", limit)
+	}
+	sp, lay, err := set.Space(ctx, orders, space.BuildOptions{MaxConfigurations: limit, LimitName: "--max-configurations"})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("interrupted while building the search space of %s", set.Path)
+		}
+		return nil, nil, inputError{err}
+	}
+	if sp.Len() == 0 {
+		return nil, nil, badInput("%s: the combined search space has no valid configuration", set.Path)
+	}
+	return sp, lay, nil
+}
+
+// runTuneWorkload is gtune tune WORKLOAD: the kernels of a workload file
+// tuned together over their combined space, each configuration measured
+// as one plan of concurrent launches.
+func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) error {
+	set, err := loadWorkload(path)
+	if err != nil {
+		return err
+	}
+	first := *set.Members[0].Spec
+	first.Metrics, first.Objective, first.ObjectiveMaximize = nil, "time", false
+	objs, err := resolveObjectives(&first, f.objective)
+	if err != nil {
+		return err
+	}
+	stratName := f.strategy
+	if stratName == "" {
+		stratName = "brute_force"
+	}
+	if _, err := resolveStrategy(&first, stratName); err != nil {
+		return err
+	}
+	if f.maxEvals < 0 || f.timeLimit < 0 {
+		return badInput("--max-evals and --time-limit must be ≥ 0")
+	}
+	if len(f.compilerOptions) > 0 {
+		for _, m := range set.Members {
+			m.Spec.AddCompilerOptions(f.compilerOptions...)
+		}
+	}
+	if cmd.Flags().Changed("energy") {
+		on := f.energy
+		for _, m := range set.Members {
+			m.Spec.Measurement.Energy = &on
+		}
+	}
+	if simulatedBackend(f.backend) {
+		for _, m := range set.Members {
+			if m.Spec.Simulation == nil {
+				return badInput("kernel %q (%s) has no Gtune.Simulation section: the simulated GPU needs each kernel's work", m.Name, m.Spec.Path)
+			}
+		}
+	}
+	db, err := store.Open(f.db)
+	if err != nil {
+		return inputError{err}
+	}
+	defer db.Close()
+	if _, err := db.MarkInterrupted(); err != nil {
+		return err
+	}
+	be, err := openBackend(ctx, cmd.ErrOrStderr(), set.Members[0].Spec, f)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+	gr, err := gpuctl.SetupWorkload(cmd.ErrOrStderr(), set, be, f.gpu, db.Path())
+	if err != nil {
+		return err
+	}
+	defer gr.Close()
+	sp, lay, err := workloadSpace(ctx, set, f.orders, f.maxConfigs)
+	if err != nil {
+		return err
+	}
+	params, err := strategyParams(&first, f.strategyParams)
+	if err != nil {
+		return err
+	}
+	cfg := tuner.Config{
+		Workload: set, Layout: lay, Space: sp, Backend: be, DB: db, Objective: objs[0], Objectives: objs,
+		Strategy: stratName, StrategyParams: params, Seed: f.seed,
+		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version,
+	}
+	if err := cfg.Provide(ctx, cmd.ErrOrStderr()); err != nil {
+		return inputError{err}
+	}
+	cfg.Backend = gr.Wrap(be)
+	if !f.noProgress {
+		cfg.Progress = newProgress(cmd.ErrOrStderr(), objs[0])
+	}
+	sum, err := tuner.Run(ctx, cfg)
+	if sum == nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if f.asJSON {
+		if e := report.TuneJSON(out, sum, db.Path()); e != nil {
+			return e
+		}
+	} else {
+		report.TuneTable(out, nil, sum, db.Path())
+		report.KernelTimes(out, set, sum)
+	}
+	if sum.Interrupted {
+		return errors.New("interrupted; the evaluations done so far are in the database")
+	}
+	return err
+}
+
+// runWorkloadSpace is gtune space WORKLOAD: each kernel's space and its
+// occupancy-reduced part (Reduce over the device database's entry and the
+// resources the spec declares), the combined space and its reduced size;
+// with list the combined configurations as CSV.
+func runWorkloadSpace(cmd *cobra.Command, path, deviceID string, orders bool, limit int, minOcc float64, list, asJSON bool) error {
+	ctx := cmd.Context()
+	set, err := loadWorkload(path)
+	if err != nil {
+		return err
+	}
+	if !(minOcc > 0 && minOcc <= 1) {
+		return badInput("--min-occupancy must lie in (0, 1], got %g", minOcc)
+	}
+	if deviceID == "" {
+		deviceID = "h100_sxm"
+		if sim := set.Members[0].Spec.Simulation; sim != nil && sim.Device != "" {
+			deviceID = sim.Device
+		}
+	}
+	dev, err := device.Lookup(deviceID)
+	if err != nil {
+		return inputError{err}
+	}
+	sp, lay, err := workloadSpace(ctx, set, orders, limit)
+	if err != nil {
+		return err
+	}
+	if list {
+		return report.Space(cmd.OutOrStdout(), nil, sp, 0, true, asJSON)
+	}
+	out := &report.WorkloadSpace{Workload: set.Path, Device: dev.ID, MinOccupancy: minOcc, Combined: sp.Len(), Reduced: 1, Settings: 1, Orders: 1}
+	for i, m := range set.Members {
+		msp, err := set.MemberSpace(ctx, i, space.BuildOptions{})
+		if err != nil {
+			return inputError{err}
+		}
+		k := report.WorkloadKernel{Name: m.Name, Spec: m.Spec.Path, Stream: m.Stream, Valid: msp.Len(), Reduced: -1}
+		res := tuner.DeclaredResources(m.Spec, msp)
+		if res == nil {
+			k.Why = "the spec declares no Gtune.Simulation.Registers"
+		} else {
+			t := &strategy.Target{Device: dev, Geometry: tuner.Geometry(m.Spec, msp)}
+			cands, err := strategy.ReduceKernel(strategy.Part{Name: m.Name, Space: msp, Target: t, Resources: res}, minOcc)
+			if err != nil {
+				k.Why = err.Error()
+			} else {
+				k.Reduced = len(cands)
+				k.MaxOccupancy = cands[0].Occupancy
+			}
+		}
+		if k.Reduced < 0 || out.Reduced < 0 {
+			out.Reduced = -1
+		} else {
+			out.Reduced *= k.Reduced
+		}
+		out.Kernels = append(out.Kernels, k)
+	}
+	for _, p := range set.Settings {
+		out.Settings *= len(p.Values)
+	}
+	if lay.Order >= 0 {
+		out.Orders = len(lay.Orders)
+	}
+	if out.Reduced >= 0 {
+		out.Reduced *= out.Settings * out.Orders
+	}
+	return report.PrintWorkloadSpace(cmd.OutOrStdout(), out, asJSON)
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// twoKernelWorkload writes a workload of streamcluster and particle
+// filter (three block sizes each) and returns its path.
+func twoKernelWorkload(t *testing.T, extra string) string {
+	t.Helper()
+	abs, err := filepath.Abs("../../examples/rodinia")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := "name: two\nkernels:\n" +
+		"  - {name: sc, spec: " + abs + "/streamcluster/spec.json, config: {block_size_x: [128, 256, 512]}}\n" +
+		"  - {name: pf, spec: " + abs + "/particlefilter/spec.json, config: {block_size_x: [128, 256, 512]}}\n" + extra
+	p := filepath.Join(t.TempDir(), "two.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// gtune space WORKLOAD: each kernel's space and its occupancy-reduced
+// part on the H100 (streamcluster's 44 registers cap it at 62.5 %: 128
+// and 256 threads; particle filter reaches 100 % with all three), the
+// product of both, and with --orders two orders each.
+func TestSpaceWorkload(t *testing.T) {
+	w := twoKernelWorkload(t, "")
+	code, out, errs := gtune(t, "space", w, "--orders")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"workload " + w + ": 2 kernels; occupancy on h100_sxm, kept at ≥ 80 %",
+		"launch orders: 2\n", "combined configurations: 18\n", "after occupancy reduction: 12\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "62.5 %") {
+		t.Errorf("streamcluster's best occupancy missing:\n%s", out)
+	}
+	code, out, _ = gtune(t, "space", w, "--list")
+	if code != 0 || !strings.HasPrefix(out, "sc.block_size_x,pf.block_size_x\n128,128\n") || strings.Count(out, "\n") != 10 {
+		t.Errorf("--list: exit %d\n%s", code, out)
+	}
+}
+
+// gtune tune WORKLOAD on the simulated GPU: Algorithm 3 and brute force
+// over the launch orders, stored and reported per kernel.
+func TestTuneWorkload(t *testing.T) {
+	w := twoKernelWorkload(t, "measurement: {iterations: 3}\n")
+	db := filepath.Join(t.TempDir(), "w.db")
+	code, out, errs := gtune(t, "tune", w, "--backend", "sim", "--db", db, "--strategy", "multi_occupancy_greedy", "--no-progress")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"strategy multi_occupancy_greedy", "sc.block_size_x", "best configuration, time per kernel", "  sc ", "  pf "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errs = gtune(t, "tune", w, "--backend", "sim", "--db", db, "--strategy", "brute_force", "--orders", "--no-progress")
+	if code != 0 {
+		t.Fatalf("--orders: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "space: 18 valid configurations") || !strings.Contains(out, "order") {
+		t.Errorf("--orders output:\n%s", out)
+	}
+	// A spec strategy that needs one kernel's resources refuses a workload,
+	// and a multi-kernel one refuses a spec.
+	if code, _, errs := gtune(t, "tune", w, "--backend", "sim", "--db", db, "--strategy", "occupancy_greedy"); code == 0 || !strings.Contains(errs, "tunes one kernel") {
+		t.Errorf("occupancy_greedy on a workload: exit %d, %s", code, errs)
+	}
+	specPath := writeSpec(t, "", "")
+	if code, _, errs := gtune(t, "tune", specPath, "--backend", "sim", "--db", db, "--strategy", "multi_occupancy_greedy"); code == 0 || !strings.Contains(errs, "workload file") {
+		t.Errorf("multi_occupancy_greedy on a spec: exit %d, %s", code, errs)
+	}
+	if code, _, errs := gtune(t, "tune", specPath, "--backend", "sim", "--db", db, "--orders"); code == 0 || !strings.Contains(errs, "--orders takes a workload") {
+		t.Errorf("--orders on a spec: exit %d, %s", code, errs)
+	}
+}
+
+// gtune measure WORKLOAD --order, and a bad order named.
+func TestMeasureWorkloadOrder(t *testing.T) {
+	w := twoKernelWorkload(t, "")
+	db := filepath.Join(t.TempDir(), "w.db")
+	code, out, errs := gtune(t, "measure", w, "--backend", "sim", "--db", db, "--order", "pf>sc", "--config", "256,512")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "plan 512@s1|256@s0") || !strings.Contains(out, "launch 0 (particlefilter_likelihood 512, stream 1)") {
+		t.Errorf("output:\n%s", out)
+	}
+	if code, _, errs := gtune(t, "measure", w, "--backend", "sim", "--db", db, "--order", "pf>pf"); code == 0 || !strings.Contains(errs, "listed twice") {
+		t.Errorf("bad order: exit %d, %s", code, errs)
+	}
+}

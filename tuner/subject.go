@@ -1,0 +1,259 @@
+package tuner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/workload"
+)
+
+// subject is what a run tunes: one spec (specSubject), or several kernels
+// run together (setSubject, Config.Workload). The run's steps reach the
+// kernels only through it.
+type subject interface {
+	hash() string
+	path() string
+	kernel() string
+	budget() spec.Budget
+	problem() (*backend.Problem, error)
+	request() measure.Request
+	// plan is the uncompiled plan of configuration cfg of the run's space.
+	plan(cfg []expr.Value) (*backend.Plan, error)
+	// reference computes the reference outputs on be (prepared with prob,
+	// its verification folders set by referenceDirs).
+	reference(ctx context.Context, be backend.Backend, prob *backend.Problem) error
+	referenceDirs(prob *backend.Problem, dir string) error
+	metrics(obs map[string]float64, cfg []expr.Value) (map[string]float64, error)
+	workingSet() int64
+	outlierFactor() float64
+	// members is the number of kernels; member gives the kernel of a
+	// plan's launch (its Job.Kernel).
+	members() int
+}
+
+type specSubject struct{ s *spec.Spec }
+
+func (x specSubject) hash() string                                     { return x.s.Hash }
+func (x specSubject) path() string                                     { return x.s.Path }
+func (x specSubject) kernel() string                                   { return x.s.KernelName }
+func (x specSubject) budget() spec.Budget                              { return x.s.Budget }
+func (x specSubject) problem() (*backend.Problem, error)               { return x.s.Problem() }
+func (x specSubject) request() measure.Request                         { return x.s.Request() }
+func (x specSubject) plan(cfg []expr.Value) (*backend.Plan, error)     { return x.s.Plan(cfg) }
+func (x specSubject) workingSet() int64                                { return x.s.WorkingSetBytes() }
+func (x specSubject) outlierFactor() float64                           { return x.s.Plausibility.OutlierFactor }
+func (x specSubject) members() int                                     { return 1 }
+func (x specSubject) referenceDirs(p *backend.Problem, d string) error { return setReferenceDir(p, d) }
+func (x specSubject) metrics(obs map[string]float64, cfg []expr.Value) (map[string]float64, error) {
+	return objective.Metrics(x.s.Metrics, obs, x.s.Env(cfg))
+}
+
+func setReferenceDir(p *backend.Problem, dir string) error {
+	for i := range p.Kernels {
+		if v := p.Kernels[i].Verification; v != nil {
+			v.ReferenceDir = dir
+		}
+	}
+	return nil
+}
+
+// reference runs the spec's reference configuration once, saving its
+// outputs as the reference every other configuration is compared with.
+func (x specSubject) reference(ctx context.Context, be backend.Backend, _ *backend.Problem) error {
+	s := x.s
+	cfg, ok, err := s.ReferenceConfig()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("outputs need a reference: give ReferenceArguments or Gtune.Reference.Configuration")
+	}
+	plan, err := s.Plan(cfg)
+	if err != nil {
+		return fmt.Errorf("reference configuration: %w", err)
+	}
+	plan.Measure = measure.Request{Iterations: 1, SaveReference: true, StateKey: plan.Settings.StateKey()}
+	job := plan.Launches[0].Job
+	bin, err := be.Compile(ctx, job)
+	if err != nil {
+		return fmt.Errorf("reference configuration %s does not compile: %w", job.Key, err)
+	}
+	plan.Launches[0].Binary = bin
+	res, err := be.Run(ctx, plan)
+	if err != nil {
+		return fmt.Errorf("reference configuration %s: %w", job.Key, err)
+	}
+	if res.ArgumentMismatch {
+		return &ConfigError{fmt.Errorf("%s: KernelSpecification.Arguments do not match the kernel's parameters (reference configuration %s): %s", s.Path, job.Key, res.Reason)}
+	}
+	if res.Status != backend.StatusValid {
+		return fmt.Errorf("reference configuration %s failed (%s): %s", job.Key, res.Status, res.Reason)
+	}
+	return nil
+}
+
+// setSubject is several kernels tuned together over a workload's combined
+// space (workload.Set.Space and its Layout). Each plan keys as the
+// combined space does, so that the results database reuses it.
+type setSubject struct {
+	set *workload.Set
+	lay *workload.Layout
+}
+
+func (x setSubject) hash() string        { return x.set.Hash() }
+func (x setSubject) path() string        { return x.set.Path }
+func (x setSubject) kernel() string      { return x.set.Names() }
+func (x setSubject) budget() spec.Budget { return spec.Budget{} }
+func (x setSubject) members() int        { return len(x.set.Members) }
+
+// request is the workload's (workload.Set.Request; its error was
+// reported when the run started).
+func (x setSubject) request() measure.Request {
+	r, _ := x.set.Request()
+	return r
+}
+
+// timeout is the sum of the kernels' timeouts: they may run one after
+// another.
+func (x setSubject) timeout() (t time.Duration) {
+	for _, m := range x.set.Members {
+		t += m.Spec.Measurement.Timeout
+	}
+	return t
+}
+
+func (x setSubject) workload(cfg []expr.Value) (*workload.Workload, error) {
+	return x.set.Workload(x.lay, cfg)
+}
+
+func (x setSubject) problem() (*backend.Problem, error) {
+	prob := &backend.Problem{}
+	for _, m := range x.set.Members {
+		p, err := m.Spec.Problem()
+		if err != nil {
+			return nil, err
+		}
+		prob.Kernels = append(prob.Kernels, p.Kernels...)
+	}
+	if !x.set.Verifies() {
+		for i := range prob.Kernels {
+			prob.Kernels[i].Verification = nil
+		}
+	}
+	if _, err := x.set.Request(); err != nil {
+		return nil, err
+	}
+	return prob, nil
+}
+
+func (x setSubject) plan(cfg []expr.Value) (*backend.Plan, error) {
+	w, err := x.workload(cfg)
+	if err != nil {
+		return nil, err
+	}
+	_, plan, err := w.Plan(x.request(), x.timeout())
+	return plan, err
+}
+
+func (x setSubject) referenceDirs(p *backend.Problem, dir string) error {
+	return workload.ReferenceDirs(p, dir)
+}
+
+// reference runs every kernel's reference configuration together once
+// (workload.Workload.Reference), in the written order.
+func (x setSubject) reference(ctx context.Context, be backend.Backend, prob *backend.Problem) error {
+	w := &workload.Workload{}
+	for _, m := range x.set.Members {
+		ref, ok, err := m.Spec.ReferenceConfig()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			// Reference does not run a kernel whose outputs need none.
+			ref = make([]expr.Value, len(m.Params))
+			for k, p := range m.Params {
+				ref[k] = p.Values[0]
+			}
+		}
+		w.Launches = append(w.Launches, workload.Launch{Spec: m.Spec, Config: ref, Stream: m.Stream})
+	}
+	return w.Reference(ctx, be, prob)
+}
+
+// metrics: a workload's specs' metrics read their own parameters and
+// time, not the plan's; none is computed for the plan.
+func (x setSubject) metrics(map[string]float64, []expr.Value) (map[string]float64, error) {
+	return nil, nil
+}
+
+func (x setSubject) workingSet() int64 {
+	var n int64
+	for _, m := range x.set.Members {
+		n += m.Spec.WorkingSetBytes()
+	}
+	return n
+}
+
+func (x setSubject) outlierFactor() float64 { return x.set.Members[0].Spec.Plausibility.OutlierFactor }
+
+// binaries caches a run's compiled kernels by kernel and configuration
+// key: plans of a workload share them (every launch order of the same
+// configurations, every combination holding a kernel's configuration).
+type binaries struct {
+	mu sync.Mutex
+	m  map[binaryKey]*binaryEntry
+}
+
+type binaryKey struct {
+	kernel int
+	key    string
+}
+
+type binaryEntry struct {
+	once sync.Once
+	bin  *backend.Binary
+	err  error
+}
+
+// compile gives the binary of j, compiling it at the first call for its
+// key; fresh reports whether this call compiled it.
+func (b *binaries) compile(ctx context.Context, be backend.Backend, j *backend.Job) (bin *backend.Binary, fresh bool, err error) {
+	b.mu.Lock()
+	if b.m == nil {
+		b.m = map[binaryKey]*binaryEntry{}
+	}
+	k := binaryKey{j.Kernel, j.Key}
+	e, ok := b.m[k]
+	if !ok {
+		e = &binaryEntry{}
+		b.m[k] = e
+	}
+	b.mu.Unlock()
+	e.once.Do(func() {
+		e.bin, e.err = be.Compile(ctx, j)
+		fresh = true
+	})
+	return e.bin, fresh, e.err
+}
+
+// newReferenceDirFor makes the run's reference folder and points the
+// problem's verification at it.
+func newReferenceDirFor(sub subject, prob *backend.Problem) (string, error) {
+	dir, err := newReferenceDir()
+	if err != nil {
+		return "", err
+	}
+	if err := sub.referenceDirs(prob, dir); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}

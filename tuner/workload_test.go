@@ -1,0 +1,127 @@
+package tuner
+
+import (
+	"context"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/space"
+	"github.com/gtune/gtune/store"
+	"github.com/gtune/gtune/workload"
+)
+
+// twoKernels is streamcluster and particle filter run together on the
+// simulated H100, 5 × 5 thread-block sizes, with the launch orders when
+// orders.
+func twoKernels(t *testing.T, orders bool) (*workload.Set, *workload.Layout, *space.Space) {
+	t.Helper()
+	abs, err := filepath.Abs(filepath.Join("..", "examples", "rodinia"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "two.yaml")
+	body := "kernels:\n" +
+		"  - {name: sc, spec: RODINIA/streamcluster/spec.json, config: {block_size_x: [64, 128, 256, 512, 1024]}}\n" +
+		"  - {name: pf, spec: RODINIA/particlefilter/spec.json, config: {block_size_x: [64, 128, 256, 512, 1024]}}\n"
+	if err := os.WriteFile(p, []byte(strings.ReplaceAll(body, "RODINIA", abs)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := workload.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, lay, err := set.Space(context.Background(), orders, space.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set, lay, sp
+}
+
+func runWorkload(t *testing.T, db *store.DB, set *workload.Set, lay *workload.Layout, sp *space.Space, strat string) *Summary {
+	t.Helper()
+	d, err := device.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := sim.New(d, sim.Options{Seed: 7})
+	defer be.Close()
+	c := Config{Workload: set, Layout: lay, Space: sp, Backend: be, DB: db, Objective: objective.Objective{Name: objective.Time, Unit: "ms"},
+		Strategy: strat, Seed: 1, CompileWorkers: 2}
+	if err := c.Provide(context.Background(), io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// Every combination of the two kernels measured as one plan on two
+// streams; each kernel's own time kept; a second brute force reuses all
+// 25. Algorithm 3: streamcluster's 44 registers per thread cap it at
+// 62.5 % occupancy, reached by 128 and 256 threads (D = [256, 128],
+// fewest blocks first); particle filter's D starts at 1024. From (256,
+// 1024) it walks particle filter, the slower kernel (1024 → 512 rises),
+// then streamcluster (256 → 128 rises): 3 evaluations, within 2 % of the
+// brute-force optimum (which has streamcluster at 1024 threads, outside
+// the reduced space).
+func TestWorkloadBruteForceAndAlgorithm3(t *testing.T) {
+	set, lay, sp := twoKernels(t, false)
+	db, err := store.Open(filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	bf := runWorkload(t, db, set, lay, sp, "brute_force")
+	if bf.Evaluated != 25 || bf.Invalid != 0 {
+		t.Fatalf("brute force evaluated %d, invalid %d; want 25, 0", bf.Evaluated, bf.Invalid)
+	}
+	best := bf.Best[0]
+	if len(best.KernelTimes) != 2 || math.IsNaN(best.KernelTimes[0]) || best.KernelTimes[0] >= best.Value || best.KernelTimes[1] > best.Value+1e-9 {
+		t.Errorf("kernel times %v of a plan of %g ms", best.KernelTimes, best.Value)
+	}
+	g := runWorkload(t, db, set, lay, sp, "multi_occupancy_greedy")
+	if g.Evaluated+g.Reused != 3 || g.Best[0].Key != "256,1024" {
+		t.Errorf("Algorithm 3 considered %d configurations, best %s; want 3, 256,1024", g.Evaluated+g.Reused, g.Best[0].Key)
+	}
+	if gap := g.Best[0].Value/best.Value - 1; gap > 0.02 {
+		t.Errorf("Algorithm 3's best %s is %.1f %% from the optimum %s", g.Best[0].Key, 100*gap, best.Key)
+	}
+	again := runWorkload(t, db, set, lay, sp, "brute_force")
+	if again.Reused != 25 || again.Evaluated != 0 || again.Best[0].Key != best.Key {
+		t.Errorf("second brute force reused %d, evaluated %d, best %s; want 25, 0, %s", again.Reused, again.Evaluated, again.Best[0].Key, best.Key)
+	}
+	if again.Best[0].KernelTimes == nil || math.Abs(again.Best[0].KernelTimes[0]-best.KernelTimes[0]) > 1e-9 {
+		t.Errorf("reused kernel times %v, measured %v", again.Best[0].KernelTimes, best.KernelTimes)
+	}
+}
+
+// With the launch orders in the space, the two orders of one
+// configuration are both measured, and their plans differ only in issue
+// order.
+func TestWorkloadOrders(t *testing.T) {
+	set, lay, sp := twoKernels(t, true)
+	if sp.Len() != 50 {
+		t.Fatalf("%d configurations with orders, want 50", sp.Len())
+	}
+	db, err := store.Open(filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sum := runWorkload(t, db, set, lay, sp, "brute_force")
+	if sum.Evaluated != 50 || sum.Invalid != 0 {
+		t.Fatalf("evaluated %d, invalid %d", sum.Evaluated, sum.Invalid)
+	}
+	if !strings.HasSuffix(sum.Best[0].Key, "sc>pf") && !strings.HasSuffix(sum.Best[0].Key, "pf>sc") {
+		t.Errorf("best key %q names no order", sum.Best[0].Key)
+	}
+}
