@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -42,6 +43,14 @@ type Options struct {
 	// "WorkerArg --device N"; default os.Executable(). It must call
 	// WorkerMain when its first argument is WorkerArg.
 	Executable string
+	// Wrapper, when set, is a command the worker is started under: the
+	// worker runs as Wrapper[0] Wrapper[1:]... Executable WorkerArg
+	// --device N. A profiler that follows only the process it starts
+	// (Nsight Compute: Go starts the worker without libc's exec, which
+	// ncu's --target-processes all does not see) wraps the worker this
+	// way; it must leave the worker's stdin and stdout to it (ncu:
+	// --log-file).
+	Wrapper []string
 	// Env is added to the parent's environment for the worker ("K=V"),
 	// e.g. GTUNE_LIBCUDA or CUDA_DEVICE_ORDER.
 	Env []string
@@ -128,7 +137,11 @@ func Open(ctx context.Context, deviceIndex int, opts Options) (*Backend, error) 
 // startLocked starts a worker and reads the device description.
 func (b *Backend) startLocked(ctx context.Context) error {
 	env := append(os.Environ(), b.opts.Env...)
-	p, err := startProc(b.opts.Executable, []string{WorkerArg, "--device", strconv.Itoa(b.index)}, env, b.opts.Stderr)
+	exe, args := b.opts.Executable, []string{WorkerArg, "--device", strconv.Itoa(b.index)}
+	if len(b.opts.Wrapper) > 0 {
+		exe, args = b.opts.Wrapper[0], append(append(slices.Clone(b.opts.Wrapper[1:]), exe), args...)
+	}
+	p, err := startProc(exe, args, env, b.opts.Stderr)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/profile"
+	"github.com/gtune/gtune/report"
+	"github.com/gtune/gtune/schedule"
+	"github.com/gtune/gtune/space"
+	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/store"
+	"github.com/gtune/gtune/tuner"
+	"github.com/gtune/gtune/workload"
+)
+
+func init() { subcommands = append(subcommands, newScheduleCmd) }
+
+type scheduleFlags struct {
+	tune          tuneFlags
+	config        string
+	profileSource string
+	ncu           string
+	balance       float64
+	devLimit      float64
+	opposingOnly  bool
+}
+
+func newScheduleCmd() *cobra.Command {
+	var f scheduleFlags
+	c := &cobra.Command{
+		Use:   "schedule WORKLOAD",
+		Short: "Order a workload's concurrent kernels for symbiosis (symbiotic-scheduling-concurrent-kernels.md, Figure 1) and show the execution rounds",
+		Long: `Compute the symbiotic launch order of a workload's kernels: each kernel's profile (registers, shared memory,
+warps and thread blocks per SM from compilation and the occupancy calculator; instruction mix and memory traffic from
+Nsight Compute, or from the work the spec declares), the pairwise symbiosis scores and the greedy rounds of Figure 1
+of symbiotic-scheduling-concurrent-kernels.md, and the rounds the block scheduler makes of that order. With --db
+holding a run of gtune tune WORKLOAD --orders (brute force) on the same GPU, the order is ranked among every measured
+order in the columns of the paper's Table 4.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runSchedule(cmd.Context(), cmd, args[0], f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.tune.backend, "backend", "auto", "GPU backend for the kernels' resources: auto, cuda or sim")
+	fl.IntVar(&f.tune.device, "device", 0, "GPU index (CUDA device ordinal)")
+	fl.StringVar(&f.tune.simDevice, "sim-device", "", "device-database id of the simulated GPU")
+	fl.StringVar(&f.tune.db, "db", "gtune.db", "results database: the kernels' resources as measured, and the measured orders to rank against")
+	fl.StringVar(&f.tune.objective, "objective", "time", "the measured objective orders are ranked by: time or energy")
+	fl.BoolVar(&f.tune.asJSON, "json", false, "print one JSON document")
+	fl.Uint64Var(&f.tune.seed, "seed", 1, "seed of the simulator")
+	fl.StringVar(&f.config, "config", "", "configuration key of the combined space whose kernels are ordered (default: the first)")
+	fl.StringVar(&f.profileSource, "profile", "auto", "instruction mix: ncu (Nsight Compute on the GPU), model (the specs' declared work) or auto (ncu on a real GPU when found, else model)")
+	fl.StringVar(&f.ncu, "ncu", "ncu", "the Nsight Compute command")
+	fl.Float64Var(&f.balance, "balance", 1, "U_gpu_b, the optimum utilisation balance the score aims at")
+	fl.Float64Var(&f.devLimit, "deviation-limit", 4, "U_gpu_b_devlim, how many times above or below U_gpu_b a pair's balance still scores")
+	fl.BoolVar(&f.opposingOnly, "opposing-only", false, "score a pair's balance only when its two sets lie on opposite sides of U_gpu_b (the prose of section 4.3) instead of Figure 1's printed line 23")
+	return c
+}
+
+func runSchedule(ctx context.Context, cmd *cobra.Command, path string, f scheduleFlags) error {
+	if f.tune.objective != "time" && f.tune.objective != "energy" {
+		return badInput("--objective %q: orders are ranked by time or energy", f.tune.objective)
+	}
+	set, err := loadWorkload(path)
+	if err != nil {
+		return err
+	}
+	sp, lay, err := workloadSpace(ctx, set, false, space.DefaultMaxConfigurations)
+	if err != nil {
+		return err
+	}
+	if len(set.Members) < 2 {
+		return badInput("%s: one kernel has one launch order", path)
+	}
+	idx := 0
+	if f.config != "" {
+		i, ok := sp.Lookup(f.config)
+		if !ok {
+			return badInput("%s: %q is not a configuration of the combined space", path, f.config)
+		}
+		idx = i
+	}
+	cfg := sp.Values(idx)
+	w, err := set.Workload(lay, cfg)
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(f.tune.db)
+	if err != nil {
+		return inputError{err}
+	}
+	defer db.Close()
+	be, err := openBackend(ctx, cmd.ErrOrStderr(), set.Members[0].Spec, f.tune)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+	d, err := tuner.Description(be)
+	if err != nil {
+		return inputError{err}
+	}
+	dev, err := schedule.DeviceFrom(d)
+	if err != nil {
+		return err
+	}
+	source := f.profileSource
+	if source == "auto" {
+		source = "model"
+		if _, sim := be.(backend.Simulator); !sim {
+			if _, err := exec.LookPath(f.ncu); err == nil {
+				source = "ncu"
+			}
+		}
+	}
+	if source != "ncu" && source != "model" {
+		return badInput("--profile %q: ncu, model or auto", f.profileSource)
+	}
+	ks, err := workloadKernels(ctx, cmd.ErrOrStderr(), set, w, be, db, source, f)
+	if err != nil {
+		return err
+	}
+	sched, err := schedule.Symbiotic(dev, ks, schedule.Options{TargetBalance: f.balance, DeviationLimit: f.devLimit, OpposingOnly: f.opposingOnly})
+	if err != nil {
+		return err
+	}
+	out := &report.Schedule{
+		Workload: set.Path, Device: d.Name, Profile: source, Kernels: ks, Schedule: sched,
+		OrderName:   set.OrderName(sched.Order),
+		BlockRounds: schedule.BlockRounds(dev, ks, sched.Order),
+	}
+	rank, err := rankOrder(ctx, set, db, be.Device().UUID, cfg, sched.Order, f.tune.objective)
+	if err != nil {
+		return err
+	}
+	out.Ranking = rank
+	return report.PrintSchedule(cmd.OutOrStdout(), out, f.tune.asJSON)
+}
+
+// workloadKernels profiles each kernel of w for the symbiotic order: its
+// launch geometry from its spec, registers and shared memory as compiled
+// (tuner.ResourceProvider: the database, the backend, the spec's
+// declarations), and its instruction mix from source (ncu or model).
+func workloadKernels(ctx context.Context, log io.Writer, set *workload.Set, w *workload.Workload, be backend.Backend, db *store.DB, source string, f scheduleFlags) ([]schedule.Kernel, error) {
+	var ncu []profile.Mix
+	if source == "ncu" {
+		var err error
+		if ncu, err = ncuMixes(ctx, f, set, w); err != nil {
+			return nil, err
+		}
+	}
+	var ks []schedule.Kernel
+	for i, m := range set.Members {
+		l := w.Launches[i]
+		j, err := m.Spec.Job(l.Config)
+		if err != nil {
+			return nil, err
+		}
+		msp, err := set.MemberSpace(ctx, i, space.BuildOptions{})
+		if err != nil {
+			return nil, inputError{err}
+		}
+		mi, ok := msp.Lookup(m.Spec.Key(l.Config))
+		if !ok {
+			return nil, fmt.Errorf("kernel %s: configuration %s is not in its own space", m.Name, m.Spec.Key(l.Config))
+		}
+		regs, smem, err := tuner.NewResourceProvider(ctx, log, be, m.Spec, msp, db).Resources(mi)
+		if err != nil {
+			return nil, fmt.Errorf("kernel %s: registers and shared memory: %w", m.Name, err)
+		}
+		mix := profile.Mix{}
+		if source == "ncu" {
+			mix = ncu[i]
+		} else if mix, err = profile.FromWork(j); err != nil {
+			return nil, fmt.Errorf("kernel %s: %w", m.Name, err)
+		}
+		rsp, rdp, rmem, nmem, err := mix.Ratios()
+		if err != nil {
+			return nil, fmt.Errorf("kernel %s: %w", m.Name, err)
+		}
+		ks = append(ks, schedule.Kernel{
+			Name: m.Name, Blocks: j.Grid[0] * j.Grid[1] * j.Grid[2], ThreadsPerBlock: j.Block[0] * j.Block[1] * j.Block[2],
+			RegistersPerThread: regs, SharedMemoryPerBlock: smem,
+			Instructions: mix.SP + mix.DP + mix.Mem, Rsp: rsp, Rdp: rdp, Rmem: rmem, MemBytesPerInst: nmem,
+		})
+	}
+	return ks, nil
+}
+
+// rankOrder ranks order among the orders of configuration cfg (of the
+// combined space without orders) measured in db on the device, by
+// objective; nil when fewer than two were measured or order was not.
+func rankOrder(ctx context.Context, set *workload.Set, db *store.DB, uuid string, cfg []expr.Value, order []int, objective string) (*report.OrderRanking, error) {
+	spo, layo, err := set.Space(ctx, true, space.BuildOptions{})
+	if err != nil {
+		return nil, nil // too many kernels to order: nothing was measured
+	}
+	prev, err := db.Previous(set.Hash(), uuid)
+	if err != nil {
+		return nil, err
+	}
+	prefix := spec.KeyOf(cfg) + ","
+	var values []float64
+	chosen, found := 0.0, false
+	name := set.OrderName(order)
+	for key, e := range prev {
+		if e.Status != string(backend.StatusValid) || !strings.HasPrefix(key, prefix) {
+			continue
+		}
+		v, ok := e.Observations[objective]
+		if !ok {
+			continue
+		}
+		i, ok := spo.Lookup(key)
+		if !ok {
+			continue
+		}
+		if spo.Values(i)[layo.Order].Str() == name {
+			chosen, found = v, true
+		}
+		values = append(values, v)
+	}
+	if len(values) < 2 || !found {
+		return nil, nil
+	}
+	r, err := schedule.Rank(values, chosen)
+	if err != nil {
+		return nil, err
+	}
+	return &report.OrderRanking{Objective: objective, Ranking: r}, nil
+}
+
+// ncuMixes profiles one launch of every kernel of w with Nsight Compute:
+// a CUDA worker started under ncu (cuda.Options.Wrapper; read-only,
+// profile.NcuArgs, its output to a log file so that the worker's pipes
+// stay its own) measures the workload once, issued in member order, one
+// timed run, no verification; the first launch of each kernel is its
+// profile.
+func ncuMixes(ctx context.Context, f scheduleFlags, set *workload.Set, w *workload.Workload) ([]profile.Mix, error) {
+	tmp, err := os.MkdirTemp("", "gtune-ncu-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	logPath := filepath.Join(tmp, "ncu.csv")
+	wrapper := append([]string{f.ncu}, profile.NcuArgs(len(set.Members))...)
+	wrapper = append(wrapper, "--log-file", logPath)
+	be, err := cuda.Open(ctx, f.tune.device, cuda.Options{Wrapper: wrapper, Stderr: io.Discard})
+	if err != nil {
+		return nil, fmt.Errorf("starting the worker under ncu: %w", err)
+	}
+	db, err := store.Open(filepath.Join(tmp, "ncu.db"))
+	if err != nil {
+		be.Close()
+		return nil, err
+	}
+	defer db.Close()
+	one := &workload.Workload{Launches: w.Launches, Settings: w.Settings}
+	m, err := one.Measure(ctx, be, db, measure.Request{Iterations: 1}, 0, version)
+	be.Close() // ncu writes its report when the worker exits
+	if err != nil {
+		return nil, err
+	}
+	if m.Result.Status != backend.StatusValid {
+		return nil, fmt.Errorf("the workload under ncu: %s: %s", m.Result.Status, m.Result.Reason)
+	}
+	log, err := os.Open(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("ncu wrote no report: %w", err)
+	}
+	defer log.Close()
+	ls, err := profile.ParseNcuCSV(log)
+	if err != nil {
+		return nil, err
+	}
+	if len(ls) < len(set.Members) {
+		return nil, fmt.Errorf("ncu profiled %d launches of the workload's %d kernels", len(ls), len(set.Members))
+	}
+	out := make([]profile.Mix, len(set.Members))
+	for i, m := range set.Members {
+		if !strings.HasPrefix(ls[i].Kernel, m.Spec.KernelName) {
+			return nil, fmt.Errorf("ncu's launch %d is %s, kernel %s is %s", i, ls[i].Kernel, m.Name, m.Spec.KernelName)
+		}
+		out[i] = ls[i].Mix
+	}
+	return out, nil
+}

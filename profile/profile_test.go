@@ -1,0 +1,65 @@
+package profile
+
+import (
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gtune/gtune/backend"
+)
+
+// An ncu raw page as ncu 2025 prints it for one launch (numbers grouped
+// with commas, base units): 384 MiB of DRAM traffic over 3 Mi warp-level
+// global loads and stores, 128 Mi FP32 thread instructions (4 Mi warp
+// instructions), 10 Mi warp instructions in all.
+func TestParseNcuCSV(t *testing.T) {
+	f, err := os.Open("testdata/ncu-raw.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ls, err := ParseNcuCSV(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 || ls[0].Kernel != "ep_kernel" {
+		t.Fatalf("launches %+v", ls)
+	}
+	m := ls[0].Mix
+	want := Mix{SP: 4 << 20, DP: 0, Mem: 3 << 20, Instructions: 10 << 20, MemBytes: 384 << 20, Source: "ncu"}
+	if m != want {
+		t.Fatalf("mix %+v, want %+v", m, want)
+	}
+	rsp, rdp, rmem, nmem, err := m.Ratios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4 Mi SP and 3 Mi memory instructions: R_sp 4/7, R_mem 3/7, 128 B each.
+	if math.Abs(rsp-4.0/7) > 1e-12 || rdp != 0 || math.Abs(rmem-3.0/7) > 1e-12 || nmem != 128 {
+		t.Errorf("ratios %g %g %g, %g B per memory instruction", rsp, rdp, rmem, nmem)
+	}
+	if _, err := ParseNcuCSV(strings.NewReader("==PROF== nothing\n")); err == nil {
+		t.Error("no table: no error")
+	}
+	f2, _ := os.ReadFile("testdata/ncu-raw.csv")
+	bad := strings.Replace(string(f2), `"10,485,760"`, `"n/a"`, 1)
+	if _, err := ParseNcuCSV(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "smsp__inst_executed.sum") {
+		t.Errorf("n/a metric: err = %v", err)
+	}
+}
+
+// The model mix: 2 flops per FP32 FMA warp instruction of 32 threads,
+// 128 B per coalesced warp memory instruction.
+func TestFromWork(t *testing.T) {
+	m, err := FromWork(&backend.Job{Key: "k", Work: &backend.Work{Flops: 6400, Bytes: 1280}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.SP != 100 || m.Mem != 10 || m.Instructions != 110 || m.MemBytes != 1280 || m.Source != "model" {
+		t.Errorf("mix %+v", m)
+	}
+	if _, err := FromWork(&backend.Job{Key: "k"}); err == nil {
+		t.Error("no work: no error")
+	}
+}

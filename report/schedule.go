@@ -1,0 +1,86 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gtune/gtune/schedule"
+)
+
+// Schedule is what gtune schedule prints: the kernels' profiles, the
+// symbiotic order with its execution rounds, the rounds the block
+// scheduler makes of it, and its ranking among measured orders.
+type Schedule struct {
+	Workload    string                  `json:"workload"`
+	Device      string                  `json:"device"`
+	Profile     string                  `json:"profile"` // where the instruction mix came from: ncu or model
+	Kernels     []schedule.Kernel       `json:"kernels"`
+	Schedule    *schedule.Schedule      `json:"schedule"`
+	OrderName   string                  `json:"order"`
+	BlockRounds [][]schedule.RoundShare `json:"block_rounds"`
+	Ranking     *OrderRanking           `json:"ranking,omitempty"`
+}
+
+// OrderRanking is the order's place among the measured orders.
+type OrderRanking struct {
+	Objective string `json:"objective"`
+	schedule.Ranking
+}
+
+// PrintSchedule prints s as a table, or one JSON document.
+func PrintSchedule(out io.Writer, s *Schedule, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	fmt.Fprintf(out, "workload %s on %s; instruction mix from %s\n", s.Workload, s.Device, s.Profile)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "kernel\tblocks\tthreads\tregisters\tshared B\tblocks/SM\twarps/SM\tR_sp\tR_dp\tR_mem\tN_mem B\tU_gpu_b\t")
+	for i, k := range s.Kernels {
+		p := s.Schedule.Profiles[i]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.1f\t%s\t\n", k.Name, k.Blocks, k.ThreadsPerBlock,
+			k.RegistersPerThread, k.SharedMemoryPerBlock, p.BlocksPerSM, p.Warps, k.Rsp, k.Rdp, k.Rmem, k.MemBytesPerInst, balance(p.Balance))
+	}
+	tw.Flush()
+	fmt.Fprintf(out, "symbiotic order: %s\n", s.OrderName)
+	fmt.Fprintln(out, "execution rounds (Figure 1):")
+	for r, round := range s.Schedule.Rounds {
+		names := make([]string, len(round))
+		for i, k := range round {
+			names[i] = s.Kernels[k].Name
+		}
+		fmt.Fprintf(out, "  round %d: %s\n", r+1, strings.Join(names, ", "))
+	}
+	fmt.Fprintln(out, "rounds of the block scheduler in this order (left-over policy; thread blocks per kernel):")
+	for r, round := range s.BlockRounds {
+		parts := make([]string, len(round))
+		for i, sh := range round {
+			parts[i] = fmt.Sprintf("%s×%d", s.Kernels[sh.Kernel].Name, sh.Blocks)
+		}
+		fmt.Fprintf(out, "  round %d: %s\n", r+1, strings.Join(parts, " "))
+	}
+	fmt.Fprintf(out, "refine it by measurement: gtune tune %s --orders --strategy order_search --strategy-param start=%s\n", s.Workload, s.OrderName)
+	if r := s.Ranking; r != nil {
+		unit := "ms"
+		if r.Objective == "energy" {
+			unit = "J"
+		}
+		fmt.Fprintf(out, "measured orders (%d, %s): best %.4g %s, median %.4g, worst %.4g; this order %.4g %s\n",
+			r.N, r.Objective, r.Best, unit, r.Median, r.Worst, r.Value, unit)
+		fmt.Fprintf(out, "  percentile %.1f, %.2f %% from the best, %.3f× over the median, %.3f× over the worst\n",
+			r.Percentile, 100*r.FromBest, r.OverMedian, r.OverWorst)
+	}
+	return nil
+}
+
+func balance(u float64) string {
+	if math.IsInf(u, 1) {
+		return "inf"
+	}
+	return fmt.Sprintf("%.3f", u)
+}

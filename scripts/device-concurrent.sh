@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Concurrent kernels on the real GPU (read-only: no clock, power-limit or
+# mode change; ncu with --clock-control none). Stages, by name in $STAGES:
+#   probe    the GPU as found, ncu's version and whether it has the metrics
+#            package profile reads
+#   orders6  every launch order of the six-kernel experiments in $SIX
+#            (default all four of examples/concurrent/workloads), time;
+#            those in $ENERGY (default all four) with energy too (one
+#            0.2 s window per order)
+#   orders8  every launch order (40,320) of EpBsEsSw-8, one timed run each
+#            (about 20 ms per order: more than one call's 600 s; run it
+#            again and it resumes from $DB; $LIMIT8 bounds it alone)
+#   rodinia  the rodinia-4 workload: brute force over the combined space,
+#            then Algorithm 3 (multi_occupancy_greedy) and Algorithm 4
+#            (multi_occupancy_greedy_energy at the clocks as found), each
+#            in its own database so that nothing is reused
+#   schedule gtune schedule of every experiment, instruction mix from ncu
+#            and from the model (JSON)
+#   refine   order_search from the ncu-profiled symbiotic order (needs the
+#            schedule stage's JSON, in $SCHED, default $OUT), each
+#            experiment in its own database
+# Every run's evaluations are written as CSV (export): the databases are
+# too large to bring back. Leaves concurrent.log, one JSON document per
+# command and run<N>.csv per run of $DB, all in $OUT/concurrent.tgz (the
+# device machine returns few files); $KEEPDB also packs $DB there, in
+# 15 MB parts (db.tgz.aa, ...), so that a sweep cut off by the call's
+# limit resumes from it ($RESTORE).
+set -uo pipefail
+OUT=${OUT:-/tmp/gtune-out}
+mkdir -p "$OUT"
+exec > >(tee -a "$OUT/concurrent.log") 2>&1
+G=${GTUNE:-.bin/gtune}
+BACKEND=${BACKEND:-cuda}
+WORK=${WORK:-.bin} # the databases of the other stages
+mkdir -p "$WORK"
+DB=${DB:-.bin/concurrent.db}
+# $RESTORE: a folder holding a previous call's db.tgz.* parts, to resume from
+[[ -n "${RESTORE:-}" ]] && cat "$RESTORE"/db.tgz.* | tar xzf - -C "$(dirname "$DB")"
+STAGES=${STAGES:-probe orders6 rodinia schedule refine}
+SIX=${SIX:-epbswarp-6 bsblk-6 epshm-6 epbsshm-6}
+ENERGY=${ENERGY:-$SIX}
+SCHED=${SCHED:-$OUT}
+W=examples/concurrent/workloads
+EXPERIMENTS="epbswarp-6 bsblk-6 epshm-6 epbsshm-6 epbsessw-8"
+has() { [[ " $STAGES " == *" $1 "* ]]; }
+timed() { # name command...: runs it, prints its wall time
+  local name=$1; shift
+  local t0; t0=$(date +%s.%N)
+  timeout -s INT "${LIMIT:-560}" "$@" > "$OUT/$name.json" 2> "$OUT/$name.err"
+  echo "=== $name: rc $?, $(python3 -c "print(f'{$(date +%s.%N)-$t0:.1f}')") s"
+  tail -3 "$OUT/$name.err"
+}
+export_csv() { # db prefix: one CSV per run (key's last field, status, time, energy, power, each launch's mean time)
+  python3 - "$1" "$2" <<'PY'
+import csv, json, sqlite3, sys, os
+db, prefix = sqlite3.connect(sys.argv[1]), sys.argv[2]
+for rid, in db.execute('select id from runs'):
+    with open(f"{os.environ['OUT']}/{prefix}run{rid}.csv", 'w', newline='') as f:
+        w = csv.writer(f)
+        w.writerow(['key', 'status', 'time_ms', 'energy_j', 'power_w', 'launch_times_ms'])
+        for key, st, obs, la in db.execute('select config_key, status, observations, launches from evaluations where run_id=? order by id', (rid,)):
+            o = json.loads(obs) if obs else {}
+            lt = [round(sum(l['times_ms']) / len(l['times_ms']), 5) if l.get('times_ms') else '' for l in (json.loads(la) if la else [])]
+            w.writerow([key, st, o.get('time', ''), o.get('energy', ''), o.get('power', ''), ' '.join(map(str, lt))])
+PY
+}
+if has probe; then
+  nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu --format=csv
+  ncu --version | tail -1
+  ncu --query-metrics --chip gh100 2>/dev/null > "$OUT/ncu-metrics.txt"
+  for m in smsp__inst_executed smsp__sass_thread_inst_executed_op_fp32_pred_on smsp__sass_thread_inst_executed_op_fp64_pred_on \
+           smsp__inst_executed_op_global_ld smsp__inst_executed_op_global_st dram__bytes_read dram__bytes_write; do
+    grep -q "^$m " "$OUT/ncu-metrics.txt" && echo "ncu has $m" || echo "ncu LACKS $m"
+  done
+  rm -f "$OUT/ncu-metrics.txt"
+fi
+if has orders6; then
+  for x in $SIX; do
+    e=""; [[ " $ENERGY " == *" $x "* ]] && e=--energy
+    timed "$x" "$G" tune "$W/$x.yaml" --backend "$BACKEND" --strategy brute_force --orders $e --db "$DB" --no-progress --json
+  done
+fi
+if has orders8; then
+  LIMIT=${LIMIT8:-${LIMIT:-560}} timed epbsessw-8 "$G" tune "$W/epbsessw-8.yaml" --backend "$BACKEND" --strategy brute_force --orders --db "$DB" --no-progress --json
+fi
+if has orders6 || has orders8; then export_csv "$DB" ""; fi
+if has rodinia; then
+  R=examples/workloads/rodinia-4.yaml
+  rm -f "$WORK"/rodinia*.db
+  timed rodinia-bf "$G" tune "$R" --backend "$BACKEND" --strategy brute_force --db "$WORK"/rodinia.db --no-progress --json
+  timed rodinia-alg3 "$G" tune "$R" --backend "$BACKEND" --strategy multi_occupancy_greedy --db "$WORK"/rodinia-alg3.db --no-progress --json
+  timed rodinia-alg4 "$G" tune "$R" --backend "$BACKEND" --strategy multi_occupancy_greedy_energy --objective energy --db "$WORK"/rodinia-alg4.db --no-progress --json
+  export_csv "$WORK"/rodinia.db rodinia-bf-
+  export_csv "$WORK"/rodinia-alg3.db rodinia-alg3-
+  export_csv "$WORK"/rodinia-alg4.db rodinia-alg4-
+fi
+if has schedule; then
+  for x in $EXPERIMENTS; do
+    for p in ${PROFILES:-ncu model}; do
+      timed "schedule-$x-$p" "$G" schedule "$W/$x.yaml" --backend "$BACKEND" --profile "$p" --db "$WORK"/schedule.db --json
+    done
+  done
+fi
+if has refine; then
+  for x in $EXPERIMENTS; do
+    start=$(python3 -c "import json; print(json.load(open('$SCHED/schedule-$x-${REFINE_FROM:-ncu}.json'))['order'])")
+    rm -f "$WORK/refine-$x.db"
+    timed "refine-$x" "$G" tune "$W/$x.yaml" --backend "$BACKEND" --orders --strategy order_search --strategy-param "start=$start" --db "$WORK/refine-$x.db" --no-progress --json
+    export_csv "$WORK/refine-$x.db" "refine-$x-"
+  done
+fi
+ls -la "$OUT"
+exec >/dev/null 2>&1
+sleep 1 # tee's last lines
+[[ -n "${KEEPDB:-}" ]] && tar czf - -C "$(dirname "$DB")" "$(basename "$DB")" | split -b 15M - "$OUT/db.tgz."
+cd "$OUT" && tar czf concurrent.tgz --remove-files $(ls | grep -v -e '^db.tgz' -e '^concurrent.tgz$')
