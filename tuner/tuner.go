@@ -6,6 +6,7 @@
 package tuner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -58,6 +59,10 @@ type Config struct {
 	DB        *store.DB
 	Objective objective.Objective
 	Strategy  string
+	// RunKind, when set, is the strategy name the results database
+	// records for the run in place of Strategy: gtune measure, a run over
+	// a space of one configuration, is recorded as "measure".
+	RunKind string
 	// StrategyParams are the strategy's hyperparameters by name.
 	StrategyParams map[string]any
 	Seed           uint64
@@ -108,7 +113,11 @@ type Evaluation struct {
 	Reason       string
 	Value        float64 // objective value, valid configurations only
 	Observations map[string]float64
-	Metrics      map[string]float64
+	// Typed are the observations of a configuration measured by this run
+	// (of the plan and of each launch, with units and methods); nil for a
+	// reused or failed one.
+	Typed   measure.Observations
+	Metrics map[string]float64
 	// KernelTimes are the time of each kernel of a workload (ms, by
 	// member; from its launch's events, overlapping the others'), NaN
 	// where unknown; nil for one kernel.
@@ -132,6 +141,10 @@ type Summary struct {
 	Device    device.Description // the backend's Device()
 	Objective objective.Objective
 	Strategy  string
+	// RunKind, when set, is the strategy name the results database
+	// records for the run in place of Strategy: gtune measure, a run over
+	// a space of one configuration, is recorded as "measure".
+	RunKind   string
 	SpaceSize int
 	Evaluated int // measured in this run
 	Reused    int // taken from the database
@@ -332,7 +345,7 @@ func start(ctx context.Context, c Config) (*run, error) {
 	dev := c.Backend.Device()
 	sr := &store.Run{
 		SpecHash: sub.hash(), SpecPath: sub.path(), Kernel: sub.kernel(), Objective: c.Objective.Name,
-		Strategy: c.Strategy, DeviceName: dev.Name, DeviceUUID: dev.UUID, Driver: dev.Driver,
+		Strategy: cmp.Or(c.RunKind, c.Strategy), DeviceName: dev.Name, DeviceUUID: dev.UUID, Driver: dev.Driver,
 		Backend: dev.Backend, GtuneVersion: c.GtuneVersion,
 		Settings: map[string]any{
 			"seed": c.Seed, "max_evals": maxEvals, "time_limit_s": timeLimit.Seconds(), "fresh": c.Fresh,
@@ -640,7 +653,7 @@ func (r *run) measured(o *Evaluation, ev *store.Evaluation, p *pending, res *bac
 		return
 	}
 	typed := objective.Observations(res, compileMs, r.sum.Device.Backend)
-	ev.Typed = typed
+	ev.Typed, o.Typed = typed, typed
 	o.Observations = typed.Plan()
 	o.KernelTimes = kernelTimes(typed, p.plan, r.sub.members())
 	m, merr := r.sub.metrics(o.Observations, p.cfg)

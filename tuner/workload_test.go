@@ -11,8 +11,11 @@ import (
 
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/space"
+	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/workload"
 )
@@ -123,5 +126,96 @@ func TestWorkloadOrders(t *testing.T) {
 	}
 	if !strings.HasSuffix(sum.Best[0].Key, "sc>pf") && !strings.HasSuffix(sum.Best[0].Key, "pf>sc") {
 		t.Errorf("best key %q names no order", sum.Best[0].Key)
+	}
+}
+
+// Two different kernels named on a command line (workload.FromSpecs), on
+// two streams and on one, on the simulated H100: the tuner measures the
+// one plan of its space afresh, stores per-launch and whole-plan times
+// and the plan's energy, each with its unit and method; on one stream
+// the plan takes the sum of its launches, on two it overlaps.
+func TestMeasureTwoSpecsOnTheSimulator(t *testing.T) {
+	var cfgs [][]expr.Value
+	load := func(name string) *spec.Spec {
+		s, err := spec.Load(filepath.Join("..", "examples", name, "spec.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := s.BuildSpace()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfgs = append(cfgs, sp.Values(0))
+		return s
+	}
+	va, mm := load("vector_add"), load("matmul")
+	db, err := store.Open(filepath.Join(t.TempDir(), "gtune.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	d, err := device.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := true
+	ratio := map[bool]float64{}
+	for _, streams := range [][]int{{0, 1}, {0, 0}} {
+		set, err := workload.FromSpecs([]*spec.Spec{va, mm}, cfgs, streams)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set.Measurement = &workload.FileMeasurement{Iterations: 5, Energy: &on}
+		sp, lay, err := set.Space(context.Background(), false, space.BuildOptions{})
+		if err != nil || sp.Len() != 1 {
+			t.Fatalf("space of %v configurations, %v", sp, err)
+		}
+		be := sim.New(d, sim.Options{Seed: 1})
+		sum, err := Run(context.Background(), Config{Workload: set, Layout: lay, Space: sp, Backend: be, DB: db,
+			Objective: objective.Objective{Name: objective.Time, Unit: "ms"}, Strategy: "brute_force", RunKind: "measure", MaxEvals: 1, Fresh: true})
+		be.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sum.Evaluations) != 1 || !sum.Evaluations[0].Valid() {
+			t.Fatalf("streams %v: %+v", streams, sum.Evaluations)
+		}
+		es, err := db.Evaluations(sum.RunID)
+		if err != nil || len(es) != 1 || len(es[0].Launches) != 2 || es[0].Launches[1].Kernel != mm.KernelName || es[0].Launches[1].Stream != streams[1] {
+			t.Fatalf("stored launches %+v, %v", es, err)
+		}
+		obs, err := db.Observations(es[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		get := func(name string, launch int, unit string) float64 {
+			t.Helper()
+			for _, o := range obs {
+				if o.Name == name && o.Launch == launch {
+					if o.Unit != unit || o.Method == "" || o.Method == store.MethodBeforeV3 {
+						t.Errorf("%s[%d]: unit %q method %q", name, launch, o.Unit, o.Method)
+					}
+					return o.Value
+				}
+			}
+			t.Fatalf("streams %v: %s[%d] not stored (%d observations)", streams, name, launch, len(obs))
+			return 0
+		}
+		plan, t0, t1 := get("time", measure.PlanScope, "ms"), get("time", 0, "ms"), get("time", 1, "ms")
+		if e, p := get("energy", measure.PlanScope, "J"), get("power", measure.PlanScope, "W"); e <= 0 || p <= 0 {
+			t.Errorf("energy %v J, power %v W", e, p)
+		}
+		get("registers", 1, "count")
+		if plan < max(t0, t1)*0.99 || plan > (t0+t1)*1.02 {
+			t.Errorf("streams %v: plan %v ms, launches %v and %v ms", streams, plan, t0, t1)
+		}
+		ratio[streams[1] == 1] = plan / (t0 + t1)
+		runs, err := db.Runs()
+		if err != nil || runs[0].Strategy != "measure" {
+			t.Fatalf("runs %+v, %v", runs, err)
+		}
+	}
+	if ratio[true] >= ratio[false] {
+		t.Errorf("two streams take %.3f of the sum of the launches, one stream %.3f: no overlap", ratio[true], ratio[false])
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -333,14 +334,18 @@ func (s *Set) AddSetting(name string, values []expr.Value) error {
 }
 
 // Hash identifies the workload for the results database: the file's
-// bytes, the settings added to it and each member spec's hash (spec and
-// kernel source).
+// bytes, each member's name, spec hash (spec and kernel source) and
+// stream, the launch order and the chip's settings.
 func (s *Set) Hash() string {
 	h := sha256.New()
 	h.Write([]byte("gtune-workload-set-1\n" + s.fileHash))
 	for _, m := range s.Members {
-		h.Write([]byte("\n" + m.Name + " " + m.Spec.Hash))
+		fmt.Fprintf(h, "\n%s %s stream %d", m.Name, m.Spec.Hash, m.Stream)
 	}
+	// The launch order changes what is measured (a plan's key holds the
+	// members' configurations, not their order, unless orders are
+	// searched).
+	h.Write([]byte("\norder " + s.OrderName(s.Order)))
 	for _, p := range s.Settings {
 		h.Write([]byte("\n" + p.Name))
 		for _, v := range p.Values {
@@ -571,4 +576,75 @@ func factorial(n int) float64 {
 		f *= float64(i)
 	}
 	return f
+}
+
+// FromSpecs is a workload of specs named on a command line (gtune measure
+// A B ...): member i is named "k<i>", every parameter fixed to
+// configs[i]'s value, launched on streams[i], in the order given. Its
+// combined space holds one configuration when the fixed values satisfy
+// the specs' restrictions. Errors: no spec, lengths that do not match,
+// a negative stream.
+func FromSpecs(specs []*spec.Spec, configs [][]expr.Value, streams []int) (*Set, error) {
+	if len(specs) == 0 {
+		return nil, errors.New("workload: no spec")
+	}
+	if len(configs) != len(specs) || len(streams) != len(specs) {
+		return nil, fmt.Errorf("workload: %d specs, %d configurations, %d streams", len(specs), len(configs), len(streams))
+	}
+	h := sha256.New()
+	h.Write([]byte("gtune-workload-specs-1"))
+	paths, names := make([]string, len(specs)), make([]string, len(specs))
+	s := &Set{}
+	for i, sc := range specs {
+		if len(configs[i]) != len(sc.Params) {
+			return nil, fmt.Errorf("workload: spec %s has %d tunable parameters, its configuration %d values", sc.Path, len(sc.Params), len(configs[i]))
+		}
+		if streams[i] < 0 {
+			return nil, fmt.Errorf("workload: spec %s: negative stream %d", sc.Path, streams[i])
+		}
+		m := Member{Name: fmt.Sprintf("k%d", i), Spec: sc, Stream: streams[i], Params: make([]space.Param, len(sc.Params))}
+		for k, p := range sc.Params {
+			m.Params[k] = space.Param{Name: p.Name, Values: []expr.Value{configs[i][k]}}
+		}
+		s.Members = append(s.Members, m)
+		s.Order = append(s.Order, i)
+		paths[i], names[i] = sc.Path, sc.KernelName
+	}
+	s.Path, s.Name = strings.Join(paths, ","), strings.Join(names, "+")
+	s.fileHash = hex.EncodeToString(h.Sum(nil))
+	return s, nil
+}
+
+// Fix narrows s to one configuration cfg of its combined space (laid out
+// as lay says): a copy whose members' parameters and GPU settings each
+// hold cfg's value, and whose written order is cfg's launch order (or
+// order, when not nil). Its combined space, built without orders, holds
+// that one configuration, keyed as in s's. Errors: as Workload.
+func (s *Set) Fix(lay *Layout, cfg []expr.Value, order []int) (*Set, error) {
+	w, err := s.Workload(lay, cfg)
+	if err != nil {
+		return nil, err
+	}
+	out := *s
+	out.Members = slices.Clone(s.Members)
+	for i := range out.Members {
+		m := &out.Members[i]
+		at := lay.Members[i]
+		m.Params = make([]space.Param, len(s.Members[i].Params))
+		for k, p := range s.Members[i].Params {
+			m.Params[k] = space.Param{Name: p.Name, Values: []expr.Value{cfg[at+k]}}
+		}
+	}
+	out.Settings = make([]space.Param, len(s.Settings))
+	for k, p := range s.Settings {
+		out.Settings[k] = space.Param{Name: p.Name, Values: []expr.Value{cfg[lay.Settings[k]]}}
+	}
+	out.Order = w.Order
+	if order != nil {
+		if len(order) != len(s.Members) {
+			return nil, fmt.Errorf("workload %s: an order of %d kernels for %d", s.Path, len(order), len(s.Members))
+		}
+		out.Order = slices.Clone(order)
+	}
+	return &out, nil
 }

@@ -8,8 +8,6 @@ package workload
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -21,7 +19,6 @@ import (
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/spec"
-	"github.com/gtune/gtune/store"
 )
 
 // Launch is one kernel of a workload: a spec, one configuration of its
@@ -83,57 +80,6 @@ func (w *Workload) streams() int {
 		n = max(n, l.Stream+1)
 	}
 	return n
-}
-
-// Hash identifies the workload's kernels (their spec hashes, in order):
-// the results database keys reuse on it as on a spec's hash. One launch's
-// hash is its spec's.
-func (w *Workload) Hash() string {
-	if len(w.Launches) == 1 {
-		return w.Launches[0].Spec.Hash
-	}
-	h := sha256.New()
-	h.Write([]byte("gtune-workload-1"))
-	for _, l := range w.Launches {
-		h.Write([]byte{0})
-		h.Write([]byte(l.Spec.Hash))
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// Names is the kernels' names joined by "+", for the run record.
-func (w *Workload) Names() string {
-	n := make([]string, len(w.Launches))
-	for i, l := range w.Launches {
-		n[i] = l.Spec.KernelName
-	}
-	return strings.Join(n, "+")
-}
-
-// Paths is the specs' paths joined by ",".
-func (w *Workload) Paths() string {
-	n := make([]string, len(w.Launches))
-	for i, l := range w.Launches {
-		n[i] = l.Spec.Path
-	}
-	return strings.Join(n, ",")
-}
-
-// Params are the launches' tunable parameters for the results database,
-// each name prefixed with its launch ("k0.block_size_x") when there are
-// several launches.
-func (w *Workload) Params() []store.Param {
-	var out []store.Param
-	for i, l := range w.Launches {
-		for k, p := range l.Spec.Params {
-			name := p.Name
-			if len(w.Launches) > 1 {
-				name = fmt.Sprintf("k%d.%s", i, name)
-			}
-			out = append(out, store.Param{Name: name, Value: l.Config[k].GoValue()})
-		}
-	}
-	return out
 }
 
 // Plan composes the workload: the problem (each launch's kernel, with
@@ -325,15 +271,4 @@ func Compile(ctx context.Context, be backend.Backend, plan *backend.Plan) error 
 		}
 	}
 	return nil
-}
-
-// CompileMs is the sum of the launches' compile times, ms.
-func CompileMs(plan *backend.Plan) float64 {
-	t := 0.0
-	for _, l := range plan.Launches {
-		if l.Binary != nil {
-			t += l.Binary.CompileMs
-		}
-	}
-	return t
 }

@@ -3,18 +3,20 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
+	"github.com/gtune/gtune/tuner"
 	"github.com/gtune/gtune/workload"
 )
 
@@ -60,6 +62,9 @@ written launch order or --order NAME>NAME>...`,
 }
 
 func runMeasure(ctx context.Context, cmd *cobra.Command, paths []string, f measureFlags) error {
+	if f.iterations < 0 {
+		return badInput("--iterations must be ≥ 0, got %d", f.iterations)
+	}
 	if len(paths) == 1 && workload.IsFile(paths[0]) {
 		return runMeasureWorkload(ctx, cmd, paths[0], f)
 	}
@@ -72,7 +77,9 @@ func runMeasure(ctx context.Context, cmd *cobra.Command, paths []string, f measu
 	if len(f.streams) > 0 && len(f.streams) != len(paths) {
 		return badInput("--stream gives %d streams for %d specs", len(f.streams), len(paths))
 	}
-	w := &workload.Workload{}
+	var specs []*spec.Spec
+	var configs [][]expr.Value
+	var streams []int
 	for i, path := range paths {
 		s, err := spec.Load(path)
 		if err != nil {
@@ -94,10 +101,16 @@ func runMeasure(ctx context.Context, cmd *cobra.Command, paths []string, f measu
 		if stream < 0 {
 			return badInput("--stream %d for %s: streams are numbered from 0", stream, path)
 		}
-		w.Launches = append(w.Launches, workload.Launch{Spec: s, Config: cfg, Stream: stream})
+		specs, configs, streams = append(specs, s), append(configs, cfg), append(streams, stream)
 	}
-	first := w.Launches[0].Spec
-	return measureAndPrint(ctx, cmd, w, first.Request(), first.Measurement.Timeout, f)
+	if len(specs) == 1 {
+		return measureSpec(ctx, cmd, specs[0], configs[0], f)
+	}
+	set, err := workload.FromSpecs(specs, configs, streams)
+	if err != nil {
+		return inputError{err}
+	}
+	return measureSet(ctx, cmd, set, f)
 }
 
 // runMeasureWorkload measures one configuration of a workload file's
@@ -130,38 +143,96 @@ func runMeasureWorkload(ctx context.Context, cmd *cobra.Command, path string, f 
 		}
 		idx = i
 	}
-	w, err := set.Workload(lay, sp.Values(idx))
-	if err != nil {
-		return err
-	}
+	var order []int
 	if f.order != "" {
-		if w.Order, err = set.ParseOrder(f.order); err != nil {
+		if order, err = set.ParseOrder(f.order); err != nil {
 			return inputError{err}
 		}
 	}
-	req, err := set.Request()
+	one, err := set.Fix(lay, sp.Values(idx), order)
 	if err != nil {
 		return inputError{err}
 	}
-	var timeout time.Duration
-	for _, m := range set.Members {
-		timeout += m.Spec.Measurement.Timeout
-	}
-	return measureAndPrint(ctx, cmd, w, req, timeout, f)
+	return measureSet(ctx, cmd, one, f)
 }
 
-// measureAndPrint measures w as one plan and prints and stores it.
-func measureAndPrint(ctx context.Context, cmd *cobra.Command, w *workload.Workload, req measure.Request, timeout time.Duration, f measureFlags) error {
-	first := w.Launches[0].Spec
-	if cmd.Flags().Changed("energy") {
-		req.Energy = f.tune.energy
+// measureSpec measures configuration cfg of one spec: the tuner over a
+// space of that one configuration, stored under the spec's hash as a run
+// of kind "measure".
+func measureSpec(ctx context.Context, cmd *cobra.Command, s *spec.Spec, cfg []expr.Value, f measureFlags) error {
+	fixed := make([]space.Param, len(s.Params))
+	for k, p := range s.Params {
+		fixed[k] = space.Param{Name: p.Name, Values: []expr.Value{cfg[k]}}
 	}
-	if f.iterations < 0 {
-		return badInput("--iterations must be ≥ 0, got %d", f.iterations)
+	sp, err := space.BuildContext(ctx, fixed, s.Restrictions, s.Constants, space.BuildOptions{})
+	if err != nil {
+		return inputError{fmt.Errorf("%s: %w", s.Path, err)}
+	}
+	if sp.Len() != 1 {
+		return badInput("%s: configuration %s does not satisfy the spec's restrictions", s.Path, spec.KeyOf(cfg))
 	}
 	if f.iterations > 0 {
-		req.Iterations = f.iterations
+		s.Measurement.Iterations = f.iterations
 	}
+	if cmd.Flags().Changed("energy") {
+		on := f.tune.energy
+		s.Measurement.Energy = &on
+	}
+	launch := []string{fmt.Sprintf("%s %s, stream 0", s.KernelName, sp.Key(0))}
+	return measureOne(ctx, cmd, s, tuner.Config{Spec: s, Space: sp}, sp.Key(0), launch, 1, f)
+}
+
+// measureSet measures a workload narrowed to one configuration
+// (workload.Set.Fix, workload.FromSpecs): the tuner over its combined
+// space of that one plan.
+func measureSet(ctx context.Context, cmd *cobra.Command, set *workload.Set, f measureFlags) error {
+	sp, lay, err := workloadSpace(ctx, set, false, space.DefaultMaxConfigurations)
+	if err != nil {
+		return err
+	}
+	if sp.Len() != 1 {
+		return badInput("%s: %d configurations to measure, not one", set.Path, sp.Len())
+	}
+	if f.iterations > 0 || cmd.Flags().Changed("energy") {
+		m := workload.FileMeasurement{}
+		if set.Measurement != nil {
+			m = *set.Measurement
+		}
+		if f.iterations > 0 {
+			m.Iterations = f.iterations
+		}
+		if cmd.Flags().Changed("energy") {
+			on := f.tune.energy
+			m.Energy = &on
+		}
+		set.Measurement = &m
+	}
+	w, err := set.Workload(lay, sp.Values(0))
+	if err != nil {
+		return inputError{err}
+	}
+	// The launches as issued: the plan's observations name them by their
+	// position in issue order.
+	var names []string
+	streams := map[int]bool{}
+	order := w.Order
+	if order == nil {
+		order = set.Order
+	}
+	for _, i := range order {
+		l := w.Launches[i]
+		names = append(names, fmt.Sprintf("%s %s, stream %d", l.Spec.KernelName, l.Spec.Key(l.Config), l.Stream))
+		streams[l.Stream] = true
+	}
+	return measureOne(ctx, cmd, set.Members[0].Spec, tuner.Config{Workload: set, Layout: lay, Space: sp}, w.Key(), names, len(streams), f)
+}
+
+// measureOne completes c (a space of one configuration), runs the tuner
+// over it with fresh measurements, and prints and stores the plan's
+// observations. first is the spec the backend is chosen from; plan and
+// launches name the plan and its launches in issue order, on streams
+// streams.
+func measureOne(ctx context.Context, cmd *cobra.Command, first *spec.Spec, c tuner.Config, plan string, launches []string, streams int, f measureFlags) error {
 	db, err := store.Open(f.tune.db)
 	if err != nil {
 		return inputError{err}
@@ -172,36 +243,43 @@ func measureAndPrint(ctx context.Context, cmd *cobra.Command, w *workload.Worklo
 		return err
 	}
 	defer be.Close()
-	m, err := w.Measure(ctx, be, db, req, timeout, version)
-	if err != nil {
+	c.Backend, c.DB, c.GtuneVersion, c.Seed = be, db, version, f.tune.seed
+	c.Objective = objective.Objective{Name: objective.Time, Unit: "ms"}
+	c.Strategy, c.RunKind, c.MaxEvals, c.Fresh = "brute_force", "measure", 1, true
+	sum, err := tuner.Run(ctx, c)
+	if sum == nil || len(sum.Evaluations) == 0 {
+		if err == nil {
+			err = errors.New("the configuration was not measured")
+		}
 		return err
 	}
-	names := make([]string, len(m.Plan.Launches))
-	for i, l := range m.Plan.Launches {
-		names[i] = fmt.Sprintf("%s %s, stream %d", m.Problem.Kernels[l.Job.Kernel].KernelName, l.Job.Key, l.Stream)
-	}
+	o := sum.Evaluations[0]
 	out := cmd.OutOrStdout()
 	if f.tune.asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		if e := enc.Encode(struct {
 			Device       string               `json:"device"`
 			Run          int64                `json:"run"`
 			Key          string               `json:"key"`
+			Plan         string               `json:"plan"`
 			Launches     []string             `json:"launches"`
 			Status       string               `json:"status"`
 			Reason       string               `json:"reason,omitempty"`
 			Observations measure.Observations `json:"observations"`
 			DB           string               `json:"db"`
-		}{be.Device().Name, m.RunID, m.Plan.Key, names, string(m.Result.Status), m.Result.Reason, m.Observations.Sorted(), db.Path()})
+		}{sum.Device.Name, sum.RunID, o.Key, plan, launches, string(o.Status), o.Reason, o.Typed.Sorted(), db.Path()}); e != nil {
+			return e
+		}
+		return err
 	}
-	fmt.Fprintf(out, "%s: plan %s, %d launch(es) on %d stream(s): %s\n", be.Device().Name, m.Plan.Key, len(names), m.Plan.Streams(), m.Result.Status)
-	if m.Result.Reason != "" {
-		fmt.Fprintf(out, "  %s\n", m.Result.Reason)
+	fmt.Fprintf(out, "%s: plan %s, %d launch(es) on %d stream(s): %s\n", sum.Device.Name, plan, len(launches), streams, o.Status)
+	if o.Reason != "" {
+		fmt.Fprintf(out, "  %s\n", o.Reason)
 	}
-	report.WriteObservations(out, m.Observations, names)
-	fmt.Fprintf(out, "stored as run %d in %s\n", m.RunID, db.Path())
-	return nil
+	report.WriteObservations(out, o.Typed, launches)
+	fmt.Fprintf(out, "stored as run %d in %s\n", sum.RunID, db.Path())
+	return err
 }
 
 // configOf resolves a configuration key of s's search space; "" gives

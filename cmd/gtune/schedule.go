@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +15,7 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/expr"
-	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/profile"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/schedule"
@@ -126,7 +127,7 @@ func runSchedule(ctx context.Context, cmd *cobra.Command, path string, f schedul
 	if source != "ncu" && source != "model" {
 		return badInput("--profile %q: ncu, model or auto", f.profileSource)
 	}
-	ks, err := workloadKernels(ctx, cmd.ErrOrStderr(), set, w, be, db, source, f)
+	ks, err := workloadKernels(ctx, cmd.ErrOrStderr(), set, lay, cfg, w, be, db, source, f)
 	if err != nil {
 		return err
 	}
@@ -151,11 +152,11 @@ func runSchedule(ctx context.Context, cmd *cobra.Command, path string, f schedul
 // launch geometry from its spec, registers and shared memory as compiled
 // (tuner.ResourceProvider: the database, the backend, the spec's
 // declarations), and its instruction mix from source (ncu or model).
-func workloadKernels(ctx context.Context, log io.Writer, set *workload.Set, w *workload.Workload, be backend.Backend, db *store.DB, source string, f scheduleFlags) ([]schedule.Kernel, error) {
+func workloadKernels(ctx context.Context, log io.Writer, set *workload.Set, lay *workload.Layout, cfg []expr.Value, w *workload.Workload, be backend.Backend, db *store.DB, source string, f scheduleFlags) ([]schedule.Kernel, error) {
 	var ncu []profile.Mix
 	if source == "ncu" {
 		var err error
-		if ncu, err = ncuMixes(ctx, f, set, w); err != nil {
+		if ncu, err = ncuMixes(ctx, f, set, lay, cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -240,13 +241,28 @@ func rankOrder(ctx context.Context, set *workload.Set, db *store.DB, uuid string
 	return &report.OrderRanking{Objective: objective, Ranking: r}, nil
 }
 
-// ncuMixes profiles one launch of every kernel of w with Nsight Compute:
-// a CUDA worker started under ncu (cuda.Options.Wrapper; read-only,
+// ncuMixes profiles one launch of every kernel of configuration cfg of
+// set's combined space (laid out as lay says) with Nsight Compute: a
+// CUDA worker started under ncu (cuda.Options.Wrapper; read-only,
 // profile.NcuArgs, its output to a log file so that the worker's pipes
-// stay its own) measures the workload once, issued in member order, one
-// timed run, no verification; the first launch of each kernel is its
-// profile.
-func ncuMixes(ctx context.Context, f scheduleFlags, set *workload.Set, w *workload.Workload) ([]profile.Mix, error) {
+// stay its own) measures the plan once through the tuner, issued in
+// member order, one timed run, no verification, into a scratch database;
+// the first launch of each kernel is its profile.
+func ncuMixes(ctx context.Context, f scheduleFlags, set *workload.Set, lay *workload.Layout, cfg []expr.Value) ([]profile.Mix, error) {
+	members := make([]int, len(set.Members))
+	for i := range members {
+		members[i] = i
+	}
+	one, err := set.Fix(lay, cfg, members)
+	if err != nil {
+		return nil, err
+	}
+	no := false
+	one.Measurement = &workload.FileMeasurement{Iterations: 1, Verify: &no, Energy: &no}
+	sp, oneLay, err := one.Space(ctx, false, space.BuildOptions{})
+	if err != nil {
+		return nil, err
+	}
 	tmp, err := os.MkdirTemp("", "gtune-ncu-")
 	if err != nil {
 		return nil, err
@@ -265,14 +281,20 @@ func ncuMixes(ctx context.Context, f scheduleFlags, set *workload.Set, w *worklo
 		return nil, err
 	}
 	defer db.Close()
-	one := &workload.Workload{Launches: w.Launches, Settings: w.Settings}
-	m, err := one.Measure(ctx, be, db, measure.Request{Iterations: 1}, 0, version)
+	sum, err := tuner.Run(ctx, tuner.Config{
+		Workload: one, Layout: oneLay, Space: sp, Backend: be, DB: db,
+		Objective: objective.Objective{Name: objective.Time, Unit: "ms"},
+		Strategy:  "brute_force", RunKind: "profile", MaxEvals: 1, Fresh: true, GtuneVersion: version,
+	})
 	be.Close() // ncu writes its report when the worker exits
 	if err != nil {
 		return nil, err
 	}
-	if m.Result.Status != backend.StatusValid {
-		return nil, fmt.Errorf("the workload under ncu: %s: %s", m.Result.Status, m.Result.Reason)
+	if o := sum.Evaluations; len(o) != 1 || !o[0].Valid() {
+		if len(o) == 0 {
+			return nil, errors.New("the workload under ncu was not measured")
+		}
+		return nil, fmt.Errorf("the workload under ncu: %s: %s", o[0].Status, o[0].Reason)
 	}
 	log, err := os.Open(logPath)
 	if err != nil {
