@@ -10,10 +10,13 @@
 #   orders8  every launch order (40,320) of EpBsEsSw-8, one timed run each
 #            (about 20 ms per order: more than one call's 600 s; run it
 #            again and it resumes from $DB; $LIMIT8 bounds it alone)
-#   rodinia  the rodinia-4 workload: brute force over the combined space,
-#            then Algorithm 3 (multi_occupancy_greedy) and Algorithm 4
+#   rodinia  the workload $RODINIA (default examples/workloads/rodinia-4.yaml):
+#            Algorithm 3 (multi_occupancy_greedy) and Algorithm 4
 #            (multi_occupancy_greedy_energy at the clocks as found), each
-#            in its own database so that nothing is reused
+#            in its own database so that nothing is reused, then brute
+#            force over the combined space into $DB ($LIMITBF bounds it)
+#   serial   after rodinia: the best plan and the four kernels each at
+#            its own optimum, on four streams and on one, with energy
 #   schedule gtune schedule of every experiment, instruction mix from ncu
 #            and from the model (JSON)
 #   refine   order_search from the ncu-profiled symbiotic order (needs the
@@ -85,14 +88,41 @@ if has orders8; then
 fi
 if has orders6 || has orders8; then export_csv "$DB" ""; fi
 if has rodinia; then
-  R=examples/workloads/rodinia-4.yaml
-  rm -f "$WORK"/rodinia*.db
-  timed rodinia-bf "$G" tune "$R" --backend "$BACKEND" --strategy brute_force --db "$WORK"/rodinia.db --no-progress --json
-  timed rodinia-alg3 "$G" tune "$R" --backend "$BACKEND" --strategy multi_occupancy_greedy --db "$WORK"/rodinia-alg3.db --no-progress --json
-  timed rodinia-alg4 "$G" tune "$R" --backend "$BACKEND" --strategy multi_occupancy_greedy_energy --objective energy --db "$WORK"/rodinia-alg4.db --no-progress --json
-  export_csv "$WORK"/rodinia.db rodinia-bf-
-  export_csv "$WORK"/rodinia-alg3.db rodinia-alg3-
-  export_csv "$WORK"/rodinia-alg4.db rodinia-alg4-
+  # Algorithms 3 and 4 first, each in its own database so that nothing is
+  # reused, then the brute force into $DB (resumed from $RESTORE when a
+  # previous call was cut off; $LIMITBF bounds it alone).
+  R=${RODINIA:-examples/workloads/rodinia-4.yaml}
+  n=$(basename "$R" .yaml)
+  rm -f "$WORK/$n"-alg*.db
+  timed "$n-alg3" "$G" tune "$R" --backend "$BACKEND" --strategy multi_occupancy_greedy --db "$WORK/$n-alg3.db" --no-progress --json
+  timed "$n-alg4" "$G" tune "$R" --backend "$BACKEND" --strategy multi_occupancy_greedy_energy --objective energy --db "$WORK/$n-alg4.db" --no-progress --json
+  LIMIT=${LIMITBF:-${LIMIT:-560}} timed "$n-bf" "$G" tune "$R" --backend "$BACKEND" --strategy brute_force --db "$DB" --no-progress --json
+  export_csv "$WORK/$n-alg3.db" "$n-alg3-"
+  export_csv "$WORK/$n-alg4.db" "$n-alg4-"
+  export_csv "$DB" "$n-bf-"
+fi
+if has serial; then
+  # Running together against one after another, time and energy: the
+  # brute force's best plan on its four streams and on one stream, and
+  # each kernel at its own single-kernel optimum (brute force of its spec
+  # alone, over the spec's whole space) on four streams and on one.
+  R=${RODINIA:-examples/workloads/rodinia-4.yaml}
+  n=$(basename "$R" .yaml)
+  S=examples/rodinia
+  SPECS="$S/lud/spec.json $S/streamcluster/spec.json $S/hotspot/spec.json $S/particlefilter/spec.json"
+  best=$(python3 -c "import json; print(json.load(open('$OUT/$n-bf.json'))['best']['key'])")
+  # The combined key's values per kernel: lud 2, streamcluster 1, hotspot 2, particle filter 1.
+  read -r k1 k2 k3 k4 < <(python3 -c "v='$best'.split(','); print(','.join(v[0:2]), v[2], ','.join(v[3:5]), v[5])")
+  rm -f "$WORK/serial.db"
+  timed serial-best-together "$G" measure "$R" --config "$best" --energy --backend "$BACKEND" --db "$WORK/serial.db" --json
+  timed serial-best-serial "$G" measure $SPECS --config "$k1" --config "$k2" --config "$k3" --config "$k4" --stream 0,0,0,0 --energy --backend "$BACKEND" --db "$WORK/serial.db" --json
+  cfgs=()
+  for k in lud streamcluster hotspot particlefilter; do
+    timed "single-$k" "$G" tune "$S/$k/spec.json" --backend "$BACKEND" --strategy brute_force --db "$WORK/single.db" --no-progress --json
+    cfgs+=(--config "$(python3 -c "import json; print(json.load(open('$OUT/single-$k.json'))['best']['key'])")")
+  done
+  timed serial-alone-together "$G" measure $SPECS "${cfgs[@]}" --energy --backend "$BACKEND" --db "$WORK/serial.db" --json
+  timed serial-alone-serial "$G" measure $SPECS "${cfgs[@]}" --stream 0,0,0,0 --energy --backend "$BACKEND" --db "$WORK/serial.db" --json
 fi
 if has schedule; then
   for x in $EXPERIMENTS; do
