@@ -15,6 +15,8 @@
 #            (multi_occupancy_greedy_energy at the clocks as found), each
 #            in its own database so that nothing is reused, then brute
 #            force over the combined space into $DB ($LIMITBF bounds it)
+#   alone    multi_alone_greedy on rodinia-4 and rodinia-4-full after each
+#            spec alone, with energy; a random sample of the full space
 #   serial   after rodinia: the best plan and the four kernels each at
 #            its own optimum, on four streams and on one, with energy
 #   schedule gtune schedule of every experiment, instruction mix from ncu
@@ -123,6 +125,25 @@ if has serial; then
   done
   timed serial-alone-together "$G" measure $SPECS "${cfgs[@]}" --energy --backend "$BACKEND" --db "$WORK/serial.db" --json
   timed serial-alone-serial "$G" measure $SPECS "${cfgs[@]}" --stream 0,0,0,0 --energy --backend "$BACKEND" --db "$WORK/serial.db" --json
+fi
+if has alone; then
+  # multi_alone_greedy (Algorithm 3 from each kernel's times alone): each
+  # spec brute-forced alone into one database, copied for each workload so
+  # that nothing of the workload is reused; energy measured for every plan
+  # it visits. Then a uniform random sample of $SAMPLE plans of the whole
+  # combined space, time only, to place its choice there.
+  S=examples/rodinia
+  rm -f "$WORK"/alone*.db
+  for k in lud streamcluster hotspot particlefilter; do
+    timed "alone-$k" "$G" tune "$S/$k/spec.json" --backend "$BACKEND" --strategy brute_force --db "$WORK/alone.db" --no-progress --json
+  done
+  for w in rodinia-4 rodinia-4-full; do
+    cp "$WORK/alone.db" "$WORK/alone-$w.db"
+    timed "alone-greedy-$w" "$G" tune "examples/workloads/$w.yaml" --backend "$BACKEND" --strategy multi_alone_greedy --energy --db "$WORK/alone-$w.db" --no-progress --json
+    export_csv "$WORK/alone-$w.db" "alone-$w-"
+  done
+  timed sample-full "$G" tune examples/workloads/rodinia-4-full.yaml --backend "$BACKEND" --strategy random_sample --max-evals "${SAMPLE:-2000}" --seed 3 --db "$WORK/sample.db" --no-progress --json
+  export_csv "$WORK/sample.db" sample-full-
 fi
 if has schedule; then
   for x in $EXPERIMENTS; do

@@ -20,6 +20,7 @@ import (
 func init() {
 	Register("multi_occupancy_greedy", Needs{Kernels: true}, func(o Options) (Strategy, error) { return newMultiGreedy(o, false) })
 	Register("multi_occupancy_greedy_energy", Needs{Kernels: true}, func(o Options) (Strategy, error) { return newMultiGreedy(o, true) })
+	Register("multi_alone_greedy", Needs{Kernels: true, AloneTimes: true}, newMultiAloneGreedy)
 }
 
 // multiSpace maps a choice of one candidate per kernel and a clock onto
@@ -249,4 +250,62 @@ func multiAlgorithm4(m *multiSpace, E func(int) float64, times func(int) []float
 		seen[key] = true
 		d = delta
 	}
+}
+
+// newMultiAloneGreedy is multi_alone_greedy, gtune's variant of
+// Algorithm 3 for GPUs where theoretical occupancy does not rank a
+// kernel's configurations (Hopper: a 32-thread block reaches at most 50 %
+// occupancy yet is often the fastest; BENCHMARKS.md, "Several kernels
+// tuned together"). Steps 1–7 are replaced: each kernel's candidate list
+// D_i is the configurations of its own space measured when it ran alone
+// on this GPU (Part.AloneTimes, from the results database), fastest
+// first; steps 8–13 are Algorithm 3's as multiAlgorithm3 implements them
+// (every kernel at D_i[0], kernels in order of decreasing time in that
+// plan, each walked while the plan's time falls, restarts on a change).
+// The single-kernel results are prior knowledge, not charged to the run,
+// as the transfer strategy's priors are. Errors: a kernel with no
+// configuration measured alone (tune it first: gtune tune SPEC), a
+// kernel that does not fit the combined space.
+func newMultiAloneGreedy(o Options) (Strategy, error) {
+	const name = "multi_alone_greedy"
+	c, err := occSpaceClocks(o)
+	if err != nil {
+		return nil, fmt.Errorf("strategy %s: %w", name, err)
+	}
+	if c.param >= 0 {
+		return nil, fmt.Errorf("strategy %s tunes the kernels at one clock; the space tunes nvml_gr_clock (use multi_occupancy_greedy_energy)", name)
+	}
+	m := &multiSpace{o: o, clock: c, clockValue: make([]int32, len(c.mhz))}
+	var all []Candidate
+	for _, p := range o.Kernels {
+		if p.Space == nil {
+			return nil, fmt.Errorf("strategy %s: kernel %s has no space", name, p.Name)
+		}
+		if got, want := len(p.Space.Params()), len(o.Space.Params())-p.First; p.First < 0 || got > want {
+			return nil, fmt.Errorf("strategy %s: kernel %s's %d parameters do not fit the combined space from position %d", name, p.Name, got, p.First)
+		}
+		D := AloneCandidates(p)
+		if len(D) == 0 {
+			return nil, fmt.Errorf("strategy %s: kernel %s has no configuration of its space measured alone on this GPU in the results database; tune it alone first (gtune tune SPEC)", name, p.Name)
+		}
+		m.D = append(m.D, D)
+		all = append(all, D...)
+	}
+	g := &occGreedy{name: name, memo: map[int]float64{}, kernelTimes: map[int][]float64{}, reduced: all, observe: "time"}
+	g.next, g.stop = iter.Pull(g.procedure(func(T func(int) float64) int { return multiAlgorithm3(m, T, g.timesOf) }))
+	return g, nil
+}
+
+// AloneCandidates is multi_alone_greedy's candidate list of one kernel:
+// the configurations of p.Space with a time measured alone
+// (p.AloneTimes), fastest first, ties by index.
+func AloneCandidates(p Part) []Candidate {
+	var D []Candidate
+	for i, t := range p.AloneTimes {
+		if i < p.Space.Len() && !math.IsNaN(t) && !math.IsInf(t, 0) {
+			D = append(D, Candidate{Index: i})
+		}
+	}
+	sort.SliceStable(D, func(a, b int) bool { return p.AloneTimes[D[a].Index] < p.AloneTimes[D[b].Index] })
+	return D
 }

@@ -2,6 +2,8 @@ package strategy
 
 import (
 	"fmt"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/gtune/gtune/device"
@@ -136,5 +138,33 @@ func TestMultiNeedsKernels(t *testing.T) {
 	c := newMultiCase(t, nil)
 	if _, err := New("multi_occupancy_greedy", Options{Space: c.sp}); err == nil {
 		t.Error("multi_occupancy_greedy without kernels: no error")
+	}
+}
+
+// multi_alone_greedy on the worked case, with a measured alone at x=1
+// (2.0 ms) and x=2 (1.0 ms) only, b at every x (0.5, 0.7, 0.9 ms): D_a =
+// [2, 1], D_b = [1, 2, 3]. Start (2,1) (plan 4.8, a the slower); a's walk
+// 2→1 (5.8, a rise: keep 2); b's walk with a=2: 1→2 (4.5)→3 (5: keep
+// 2); b changed: restart, a's walk with b=2 measures (1,2) (5.5: keep
+// 2), b's walk is all measured. Five evaluations, choice (2,2); a=3,
+// never measured alone, is never proposed. A kernel never measured alone
+// is refused with the command that fixes it.
+func TestMultiAloneGreedy(t *testing.T) {
+	c := newMultiCase(t, nil)
+	nan := math.NaN()
+	c.o.Kernels[0].AloneTimes = []float64{2.0, 1.0, nan}
+	c.o.Kernels[1].AloneTimes = []float64{0.5, 0.7, 0.9}
+	s, err := New("multi_alone_greedy", c.o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, choice := c.run(t, s, "time")
+	want := []string{"2,1", "1,1", "2,2", "2,3", "1,2"}
+	if fmt.Sprint(seen) != fmt.Sprint(want) || choice != "2,2" {
+		t.Errorf("measured %v, chose %s; want %v, 2,2", seen, choice, want)
+	}
+	c.o.Kernels[1].AloneTimes = []float64{nan, nan, nan}
+	if _, err := New("multi_alone_greedy", c.o); err == nil || !strings.Contains(err.Error(), "kernel b has no configuration") || !strings.Contains(err.Error(), "gtune tune SPEC") {
+		t.Errorf("kernel never measured alone: %v", err)
 	}
 }

@@ -99,6 +99,10 @@ type Part struct {
 	// over Space.
 	Target    *Target
 	Resources func(index int) (registers, sharedMemory int, err error)
+	// AloneTimes[i] is the time (ms) of configuration i of Space when the
+	// kernel ran alone on this GPU, NaN where it was not measured or
+	// failed; nil unless a strategy needs it (Needs.AloneTimes).
+	AloneTimes []float64
 }
 
 // Needs is what a strategy needs besides the search space, the seed and
@@ -117,6 +121,9 @@ type Needs struct {
 	// Kernels: Options.Kernels, the kernels of a workload (each with
 	// Target and Resources).
 	Kernels bool
+	// AloneTimes: Part.AloneTimes, each kernel's times run alone on this
+	// GPU (from the results database); implies Kernels.
+	AloneTimes bool
 }
 
 // Factory makes a strategy; it returns an error for bad hyperparameters.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/cache"
@@ -16,10 +17,11 @@ import (
 // WorkloadParts gives the multi-kernel strategies each kernel of a
 // workload (strategy.Part): its own search space, its occupancy target
 // (OccupancyTarget) and its compiled resources (NewResourceProvider, over
-// its own spec and space), and where its parameters sit in the combined
-// space (lay). Errors: a kernel whose space does not build, a GPU missing
-// from the device database.
-func WorkloadParts(ctx context.Context, log io.Writer, be backend.Backend, db *store.DB, set *workload.Set, lay *workload.Layout) ([]strategy.Part, error) {
+// its own spec and space), where its parameters sit in the combined
+// space (lay), and with alone its times run alone on be's GPU
+// (AloneTimes). Errors: a kernel whose space does not build, a GPU
+// missing from the device database, the database.
+func WorkloadParts(ctx context.Context, log io.Writer, be backend.Backend, db *store.DB, set *workload.Set, lay *workload.Layout, alone bool) ([]strategy.Part, error) {
 	var parts []strategy.Part
 	for i, m := range set.Members {
 		sp, err := set.MemberSpace(ctx, i, space.BuildOptions{})
@@ -30,12 +32,42 @@ func WorkloadParts(ctx context.Context, log io.Writer, be backend.Backend, db *s
 		if err != nil {
 			return nil, err
 		}
-		parts = append(parts, strategy.Part{
+		part := strategy.Part{
 			Name: m.Name, Space: sp, First: lay.Members[i], Target: t,
 			Resources: NewResourceProvider(ctx, log, be, m.Spec, sp, db).Resources,
-		})
+		}
+		if alone {
+			if part.AloneTimes, err = AloneTimes(db, m.Spec.Hash, be.Device().UUID, sp); err != nil {
+				return nil, err
+			}
+		}
+		parts = append(parts, part)
 	}
 	return parts, nil
+}
+
+// AloneTimes gives the time (ms) of every configuration of sp measured
+// valid for the spec of hash specHash run alone on the GPU of uuid, the
+// newest such evaluation in db (any run: tune, measure, import), NaN
+// where there is none. A configuration flagged implausible counts as
+// unmeasured. Errors: the database.
+func AloneTimes(db *store.DB, specHash, uuid string, sp *space.Space) ([]float64, error) {
+	prev, err := db.Previous(specHash, uuid)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, sp.Len())
+	for i := range out {
+		out[i] = math.NaN()
+		e, ok := prev[sp.Key(i)]
+		if !ok || e.Status != string(backend.StatusValid) || e.Observations[implausibleKey] != 0 {
+			continue
+		}
+		if t, ok := e.Observations["time"]; ok {
+			out[i] = t
+		}
+	}
+	return out, nil
 }
 
 // Provide fills the inputs the run's strategy declares it needs
@@ -54,13 +86,13 @@ func (c *Config) Provide(ctx context.Context, log io.Writer) error {
 		return &ConfigError{err}
 	}
 	if c.Workload != nil && (needs.Resources || needs.Target || needs.Priors) {
-		return &ConfigError{fmt.Errorf("strategy %s tunes one kernel; a workload's kernels are tuned together by multi_occupancy_greedy, multi_occupancy_greedy_energy or a strategy that needs only the combined space", c.Strategy)}
+		return &ConfigError{fmt.Errorf("strategy %s tunes one kernel; a workload's kernels are tuned together by multi_occupancy_greedy, multi_occupancy_greedy_energy, multi_alone_greedy or a strategy that needs only the combined space", c.Strategy)}
 	}
 	if needs.Kernels && c.Kernels == nil {
 		if c.Workload == nil {
 			return &ConfigError{fmt.Errorf("strategy %s tunes several kernels run together: give it a workload file (gtune tune WORKLOAD), not a spec", c.Strategy)}
 		}
-		parts, err := WorkloadParts(ctx, log, c.Backend, c.DB, c.Workload, c.Layout)
+		parts, err := WorkloadParts(ctx, log, c.Backend, c.DB, c.Workload, c.Layout, needs.AloneTimes)
 		if err != nil {
 			return &ConfigError{fmt.Errorf("strategy %s: %w", c.Strategy, err)}
 		}

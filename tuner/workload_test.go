@@ -219,3 +219,46 @@ func TestMeasureTwoSpecsOnTheSimulator(t *testing.T) {
 		t.Errorf("two streams take %.3f of the sum of the launches, one stream %.3f: no overlap", ratio[true], ratio[false])
 	}
 }
+
+// multi_alone_greedy on the simulated H100: without the kernels' times
+// alone in the database it refuses to start, naming the command that
+// fixes it; after a brute force of each spec alone (same database, same
+// simulated GPU) it starts every kernel at its fastest configuration
+// alone, and ends at the brute-force optimum of the combined space.
+func TestWorkloadAloneGreedy(t *testing.T) {
+	set, lay, sp := twoKernels(t, false)
+	db, err := store.Open(filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	d, err := device.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := sim.New(d, sim.Options{Seed: 7})
+	defer be.Close()
+	c := Config{Workload: set, Layout: lay, Space: sp, Backend: be, DB: db, Strategy: "multi_alone_greedy",
+		Objective: objective.Objective{Name: objective.Time, Unit: "ms"}}
+	if err := c.Provide(context.Background(), io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), "gtune tune SPEC") {
+		t.Fatalf("without times alone: %v", err)
+	}
+	for _, m := range set.Members {
+		msp, err := m.Spec.BuildSpace()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Run(context.Background(), Config{Spec: m.Spec, Space: msp, Backend: be, DB: db,
+			Objective: objective.Objective{Name: objective.Time, Unit: "ms"}, Strategy: "brute_force", CompileWorkers: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bf := runWorkload(t, db, set, lay, sp, "brute_force")
+	g := runWorkload(t, db, set, lay, sp, "multi_alone_greedy")
+	if g.Evaluated+g.Reused != 6 || g.Best[0].Key != bf.Best[0].Key || bf.Best[0].Key != "1024,64" {
+		t.Errorf("alone greedy considered %d, best %s; brute force best %s; want 6, 1024,64 twice", g.Evaluated+g.Reused, g.Best[0].Key, bf.Best[0].Key)
+	}
+}
