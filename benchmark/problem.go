@@ -11,6 +11,7 @@
 package benchmark
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/workload"
 )
 
 // Problem is one search space with a recorded time (ms) per configuration.
@@ -98,11 +100,7 @@ func LoadProblem(cachePath, specPath string) (*Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := spec.LoadWith(specPath, spec.LoadOptions{NoSource: true})
-	if err != nil {
-		return nil, err
-	}
-	full, err := s.BuildSpace()
+	full, consts, err := loadSpace(specPath)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +120,7 @@ func LoadProblem(cachePath, specPath string) (*Problem, error) {
 		for i, e := range entries {
 			keep[i] = e != nil
 		}
-		if sp, err = Restrict(full, keep, s.Constants); err != nil {
+		if sp, err = Restrict(full, keep, consts); err != nil {
 			return nil, fmt.Errorf("benchmark: cache %s lacks %d of the %d configurations of spec %s: %w", cachePath, missing, full.Len(), specPath, err)
 		}
 		if entries, err = c.BySpace(sp); err != nil {
@@ -150,6 +148,34 @@ func LoadProblem(cachePath, specPath string) (*Problem, error) {
 	p.Missing, p.SpecLen = missing, full.Len()
 	p.Path, p.Spec = cachePath, specPath
 	return p, nil
+}
+
+// loadSpace builds the search space a cache is replayed over: a T1
+// spec's, or a workload file's combined space (workload.Set.Space:
+// several kernels run together, their parameters prefixed with the
+// kernel's name, as gtune export writes such a run's cache), with the
+// constants its restrictions read.
+func loadSpace(path string) (*space.Space, expr.Env, error) {
+	if workload.IsFile(path) {
+		set, err := workload.Load(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		sp, _, err := set.Space(context.Background(), false, space.BuildOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return sp, set.Constants(), nil
+	}
+	s, err := spec.LoadWith(path, spec.LoadOptions{NoSource: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	sp, err := s.BuildSpace()
+	if err != nil {
+		return nil, nil, err
+	}
+	return sp, s.Constants, nil
 }
 
 // maxRestrictRaw bounds the Cartesian product Restrict encodes: its

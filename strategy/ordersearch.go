@@ -19,7 +19,7 @@ const (
 )
 
 func init() {
-	Register("order_search", Needs{}, newOrderSearch)
+	Register("order_search", Needs{Orders: true}, newOrderSearch)
 }
 
 // order_search refines a launch order by measurement: the symbiotic

@@ -124,6 +124,9 @@ type Needs struct {
 	// AloneTimes: Part.AloneTimes, each kernel's times run alone on this
 	// GPU (from the results database); implies Kernels.
 	AloneTimes bool
+	// Orders: a space with a launch-order parameter (gtune tune WORKLOAD
+	// --orders); it searches nothing else.
+	Orders bool
 }
 
 // Factory makes a strategy; it returns an error for bad hyperparameters.

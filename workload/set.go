@@ -407,7 +407,6 @@ type Layout struct {
 func (s *Set) Space(ctx context.Context, orders bool, opts space.BuildOptions) (*space.Space, *Layout, error) {
 	var params []space.Param
 	var rs []space.Restriction
-	consts := expr.MapEnv{}
 	lay := &Layout{Order: -1}
 	for i, m := range s.Members {
 		if _, err := s.MemberSpace(ctx, i, opts); err != nil {
@@ -425,10 +424,8 @@ func (s *Set) Space(ctx context.Context, orders bool, opts space.BuildOptions) (
 			}
 			rs = append(rs, space.Restriction{Expr: r.Expr, Source: m.Name + ": " + src, Scope: pre})
 		}
-		for n, v := range m.Spec.Constants {
-			consts[pre+n] = v
-		}
 	}
+	consts := s.Constants()
 	for _, p := range s.Settings {
 		lay.Settings = append(lay.Settings, len(params))
 		params = append(params, p)
@@ -453,6 +450,19 @@ func (s *Set) Space(ctx context.Context, orders bool, opts space.BuildOptions) (
 		return nil, nil, fmt.Errorf("workload %s: %w", s.Path, err)
 	}
 	return sp, lay, nil
+}
+
+// Constants are the members' spec constants, each prefixed with its
+// member's name as its parameters are (the constants the combined
+// space's scoped restrictions read).
+func (s *Set) Constants() expr.MapEnv {
+	consts := expr.MapEnv{}
+	for i, m := range s.Members {
+		for n, v := range m.Spec.Constants {
+			consts[s.Prefix(i)+n] = v
+		}
+	}
+	return consts
 }
 
 // OrderName writes a launch order as the member names joined by

@@ -27,13 +27,14 @@ const defaultHub = "../shared/datasets/benchmark_hub"
 // but those whose declared needs (strategy.Needs) set them apart: an
 // exhaustive walk (does not depend on the seed), a multi-objective search
 // (optimises several objectives together), a need for the GPU's
-// description or compiled resources (a recorded cache has neither), or
-// for other GPUs' results (a different setting, compared separately).
+// description or compiled resources (a recorded cache has neither), for
+// other GPUs' results (a different setting, compared separately), or for
+// the kernels of a workload one by one, or a space of launch orders.
 func benchDefaultStrategies() []string {
 	var out []string
 	for _, n := range strategy.Names() {
 		needs, _ := strategy.NeedsOf(n)
-		if needs.Exhaustive || needs.Objectives > 1 || needs.Target || needs.Resources || needs.Priors {
+		if needs.Exhaustive || needs.Objectives > 1 || needs.Target || needs.Resources || needs.Priors || needs.Kernels || needs.Orders {
 			continue
 		}
 		out = append(out, n)
@@ -43,6 +44,7 @@ func benchDefaultStrategies() []string {
 
 func newBenchStrategiesCmd() *cobra.Command {
 	var caches, strategies, specDirs, params, priorPool []string
+	var specPath string
 	var seeds, workers int
 	var budgets string
 	var asJSON bool
@@ -66,7 +68,9 @@ Each cache's search space is built from the T1 spec NAME.T1.json whose NAME pref
 file name (convolution_milo_A100.json.gz -> convolution_milo.T1.json), looked up in --spec-dir.
 Configurations of the spec's space that a cache lacks are left out of the space searched on that
 cache (no strategy can propose one, none costs an evaluation: their outcome is unknown, and Kernel
-Tuner's simulation mode refuses them); the output says how many each cache lacks.
+Tuner's simulation mode refuses them); the output says how many each cache lacks. --spec names the
+spec instead, or a workload file: the cache of a workload run (gtune export) is then replayed over
+the workload's combined space.
 
 The transfer strategy (never run unless named) learns from tuning results of the same kernel on
 other GPUs: on each cache, its priors are the other caches of the same spec among --prior-cache
@@ -106,9 +110,11 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 			}
 			var problems []*benchmark.Problem
 			for _, c := range caches {
-				sp, err := benchmark.FindSpec(c, specDirs)
-				if err != nil {
-					return inputError{err}
+				sp := specPath
+				if sp == "" {
+					if sp, err = benchmark.FindSpec(c, specDirs); err != nil {
+						return inputError{err}
+					}
 				}
 				p, err := benchmark.LoadProblem(c, sp)
 				if err != nil {
@@ -157,6 +163,7 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 	fl.StringArrayVar(&caches, "cache", nil, "Kernel Tuner cache file (.json or .json.gz; repeatable; default: the caches in "+defaultHub+")")
 	fl.StringArrayVar(&strategies, "strategy", nil, "strategy to run (repeatable; default: all but brute_force, nsga2 and the occupancy-guided ones)")
 	fl.StringArrayVar(&specDirs, "spec-dir", nil, "directory of T1 specs NAME.T1.json (repeatable; default: "+benchmark.DefaultSpecDir+" and specs/ beside each cache)")
+	fl.StringVar(&specPath, "spec", "", "the T1 spec or workload file every --cache was recorded with (default: looked up in --spec-dir by the cache's name); a workload run's cache comes from gtune export")
 	fl.StringArrayVar(&params, "strategy-param", nil, "a hyperparameter STRATEGY.NAME=VALUE (repeatable)")
 	fl.StringArrayVar(&priorPool, "prior-cache", nil, "cache the transfer strategy may take priors from (repeatable; default: the caches in "+defaultHub+" and the --cache files)")
 	fl.IntVar(&seeds, "seeds", 50, "runs per strategy, cache and budget (run k's seed: a hash of the cache name, the strategy and k)")

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +102,41 @@ func TestMeasureWorkloadOrder(t *testing.T) {
 	}
 	if code, _, errs := gtune(t, "measure", w, "--backend", "sim", "--db", db, "--order", "pf>pf"); code == 0 || !strings.Contains(errs, "listed twice") {
 		t.Errorf("bad order: exit %d, %s", code, errs)
+	}
+}
+
+// A workload's brute force, exported as a Kernel Tuner cache, replayed by
+// bench-strategies over the workload's combined space (--spec WORKLOAD):
+// 9 plans, none lacking; the optimum the replay reports is the brute
+// force's.
+func TestBenchStrategiesWorkload(t *testing.T) {
+	w := twoKernelWorkload(t, "measurement: {iterations: 3}\n")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.db")
+	code, out, errs := gtune(t, "tune", w, "--backend", "sim", "--db", db, "--no-progress", "--json")
+	var doc struct {
+		Best struct {
+			Objectives map[string]float64
+		}
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+		t.Fatalf("tune: exit %d: %s", code, errs)
+	}
+	cachePath := filepath.Join(dir, "two_sim.json")
+	if code, _, errs := gtune(t, "export", "--db", db, "--run", "1", "-o", cachePath); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errs)
+	}
+	code, out, errs = gtune(t, "bench-strategies", "--cache", cachePath, "--spec", w, "--strategy", "random_sample", "--budgets", "4,9", "--seeds", "3")
+	if code != 0 {
+		t.Fatalf("bench-strategies: exit %d: %s", code, errs)
+	}
+	want := fmt.Sprintf("two_sim: 9 configurations, 0 lacking, 9 valid, optimum %.4g ms", doc.Best.Objectives["time"])
+	if !strings.Contains(out, want) || !strings.Contains(out, "random_sample") {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	// Without --spec the cache's spec is looked up by name, and a workload
+	// run's cache has none.
+	if code, _, errs := gtune(t, "bench-strategies", "--cache", cachePath, "--spec-dir", dir, "--strategy", "random_sample", "--budgets", "4"); code != 2 || !strings.Contains(errs, "no T1 spec for cache") {
+		t.Errorf("no --spec: exit %d: %s", code, errs)
 	}
 }
