@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"sort"
 
 	"github.com/gtune/gtune/device"
 )
@@ -112,6 +113,8 @@ func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64,
 	}
 	rr := 0 // breadth-first pointer over the SMs
 	now := 0.0
+	room := make([]int, d.SMs) // blocks of the kernel being dispatched each SM can still take
+	take := make([]int, d.SMs) // and takes in this dispatch
 	dispatch := func() {
 		for k := range ks {
 			if pending[k] == 0 {
@@ -123,24 +126,64 @@ func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64,
 			if start[k] < 0 {
 				start[k] = now
 			}
-			for pending[k] > 0 {
-				placed := 0
-				for i := 0; i < d.SMs && pending[k] > 0; i++ {
-					s := (rr + i) % d.SMs
-					if perKernel[s][k] >= ks[k].perSM || !used[s].add(ks[k].use, 1).fits(cap) {
-						continue
+			// The scheduler's passes, one block per SM each, breadth first
+			// from rr (rr moving one SM a pass), computed in bulk: SM s
+			// takes a block in pass p exactly when room[s] > p, so passes
+			// 0..P-1 place sum(min(room, P)) blocks; the pass in which
+			// the kernel's blocks run out gives one more to the first of
+			// the SMs with room left, in that pass's order.
+			most, total := 0, 0
+			for s := range room {
+				room[s] = roomFor(used[s], cap, ks[k].use, ks[k].perSM-perKernel[s][k])
+				most = max(most, room[s])
+				total += room[s]
+			}
+			P, extra := most, 0 // full passes; blocks of the partial pass P
+			if pending[k] < total {
+				placedBy := func(p int) int {
+					n := 0
+					for _, r := range room {
+						n += min(r, p)
 					}
-					used[s] = used[s].add(ks[k].use, 1)
-					perKernel[s][k]++
-					pending[k]--
-					live[k]++
-					placed++
-					addCohort(&resident[s], k, ks[k].blockMs)
+					return n
 				}
-				rr = (rr + 1) % d.SMs
-				if placed == 0 {
-					return // the head block fits nowhere: left-over policy
+				P = sort.Search(most, func(p int) bool { return placedBy(p+1) >= pending[k] })
+				extra = pending[k] - placedBy(P)
+			}
+			for s := range room {
+				take[s] = min(room[s], P)
+			}
+			if extra > 0 {
+				from := (rr + P) % d.SMs
+				for i := 0; i < d.SMs && extra > 0; i++ {
+					if s := (from + i) % d.SMs; room[s] > P {
+						take[s]++
+						extra--
+					}
 				}
+			}
+			placed := 0
+			for s, t := range take {
+				if t == 0 {
+					continue
+				}
+				used[s] = used[s].add(ks[k].use, t)
+				perKernel[s][k] += t
+				live[k] += t
+				placed += t
+				addCohort(&resident[s], k, ks[k].blockMs, t)
+			}
+			pending[k] -= placed
+			if pending[k] > 0 {
+				// Every SM is full for this kernel: the passes that placed
+				// blocks, then one that placed none, which stops dispatch
+				// (left-over policy: nothing behind the head block goes).
+				rr = (rr + most + 1) % d.SMs
+				return
+			}
+			rr = (rr + P + 1) % d.SMs
+			if placed == total {
+				rr = (rr - 1 + d.SMs) % d.SMs // the last full pass emptied it: no partial pass
 			}
 		}
 	}
@@ -151,28 +194,38 @@ func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64,
 		now = ks[0].overheadMs
 	}
 	dispatch()
+	// Per event: each SM's compute demand, the chip's memory demand, and
+	// each resident cohort's slowdown (computed once, used for the step
+	// and for the progress), buffers reused across events.
+	comp := make([]float64, d.SMs)
+	slows := make([][]float64, d.SMs)
 	for {
-		// Chip-wide memory demand and each SM's compute demand.
 		mem := 0.0
-		comp := make([]float64, d.SMs)
 		for s := range resident {
+			comp[s] = 0
 			for _, c := range resident[s] {
 				comp[s] += float64(c.count) * ks[c.kernel].compute
 				mem += float64(c.count) * ks[c.kernel].memory
 			}
 		}
-		slow := func(s, k int) float64 {
-			c, m := ks[k].compute, ks[k].memory
-			if c+m <= 0 {
-				return 1
-			}
-			return (c*math.Max(1, comp[s]) + m*math.Max(1, mem)) / (c + m)
-		}
+		memOver := math.Max(1, mem)
 		dt := math.Inf(1)
 		for s := range resident {
+			compOver := math.Max(1, comp[s])
+			sl := slows[s][:0]
 			for _, c := range resident[s] {
-				dt = math.Min(dt, c.left*slow(s, c.kernel))
+				// s = c·max(1, C_sm) + m·max(1, M), normalised by c + m.
+				cf, mf := ks[c.kernel].compute, ks[c.kernel].memory
+				f := 1.0
+				if cf+mf > 0 {
+					f = (cf*compOver + mf*memOver) / (cf + mf)
+				}
+				sl = append(sl, f)
+				if x := c.left * f; x < dt {
+					dt = x
+				}
 			}
+			slows[s] = sl
 		}
 		if math.IsInf(dt, 1) {
 			break // nothing resident: everything done (or nothing to run)
@@ -180,8 +233,8 @@ func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64,
 		now += dt
 		for s := range resident {
 			rest := resident[s][:0]
-			for _, c := range resident[s] {
-				c.left -= dt / slow(s, c.kernel)
+			for i, c := range resident[s] {
+				c.left -= dt / slows[s][i]
 				if c.left > 1e-12 {
 					rest = append(rest, c)
 					continue
@@ -215,14 +268,29 @@ func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64,
 	return launchMs, planMs
 }
 
-// addCohort adds one block with work left to an SM's resident cohorts,
+// addCohort adds n blocks with work left to an SM's resident cohorts,
 // joining a cohort of the same kernel started at the same instant.
-func addCohort(cs *[]cohort, kernel int, left float64) {
+func addCohort(cs *[]cohort, kernel int, left float64, n int) {
 	for i := range *cs {
 		if c := &(*cs)[i]; c.kernel == kernel && c.left == left {
-			c.count++
+			c.count += n
 			return
 		}
 	}
-	*cs = append(*cs, cohort{kernel: kernel, count: 1, left: left})
+	*cs = append(*cs, cohort{kernel: kernel, count: n, left: left})
+}
+
+// roomFor is how many more blocks of use an SM at used can take: at most
+// left (its resident-block limit for the kernel), and as many as every
+// resource of cap allows.
+func roomFor(used, cap, use smUse, left int) int {
+	n := max(left, 0)
+	for _, r := range [][3]int{{used.threads, cap.threads, use.threads}, {used.regs, cap.regs, use.regs}, {used.smem, cap.smem, use.smem}, {used.blocks, cap.blocks, use.blocks}} {
+		if r[2] > 0 {
+			n = min(n, max(r[1]-r[0], 0)/r[2])
+		} else if r[0] > r[1] {
+			n = 0
+		}
+	}
+	return n
 }
