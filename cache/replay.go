@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -188,14 +189,20 @@ func (r *Replay) Run(ctx context.Context, p *backend.Plan) (*backend.Result, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(p.Launches) != 1 {
-		return nil, fmt.Errorf("replay: a recording holds one kernel; the plan has %d launches", len(p.Launches))
+	if len(p.Launches) == 0 {
+		return nil, errors.New("replay: a plan without launches")
 	}
-	j := p.Launches[0].Job
-	e, ok := r.byKey[j.Key]
+	// One launch is keyed by its configuration; a plan of several (a
+	// workload's, its cache exported by gtune export) by the plan's key
+	// in the combined space, which is what the recording was keyed by.
+	key := p.Launches[0].Job.Key
+	if len(p.Launches) > 1 {
+		key = p.Key
+	}
+	e, ok := r.byKey[key]
 	if !ok {
-		if _, valid := r.sp.Lookup(j.Key); valid {
-			return nil, fmt.Errorf("replay: configuration %s satisfies the restrictions but is not in the cache %s", j.Key, r.source())
+		if _, valid := r.sp.Lookup(key); valid {
+			return nil, fmt.Errorf("replay: configuration %s satisfies the restrictions but is not in the cache %s", key, r.source())
 		}
 		return &backend.Result{Status: backend.StatusLaunchFailed,
 			Reason: MarkerInvalid + ": not in the cache and fails the restrictions"}, nil
@@ -207,13 +214,20 @@ func (r *Replay) Run(ctx context.Context, p *backend.Plan) (*backend.Result, err
 		r.mu.Unlock()
 	}
 	res := &backend.Result{Status: e.Status, BenchmarkMs: nz(e.BenchmarkMs),
-		Launches: []backend.LaunchResult{{MaxThreadsPerBlock: r.dev.MaxThreadsPerBlock}}}
+		Launches: make([]backend.LaunchResult, len(p.Launches))}
+	for i := range res.Launches {
+		res.Launches[i].MaxThreadsPerBlock = r.dev.MaxThreadsPerBlock
+	}
 	if !e.Valid() {
 		res.Reason = entryMarker(e) + " (recorded)"
 		return res, nil
 	}
 	res.TimesMs = replayTimes(e)
-	res.Launches[0].TimesMs = res.TimesMs
+	if len(p.Launches) == 1 {
+		// A recording has the plan's times, which are its launch's only
+		// when the plan has one.
+		res.Launches[0].TimesMs = res.TimesMs
+	}
 	res.Observations = e.Observations()
 	return res, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/strategy"
 	"github.com/gtune/gtune/tuner"
+	"github.com/gtune/gtune/workload"
 )
 
 func init() { subcommands = append(subcommands, newReplayCmd) }
@@ -116,8 +117,25 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 	if err != nil {
 		return inputError{err}
 	}
-	s, cleanup, err := loadReplaySpec(c, f.spec)
-	if err != nil {
+	// A workload's run, exported (gtune export), replays over the
+	// workload's combined space; the names of its objective and strategy
+	// resolve against its first kernel's spec, without that spec's
+	// metrics (a plan has none).
+	var set *workload.Set
+	var lay *workload.Layout
+	var s *spec.Spec
+	cleanup := func() {}
+	if f.spec != "" && workload.IsFile(f.spec) {
+		if set, err = loadWorkload(f.spec); err != nil {
+			return err
+		}
+		// A recording has no outputs to check.
+		no := false
+		set.Measurement = &workload.FileMeasurement{Verify: &no}
+		first := *set.Members[0].Spec
+		first.Path, first.Metrics, first.Objective, first.ObjectiveMaximize = set.Path, nil, "time", false
+		s = &first
+	} else if s, cleanup, err = loadReplaySpec(c, f.spec); err != nil {
 		return err
 	}
 	defer cleanup()
@@ -133,7 +151,12 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 	if err != nil {
 		return err
 	}
-	sp, err := s.BuildSpace()
+	var sp *space.Space
+	if set != nil {
+		sp, lay, err = workloadSpace(ctx, set, false, space.DefaultMaxConfigurations)
+	} else {
+		sp, err = s.BuildSpace()
+	}
 	if err != nil {
 		return err
 	}
@@ -180,7 +203,12 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 	if err != nil {
 		return inputError{err}
 	}
-	inputs := tuner.Config{Spec: s, Space: sp, Backend: first, DB: db, Strategy: stratName, StrategyParams: params}
+	subject := tuner.Config{Spec: s}
+	if set != nil {
+		subject = tuner.Config{Workload: set, Layout: lay}
+	}
+	inputs := subject
+	inputs.Space, inputs.Backend, inputs.DB, inputs.Strategy, inputs.StrategyParams = sp, first, db, stratName, params
 	if err := inputs.Provide(ctx, cmd.ErrOrStderr()); err != nil {
 		return inputError{err}
 	}
@@ -194,15 +222,13 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 			return inputError{err}
 		}
 		seed := f.seed + uint64(i)
-		sum, err := tuner.Run(ctx, tuner.Config{
-			Spec: s, Space: sp, Backend: r, DB: db, Objective: obj, Strategy: stratName, StrategyParams: params,
-			Seed: seed, MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Clock: r.Charged,
-			Resources: inputs.Resources, Target: inputs.Target, Priors: inputs.Priors,
-			// Every repeat starts from nothing, and one compile worker
-			// keeps the strategy's view of outstanding results the same
-			// on every machine, so that a seed replays identically.
-			Fresh: true, CompileWorkers: 1, GtuneVersion: version,
-		})
+		rc := inputs
+		rc.Backend, rc.Objective, rc.Seed, rc.MaxEvals, rc.TimeLimit, rc.Clock = r, obj, seed, f.maxEvals, f.timeLimit, r.Charged
+		// Every repeat starts from nothing, and one compile worker keeps
+		// the strategy's view of outstanding results the same on every
+		// machine, so that a seed replays identically.
+		rc.Fresh, rc.CompileWorkers, rc.GtuneVersion = true, 1, version
+		sum, err := tuner.Run(ctx, rc)
 		if sum == nil {
 			return err
 		}

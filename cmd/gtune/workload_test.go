@@ -106,9 +106,9 @@ func TestMeasureWorkloadOrder(t *testing.T) {
 }
 
 // A workload's brute force, exported as a Kernel Tuner cache, replayed by
-// bench-strategies over the workload's combined space (--spec WORKLOAD):
-// 9 plans, none lacking; the optimum the replay reports is the brute
-// force's.
+// bench-strategies and by replay over the workload's combined space
+// (--spec WORKLOAD): 9 plans, none lacking; the optimum the replay
+// reports is the brute force's.
 func TestBenchStrategiesWorkload(t *testing.T) {
 	w := twoKernelWorkload(t, "measurement: {iterations: 3}\n")
 	dir := t.TempDir()
@@ -133,6 +133,13 @@ func TestBenchStrategiesWorkload(t *testing.T) {
 	want := fmt.Sprintf("two_sim: 9 configurations, 0 lacking, 9 valid, optimum %.4g ms", doc.Best.Objectives["time"])
 	if !strings.Contains(out, want) || !strings.Contains(out, "random_sample") {
 		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	// gtune replay of the same cache over the workload: all 9 plans, the
+	// recorded optimum found.
+	code, out, errs = gtune(t, "replay", cachePath, "--spec", w, "--strategy", "random_sample", "--max-evals", "9")
+	opt := fmt.Sprintf("%.4g", doc.Best.Objectives["time"])
+	if code != 0 || !strings.Contains(out, "9 valid configurations, 9 recorded") || strings.Count(out, opt) < 2 {
+		t.Errorf("replay: exit %d: %s\n%s", code, errs, out)
 	}
 	// Without --spec the cache's spec is looked up by name, and a workload
 	// run's cache has none.
