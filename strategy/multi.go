@@ -211,23 +211,13 @@ func multiAlgorithm3(m *multiSpace, T func(int) float64, times func(int) []float
 func multiAlgorithm4(m *multiSpace, E func(int) float64, times func(int) []float64) int {
 	n, nf := len(m.D), len(m.clock.mhz)
 	d := make([]int, n) // step 3
-	iF, fMin := 0, nf-1
+	iF := 0
 	at := func(d []int, f int) float64 { return measureAt(m.index(d, f), E) }
 	seen := map[string]bool{}
 	for {
-		f := -1                  // step 4
-		for iF < nf && f == -1 { // step 5
-			e := at(d, iF)                 // steps 6–7
-			if iF > 0 && e > at(d, iF-1) { // step 8
-				f = iF - 1
-			} else {
-				iF++
-			}
-		}
-		if f == -1 { // step 10
-			f = fMin
-		}
-		delta := slices.Clone(d) // step 11
+		var f int
+		f, iF = clockWalk(iF, nf, func(f int) float64 { return at(d, f) }) // steps 4–10
+		delta := slices.Clone(d)                                           // step 11
 		at(delta, f)
 		K := byDecreasing(times(m.index(delta, f)), n) // step 12
 		restart := false

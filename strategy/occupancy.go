@@ -382,18 +382,8 @@ func occAlgorithm2(D []occDist, nf int, measure func(int) float64) int {
 	}
 	iF, d, fMin := 0, 0, nf-1 // step 3
 	for {
-		f := -1                  // step 4
-		for iF < nf && f == -1 { // step 5
-			e := E(d, iF)                 // steps 6–7
-			if iF > 0 && e > E(d, iF-1) { // step 8
-				f = iF - 1
-			} else {
-				iF++
-			}
-		}
-		if f == -1 { // step 10
-			f = fMin
-		}
+		var f int
+		f, iF = clockWalk(iF, nf, func(f int) float64 { return E(d, f) }) // steps 4–10
 		// step 11: the clock is part of each configuration measured below.
 		restart := false
 		if len(D) > 1 { // step 12
@@ -416,6 +406,27 @@ func occAlgorithm2(D []occDist, nf int, measure func(int) float64) int {
 			return D[d].byClock[f]
 		}
 	}
+}
+
+// clockWalk is steps 4–10 of Algorithms 2 and 4: from clock position iF
+// (clocks highest first, nf of them) lower the clock while the energy
+// e(f) falls; f is the clock before the first rise, else the lowest
+// (f_min, step 10), and next is where the walk stopped, so that a restart
+// of the procedure resumes there rather than at the highest clock.
+func clockWalk(iF, nf int, e func(f int) float64) (f, next int) {
+	f = -1
+	for iF < nf && f == -1 { // step 5
+		v := e(iF)                 // steps 6–7
+		if iF > 0 && v > e(iF-1) { // step 8
+			f = iF - 1
+		} else {
+			iF++
+		}
+	}
+	if f == -1 { // step 10
+		f = nf - 1
+	}
+	return f, iF
 }
 
 // occGreedy runs a procedure written as straight-line code (occAlgorithm1,

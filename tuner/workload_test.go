@@ -47,6 +47,18 @@ func twoKernels(t *testing.T, orders bool) (*workload.Set, *workload.Layout, *sp
 	return set, lay, sp
 }
 
+// openWorkloadDB opens a results database in the test's folder, closed
+// when the test ends.
+func openWorkloadDB(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 func runWorkload(t *testing.T, db *store.DB, set *workload.Set, lay *workload.Layout, sp *space.Space, strat string) *Summary {
 	t.Helper()
 	d, err := device.Lookup("h100_sxm")
@@ -78,11 +90,7 @@ func runWorkload(t *testing.T, db *store.DB, set *workload.Set, lay *workload.La
 // the reduced space).
 func TestWorkloadBruteForceAndAlgorithm3(t *testing.T) {
 	set, lay, sp := twoKernels(t, false)
-	db, err := store.Open(filepath.Join(t.TempDir(), "w.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openWorkloadDB(t)
 	bf := runWorkload(t, db, set, lay, sp, "brute_force")
 	if bf.Evaluated != 25 || bf.Invalid != 0 {
 		t.Fatalf("brute force evaluated %d, invalid %d; want 25, 0", bf.Evaluated, bf.Invalid)
@@ -115,11 +123,7 @@ func TestWorkloadOrders(t *testing.T) {
 	if sp.Len() != 50 {
 		t.Fatalf("%d configurations with orders, want 50", sp.Len())
 	}
-	db, err := store.Open(filepath.Join(t.TempDir(), "w.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openWorkloadDB(t)
 	sum := runWorkload(t, db, set, lay, sp, "brute_force")
 	if sum.Evaluated != 50 || sum.Invalid != 0 {
 		t.Fatalf("evaluated %d, invalid %d", sum.Evaluated, sum.Invalid)
@@ -227,11 +231,7 @@ func TestMeasureTwoSpecsOnTheSimulator(t *testing.T) {
 // alone, and ends at the brute-force optimum of the combined space.
 func TestWorkloadAloneGreedy(t *testing.T) {
 	set, lay, sp := twoKernels(t, false)
-	db, err := store.Open(filepath.Join(t.TempDir(), "w.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openWorkloadDB(t)
 	d, err := device.Lookup("h100_sxm")
 	if err != nil {
 		t.Fatal(err)

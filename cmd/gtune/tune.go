@@ -137,14 +137,11 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		fmt.Fprintln(cmd.ErrOrStderr(), "gtune: warning:", w)
 	}
 	// The database comes before the GPU: a bad path must cost no GPU work.
-	db, err := store.Open(f.db)
+	db, err := openRunDB(f.db)
 	if err != nil {
-		return inputError{err}
-	}
-	defer db.Close()
-	if _, err := db.MarkInterrupted(); err != nil {
 		return err
 	}
+	defer db.Close()
 	be, err := openBackend(ctx, cmd.ErrOrStderr(), s, f)
 	if err != nil {
 		return err
@@ -182,8 +179,32 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		cfg.Peaks = tuner.Peaks(nil, s)
 	}
 	cfg.Backend = gr.Wrap(be)
+	return runAndReport(ctx, cmd, cfg, f, db.Path(), func(out io.Writer, sum *tuner.Summary) {
+		report.TuneTable(out, s.Metrics, sum, db.Path())
+	})
+}
+
+// openRunDB opens the results database of a tuning run and marks the
+// runs a crash left open as interrupted. A bad path is bad input.
+func openRunDB(path string) (*store.DB, error) {
+	db, err := store.Open(path)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	if _, err := db.MarkInterrupted(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// runAndReport runs the tuner with cfg (a progress bar on stderr unless
+// --no-progress) and prints its summary: JSON with --json, else table.
+// The error is the run's; an interrupted run says that what was done is
+// in the database.
+func runAndReport(ctx context.Context, cmd *cobra.Command, cfg tuner.Config, f tuneFlags, dbPath string, table func(io.Writer, *tuner.Summary)) error {
 	if !f.noProgress {
-		cfg.Progress = newProgress(cmd.ErrOrStderr(), obj)
+		cfg.Progress = newProgress(cmd.ErrOrStderr(), cfg.Objective)
 	}
 	sum, err := tuner.Run(ctx, cfg)
 	if sum == nil {
@@ -191,11 +212,11 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	out := cmd.OutOrStdout()
 	if f.asJSON {
-		if e := report.TuneJSON(out, sum, db.Path()); e != nil {
+		if e := report.TuneJSON(out, sum, dbPath); e != nil {
 			return e
 		}
 	} else {
-		report.TuneTable(out, s.Metrics, sum, db.Path())
+		table(out, sum)
 	}
 	if sum.Interrupted {
 		return errors.New("interrupted; the evaluations done so far are in the database")

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -11,7 +11,6 @@ import (
 	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
-	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/strategy"
 	"github.com/gtune/gtune/tuner"
 	"github.com/gtune/gtune/workload"
@@ -87,14 +86,11 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 			}
 		}
 	}
-	db, err := store.Open(f.db)
+	db, err := openRunDB(f.db)
 	if err != nil {
-		return inputError{err}
-	}
-	defer db.Close()
-	if _, err := db.MarkInterrupted(); err != nil {
 		return err
 	}
+	defer db.Close()
 	be, err := openBackend(ctx, cmd.ErrOrStderr(), set.Members[0].Spec, f)
 	if err != nil {
 		return err
@@ -122,26 +118,10 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 		return inputError{err}
 	}
 	cfg.Backend = gr.Wrap(be)
-	if !f.noProgress {
-		cfg.Progress = newProgress(cmd.ErrOrStderr(), objs[0])
-	}
-	sum, err := tuner.Run(ctx, cfg)
-	if sum == nil {
-		return err
-	}
-	out := cmd.OutOrStdout()
-	if f.asJSON {
-		if e := report.TuneJSON(out, sum, db.Path()); e != nil {
-			return e
-		}
-	} else {
+	return runAndReport(ctx, cmd, cfg, f, db.Path(), func(out io.Writer, sum *tuner.Summary) {
 		report.TuneTable(out, nil, sum, db.Path())
 		report.KernelTimes(out, set, sum)
-	}
-	if sum.Interrupted {
-		return errors.New("interrupted; the evaluations done so far are in the database")
-	}
-	return err
+	})
 }
 
 // runWorkloadSpace is gtune space WORKLOAD: each kernel's space and its
