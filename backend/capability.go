@@ -8,6 +8,8 @@ import "github.com/gtune/gtune/device"
 //   - ResourceReporter (backend.go): a compiled configuration's registers
 //     and shared memory without a launch.
 //   - Simulator: the GPU is a model of a device-database description.
+//   - Compiler: what decides a binary besides the job, for caching
+//     binaries between runs (package compilecache).
 
 // Simulator is a backend whose GPU is a model of a device-database
 // description (backend/sim): its description is exact (not matched by
@@ -20,4 +22,34 @@ type Simulator interface {
 	Description() device.Description
 	// Simulated marks the capability; it does nothing.
 	Simulated()
+}
+
+// Compiler is a backend whose binaries are decided by the kernel's source,
+// name and options, the job's defines and simulated work, and its
+// CompilerID: the compiler and target, e.g. "nvrtc 13.0 sm_90 cubin". Two
+// compilations with equal inputs and CompilerID give interchangeable
+// binaries (package compilecache keys them so). Errors: no compiler can
+// be loaded.
+type Compiler interface {
+	Backend
+	CompilerID() (string, error)
+}
+
+// Capability finds capability T of be, looking through wrappers (a
+// backend with a method Unwrap() Backend, as gpuctl's GPU-settings
+// wrapper has): a wrapper that adds behaviour does not hide what the
+// backend it wraps can do.
+func Capability[T any](be Backend) (T, bool) {
+	for be != nil {
+		if t, ok := be.(T); ok {
+			return t, true
+		}
+		u, ok := be.(interface{ Unwrap() Backend })
+		if !ok {
+			break
+		}
+		be = u.Unwrap()
+	}
+	var zero T
+	return zero, false
 }

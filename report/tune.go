@@ -165,16 +165,18 @@ func Format(v float64) string {
 // status, implausible measurements, the power-capping ratio and db.
 func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 	doc := map[string]any{
-		"device":    sum.Device.Local,
-		"objective": map[string]any{"name": sum.Objective.Name, "direction": sum.Objective.Direction(), "unit": sum.Objective.Unit},
-		"strategy":  sum.Strategy,
-		"space":     sum.SpaceSize,
-		"evaluated": sum.Evaluated,
-		"reused":    sum.Reused,
-		"invalid":   sum.Invalid,
-		"run":       sum.RunID,
-		"elapsed_s": sum.Elapsed.Seconds(),
-		"db":        dbPath,
+		"device":         sum.Device.Local,
+		"objective":      map[string]any{"name": sum.Objective.Name, "direction": sum.Objective.Direction(), "unit": sum.Objective.Unit},
+		"strategy":       sum.Strategy,
+		"space":          sum.SpaceSize,
+		"evaluated":      sum.Evaluated,
+		"reused":         sum.Reused,
+		"compiled":       sum.Compiled,
+		"compile_reused": sum.CompileReused,
+		"invalid":        sum.Invalid,
+		"run":            sum.RunID,
+		"elapsed_s":      sum.Elapsed.Seconds(),
+		"db":             dbPath,
 	}
 	if len(sum.Objectives) > 1 {
 		var os []map[string]any

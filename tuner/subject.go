@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/compilecache"
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
@@ -212,6 +213,8 @@ type binaries struct {
 	m  map[binaryKey]*binaryEntry
 }
 
+// binaryKey is a kernel and configuration key, or with kernel -1 a
+// compilecache.Key.
 type binaryKey struct {
 	kernel int
 	key    string
@@ -226,22 +229,50 @@ type binaryEntry struct {
 // compile gives the binary of j, compiling it at the first call for its
 // key; fresh reports whether this call compiled it.
 func (b *binaries) compile(ctx context.Context, be backend.Backend, j *backend.Job) (bin *backend.Binary, fresh bool, err error) {
-	b.mu.Lock()
-	if b.m == nil {
-		b.m = map[binaryKey]*binaryEntry{}
-	}
-	k := binaryKey{j.Kernel, j.Key}
-	e, ok := b.m[k]
-	if !ok {
-		e = &binaryEntry{}
-		b.m[k] = e
-	}
-	b.mu.Unlock()
+	e := b.entry(binaryKey{j.Kernel, j.Key})
 	e.once.Do(func() {
 		e.bin, e.err = be.Compile(ctx, j)
 		fresh = true
 	})
 	return e.bin, fresh, e.err
+}
+
+// cached gives the binary of job j of kernel k from the compile cache
+// (this run's or an earlier one's, keyed by compilecache.Key with the
+// backend's compiler identity), compiling and storing it at the first
+// call for its key in this run when the cache has none; fresh reports
+// whether this call compiled it. A failure to store the binary on disk
+// costs the next run a compilation, not this one: it is not an error.
+func (b *binaries) cached(ctx context.Context, be backend.Backend, c *compilecache.Cache, compiler string, k backend.Kernel, j *backend.Job) (bin *backend.Binary, fresh bool, err error) {
+	key := compilecache.Key(compiler, k, j)
+	e := b.entry(binaryKey{-1, key})
+	e.once.Do(func() {
+		if cb, ok := c.Get(key); ok {
+			e.bin = cb
+			return
+		}
+		e.bin, e.err = be.Compile(ctx, j)
+		if e.err == nil {
+			_ = c.Put(key, e.bin)
+		}
+		fresh = true
+	})
+	return e.bin, fresh, e.err
+}
+
+// entry is the entry of k, made at its first use.
+func (b *binaries) entry(k binaryKey) *binaryEntry {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = map[binaryKey]*binaryEntry{}
+	}
+	e, ok := b.m[k]
+	if !ok {
+		e = &binaryEntry{}
+		b.m[k] = e
+	}
+	return e
 }
 
 // newReferenceDirFor makes the run's reference folder and points the

@@ -18,9 +18,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/compilecache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/measure"
@@ -93,8 +95,14 @@ type Config struct {
 	Fresh bool
 	// CompileWorkers is the size of the compile pool (default: CPU count).
 	CompileWorkers int
-	Progress       Progress
-	GtuneVersion   string
+	// CompileCache, when set, keeps binaries in memory and on disk
+	// between runs (package compilecache): a kernel already compiled, in
+	// this run or an earlier one, is not compiled again. It needs a
+	// backend that is a backend.Compiler; nil: every distinct kernel of
+	// the run is compiled once, within the run only.
+	CompileCache *compilecache.Cache
+	Progress     Progress
+	GtuneVersion string
 	// Peaks are the GPU's ceilings a measurement is checked against
 	// (package plausibility, Peaks); zero: no peak check.
 	Peaks plausibility.Peaks
@@ -141,10 +149,6 @@ type Summary struct {
 	Device    device.Description // the backend's Device()
 	Objective objective.Objective
 	Strategy  string
-	// RunKind, when set, is the strategy name the results database
-	// records for the run in place of Strategy: gtune measure, a run over
-	// a space of one configuration, is recorded as "measure".
-	RunKind   string
 	SpaceSize int
 	Evaluated int // measured in this run
 	Reused    int // taken from the database
@@ -162,6 +166,11 @@ type Summary struct {
 	Evaluations []*Evaluation
 	Interrupted bool
 	Elapsed     time.Duration
+	// Compiled is the number of kernels compiled by this run;
+	// CompileReused the binaries it took from the compile cache
+	// (Config.CompileCache: earlier runs) or from an earlier plan of its
+	// own (a workload's kernel in several plans).
+	Compiled, CompileReused int
 }
 
 // ConfigError is a run that cannot start because of how it was asked
@@ -266,17 +275,23 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 
 // run is the state of one tuning run, shared by its steps.
 type run struct {
-	ctx        context.Context
-	c          Config
-	sub        subject
-	bins       binaries
-	strat      strategy.Strategy
-	problem    *backend.Problem
-	request    measure.Request // every configuration's measurement
-	store      *store.Run
-	sum        *Summary
-	workingSet int64
-	started    time.Time
+	ctx  context.Context
+	c    Config
+	sub  subject
+	bins binaries
+	// compiler is the backend's backend.Compiler identity when binaries
+	// are cached across runs (Config.CompileCache), else "".
+	compiler string
+	// compiled and compileReused count Summary.Compiled and
+	// CompileReused from the compile pool's goroutines.
+	compiled, compileReused atomic.Int64
+	strat                   strategy.Strategy
+	problem                 *backend.Problem
+	request                 measure.Request // every configuration's measurement
+	store                   *store.Run
+	sum                     *Summary
+	workingSet              int64
+	started                 time.Time
 
 	maxEvals  int
 	timeLimit time.Duration
@@ -356,10 +371,21 @@ func start(ctx context.Context, c Config) (*run, error) {
 		sr.Settings["kernels"] = len(c.Workload.Members)
 		sr.Settings["orders"] = c.Layout.Order >= 0
 	}
+	// Binaries are cached across runs only where the backend says what
+	// decides them besides the job (its compiler and target).
+	compiler := ""
+	if c.CompileCache != nil {
+		if cc, ok := backend.Capability[backend.Compiler](c.Backend); ok {
+			if id, err := cc.CompilerID(); err == nil {
+				compiler = id
+				sr.Settings["compile_cache"] = c.CompileCache.Dir()
+			}
+		}
+	}
 	if err := c.DB.BeginRun(sr); err != nil {
 		return nil, err
 	}
-	r := &run{
+	r := &run{compiler: compiler,
 		ctx: ctx, c: c, sub: sub, strat: strat, problem: problem, request: req, store: sr,
 		sum:        &Summary{RunID: sr.ID, Device: dev, Objective: c.Objective, Objectives: c.Objectives, Strategy: c.Strategy, SpaceSize: size},
 		workingSet: sub.workingSet(), started: time.Now(),
@@ -397,6 +423,7 @@ func (r *run) verify() bool {
 func (r *run) finish(status string, err error) (*Summary, error) {
 	sum := r.sum
 	sum.Elapsed = r.elapsed()
+	sum.Compiled, sum.CompileReused = int(r.compiled.Load()), int(r.compileReused.Load())
 	if !r.verify() {
 		if e := flagOutliers(r.c, r.sub.outlierFactor(), sum); e != nil && err == nil {
 			err = e
@@ -520,17 +547,22 @@ func (r *run) propose() error {
 }
 
 // compile compiles plan's launches, each kernel instance once per run
-// (binaries). A single launch is compiled as it always was, without the
-// cache: a spec's configurations never repeat within a run.
+// (binaries) and, with Config.CompileCache, once across runs. A single
+// launch without the cache is compiled directly: a spec's configurations
+// never repeat within a run. compileMs counts only what was compiled for
+// this plan.
 func (r *run) compile(plan *backend.Plan) compiled {
 	var out compiled
 	for i, l := range plan.Launches {
 		var bin *backend.Binary
 		var err error
 		fresh := true
-		if len(plan.Launches) == 1 {
+		switch {
+		case r.compiler != "":
+			bin, fresh, err = r.bins.cached(r.ctx, r.c.Backend, r.c.CompileCache, r.compiler, r.problem.Kernels[l.Job.Kernel], l.Job)
+		case len(plan.Launches) == 1:
 			bin, err = r.c.Backend.Compile(r.ctx, l.Job)
-		} else {
+		default:
 			bin, fresh, err = r.bins.compile(r.ctx, r.c.Backend, l.Job)
 		}
 		if err != nil {
@@ -544,6 +576,9 @@ func (r *run) compile(plan *backend.Plan) compiled {
 		out.bins = append(out.bins, bin)
 		if fresh {
 			out.compileMs += bin.CompileMs
+			r.compiled.Add(1)
+		} else {
+			r.compileReused.Add(1)
 		}
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/compilecache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/measure"
@@ -260,5 +261,42 @@ func TestWorkloadAloneGreedy(t *testing.T) {
 	g := runWorkload(t, db, set, lay, sp, "multi_alone_greedy")
 	if g.Evaluated+g.Reused != 6 || g.Best[0].Key != bf.Best[0].Key || bf.Best[0].Key != "1024,64" {
 		t.Errorf("alone greedy considered %d, best %s; brute force best %s; want 6, 1024,64 twice", g.Evaluated+g.Reused, g.Best[0].Key, bf.Best[0].Key)
+	}
+}
+
+// The compile cache: a brute force of the two-kernel workload (25 plans)
+// compiles each kernel's five configurations once (10), and reuses them
+// in the other 40 launches; a second run over another cache opened on
+// the same folder, measuring everything afresh, compiles nothing. A run
+// without the cache compiles the same 10, within the run.
+func TestWorkloadCompileCache(t *testing.T) {
+	set, lay, sp := twoKernels(t, false)
+	d, err := device.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	run := func(cc *compilecache.Cache) *Summary {
+		be := sim.New(d, sim.Options{Seed: 7})
+		defer be.Close()
+		sum, err := Run(context.Background(), Config{Workload: set, Layout: lay, Space: sp, Backend: be, DB: openWorkloadDB(t),
+			Objective: objective.Objective{Name: objective.Time, Unit: "ms"}, Strategy: "brute_force", CompileWorkers: 2, CompileCache: cc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	for i, want := range [][2]int{{10, 40}, {0, 50}} {
+		cc, err := compilecache.Open(dir, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := run(cc)
+		if sum.Evaluated != 25 || sum.Compiled != want[0] || sum.CompileReused != want[1] {
+			t.Errorf("run %d: evaluated %d, compiled %d, reused %d; want 25, %d, %d", i+1, sum.Evaluated, sum.Compiled, sum.CompileReused, want[0], want[1])
+		}
+	}
+	if sum := run(nil); sum.Compiled != 10 || sum.CompileReused != 40 {
+		t.Errorf("without the cache: compiled %d, reused %d; want 10, 40", sum.Compiled, sum.CompileReused)
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -302,6 +303,26 @@ func (b *Backend) Compile(ctx context.Context, j *backend.Job) (*backend.Binary,
 		ComputeMinor: dev.ComputeMinor,
 	})
 }
+
+// CompilerID is backend.Compiler: NVRTC's version and the target Compile
+// builds for this GPU (an sm_XY CUBIN, or compute_XY PTX when NVRTC does
+// not know the GPU's architecture). Errors: NVRTC cannot be loaded.
+func (b *Backend) CompilerID() (string, error) {
+	n, err := loadNVRTC()
+	if err != nil {
+		return "", err
+	}
+	b.pmu.RLock()
+	dev := b.dev
+	b.pmu.RUnlock()
+	arch, cubin := targetArch(dev.ComputeMajor*10+dev.ComputeMinor, n.archs())
+	if cubin && (n.getCUBINSize == nil || n.getCUBIN == nil) {
+		arch, cubin = "compute_"+strings.TrimPrefix(arch, "sm_"), false
+	}
+	return fmt.Sprintf("nvrtc %s %s cubin=%v", n.Version(), arch, cubin), nil
+}
+
+var _ backend.Compiler = (*Backend)(nil)
 
 // Run measures a plan in the worker with measure.Run: the launches'
 // modules are loaded and checked there, then verification, warm-up, timed

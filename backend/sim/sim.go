@@ -250,6 +250,12 @@ func (s *Sim) Compile(ctx context.Context, j *backend.Job) (*backend.Binary, err
 	}, nil
 }
 
+// CompilerID is backend.Compiler: the simulated image format and device
+// (a simulated binary is decided by the job's work and the device).
+func (s *Sim) CompilerID() (string, error) { return "sim " + Format + " " + s.dev.ID, nil }
+
+var _ backend.Compiler = (*Sim)(nil)
+
 // Predict evaluates the model for a compiled binary and job without noise
 // (see Prediction for the equations). A configuration that cannot launch
 // returns an error whose text is the launch failure reason.

@@ -58,6 +58,7 @@ written launch order or --order NAME>NAME>...`,
 	fl.BoolVar(&f.tune.asJSON, "json", false, "print one JSON document instead of the table")
 	fl.Uint64Var(&f.tune.seed, "seed", 1, "seed of the simulator")
 	fl.BoolVar(&f.tune.energy, "energy", false, "also measure the plan's energy and power (the first spec's energy protocol)")
+	addCompileCacheFlags(fl, &f.tune)
 	return c
 }
 
@@ -244,6 +245,7 @@ func measureOne(ctx context.Context, cmd *cobra.Command, first *spec.Spec, c tun
 	}
 	defer be.Close()
 	c.Backend, c.DB, c.GtuneVersion, c.Seed = be, db, version, f.tune.seed
+	c.CompileCache = openCompileCache(cmd, f.tune)
 	c.Objective = objective.Objective{Name: objective.Time, Unit: "ms"}
 	c.Strategy, c.RunKind, c.MaxEvals, c.Fresh = "brute_force", "measure", 1, true
 	sum, err := tuner.Run(ctx, c)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/compilecache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/objective"
@@ -36,6 +38,7 @@ type tuneFlags struct {
 	device, maxEvals, maxConfigs                int
 	timeLimit                                   time.Duration
 	asJSON, fresh, noProgress, energy, orders   bool
+	compileCache                                string // folder of the compile cache; "off": none
 	seed                                        uint64
 	gpu                                         gpuctl.Options
 }
@@ -80,6 +83,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the strategy and the simulator")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar")
 	addGPUFlags(fl, &f.gpu)
+	addCompileCacheFlags(fl, &f)
 	fl.BoolVar(&f.orders, "orders", false, "a workload: search the kernels' launch orders too (every permutation, the written order first)")
 	fl.BoolVar(&f.energy, "energy", false, "measure energy and power for every configuration (an energy window of Gtune.Measurement.EnergyWindowSeconds each); --energy=false never measures them (default: when the objective or a metric needs them)")
 	return c
@@ -179,9 +183,42 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		cfg.Peaks = tuner.Peaks(nil, s)
 	}
 	cfg.Backend = gr.Wrap(be)
+	cfg.CompileCache = openCompileCache(cmd, f)
 	return runAndReport(ctx, cmd, cfg, f, db.Path(), func(out io.Writer, sum *tuner.Summary) {
 		report.TuneTable(out, s.Metrics, sum, db.Path())
 	})
+}
+
+// addCompileCacheFlags adds --compile-cache and --no-compile-cache.
+func addCompileCacheFlags(fl *pflag.FlagSet, f *tuneFlags) {
+	fl.StringVar(&f.compileCache, "compile-cache", "", "folder of the compile cache, binaries kept between runs and reused (default: $GTUNE_COMPILE_CACHE, else the user's cache folder, e.g. ~/.cache/gtune/kernels; bounded to 2 GiB)")
+	fl.Bool("no-compile-cache", false, "compile every kernel the run needs, without reading or writing the compile cache")
+}
+
+// openCompileCache opens the compile cache the flags ask for; nil with
+// --no-compile-cache or GTUNE_COMPILE_CACHE=off. A cache that cannot be
+// opened is reported on log and the run compiles without it.
+func openCompileCache(cmd *cobra.Command, f tuneFlags) *compilecache.Cache {
+	if off, _ := cmd.Flags().GetBool("no-compile-cache"); off {
+		return nil
+	}
+	dir := cmp.Or(f.compileCache, os.Getenv("GTUNE_COMPILE_CACHE"))
+	if dir == "off" {
+		return nil
+	}
+	if dir == "" {
+		var err error
+		if dir, err = compilecache.DefaultDir(); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "gtune: no compile cache (%v); every kernel is compiled\n", err)
+			return nil
+		}
+	}
+	c, err := compilecache.Open(dir, 0)
+	if err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "gtune: no compile cache (%v); every kernel is compiled\n", err)
+		return nil
+	}
+	return c
 }
 
 // openRunDB opens the results database of a tuning run and marks the

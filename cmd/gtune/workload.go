@@ -118,6 +118,7 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 		return inputError{err}
 	}
 	cfg.Backend = gr.Wrap(be)
+	cfg.CompileCache = openCompileCache(cmd, f)
 	return runAndReport(ctx, cmd, cfg, f, db.Path(), func(out io.Writer, sum *tuner.Summary) {
 		report.TuneTable(out, nil, sum, db.Path())
 		report.KernelTimes(out, set, sum)

@@ -147,3 +147,33 @@ func TestBenchStrategiesWorkload(t *testing.T) {
 		t.Errorf("no --spec: exit %d: %s", code, errs)
 	}
 }
+
+// gtune tune with the compile cache: a spec's 96 configurations are
+// compiled once; the same run again (--fresh: measured anew) compiles
+// none; --no-compile-cache compiles them all.
+func TestTuneCompileCache(t *testing.T) {
+	spec := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
+	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "c.db")
+	for _, c := range []struct {
+		flags            []string
+		compiled, reused int
+	}{
+		{[]string{"--compile-cache", dir}, 96, 0},
+		{[]string{"--compile-cache", dir}, 0, 96},
+		{[]string{"--no-compile-cache"}, 96, 0},
+	} {
+		args := append([]string{"tune", spec, "--backend", "sim", "--db", db, "--fresh", "--no-progress", "--json"}, c.flags...)
+		code, out, errs := gtune(t, args...)
+		var doc struct {
+			Evaluated     int
+			Compiled      int
+			CompileReused int `json:"compile_reused"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+			t.Fatalf("%v: exit %d: %s", c.flags, code, errs)
+		}
+		if doc.Evaluated != 96 || doc.Compiled != c.compiled || doc.CompileReused != c.reused {
+			t.Errorf("%v: evaluated %d, compiled %d, reused %d; want 96, %d, %d", c.flags, doc.Evaluated, doc.Compiled, doc.CompileReused, c.compiled, c.reused)
+		}
+	}
+}

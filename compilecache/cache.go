@@ -1,0 +1,226 @@
+// Package compilecache keeps compiled kernels so that each distinct kernel
+// is compiled once: in memory for a run, and on disk between runs (a
+// resumed or repeated run recompiles nothing). A binary is keyed by
+// everything that decides it (Key): the compiler and its target
+// (backend.Compiler), the kernel's name, source, compiler options and
+// defines, and the simulated work. The disk part is bounded in size: the
+// least recently used binaries are removed first.
+//
+// Headers a kernel includes from files are not part of the key: a change
+// to one is not seen (run with --no-compile-cache, or clear the folder).
+package compilecache
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gtune/gtune/backend"
+)
+
+// DefaultMaxBytes bounds the disk part of a cache opened without a bound:
+// 2 GiB, about 20,000 CUBINs of 100 KiB.
+const DefaultMaxBytes int64 = 2 << 30
+
+// Cache is one cache folder. Its methods are safe for concurrent use; two
+// processes may share a folder (files are written whole, then renamed).
+type Cache struct {
+	dir string
+	max int64
+
+	mu     sync.Mutex
+	mem    map[string]*backend.Binary
+	hits   int
+	misses int
+	trimAt time.Time
+}
+
+// DefaultDir is the user's cache folder for gtune's binaries:
+// $XDG_CACHE_HOME/gtune/kernels (os.UserCacheDir). Errors: no cache folder
+// can be determined (no $HOME).
+func DefaultDir() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "gtune", "kernels"), nil
+}
+
+// Open opens (creating it) the cache folder dir, its disk part bounded by
+// maxBytes (≤ 0: DefaultMaxBytes). Errors: a folder that cannot be
+// created.
+func Open(dir string, maxBytes int64) (*Cache, error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("compile cache: %w", err)
+	}
+	return &Cache{dir: dir, max: maxBytes, mem: map[string]*backend.Binary{}}, nil
+}
+
+// Dir is the cache's folder.
+func (c *Cache) Dir() string { return c.dir }
+
+// Key is the cache key of job j of kernel k compiled by compiler (the
+// backend's backend.Compiler identity): a SHA-256 over the compiler, the
+// kernel's name, source (the job's own when it has one), compiler options
+// and the job's defines and simulated work, hex. The configuration key and
+// the launch geometry are not part of it: configurations that differ only
+// in GPU settings or grid share one binary.
+func Key(compiler string, k backend.Kernel, j *backend.Job) string {
+	h := sha256.New()
+	field := func(s string) { fmt.Fprintf(h, "%d:%s\n", len(s), s) }
+	field("gtune-compile-1")
+	field(compiler)
+	field(k.KernelName)
+	src := k.Source
+	if j.Source != "" {
+		src = j.Source
+	}
+	field(src)
+	field(strings.Join(k.CompilerOptions, "\x00"))
+	for _, d := range j.Defines {
+		field(d.Name + "=" + d.Value)
+	}
+	if j.Work != nil {
+		w, _ := json.Marshal(j.Work)
+		field(string(w))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// entry is a binary as stored on disk.
+type entry struct {
+	Binary *backend.Binary `json:"binary"`
+}
+
+func (c *Cache) path(key string) string { return filepath.Join(c.dir, key[:2], key+".json") }
+
+// Get gives the binary stored under key, from memory or disk, and counts
+// a hit or a miss. A file that cannot be read or decoded is a miss (and
+// is removed: a crash mid-write leaves no such file, a foreign one may).
+func (c *Cache) Get(key string) (*backend.Binary, bool) {
+	c.mu.Lock()
+	if b, ok := c.mem[key]; ok {
+		c.hits++
+		c.mu.Unlock()
+		return b, true
+	}
+	c.mu.Unlock()
+	p := c.path(key)
+	data, err := os.ReadFile(p)
+	var e entry
+	if err == nil {
+		if err = json.Unmarshal(data, &e); err == nil && e.Binary == nil {
+			err = errors.New("no binary")
+		}
+		if err != nil {
+			os.Remove(p)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		c.misses++
+		return nil, false
+	}
+	now := time.Now()
+	_ = os.Chtimes(p, now, now) // recently used: kept longest
+	c.mem[key] = e.Binary
+	c.hits++
+	return e.Binary, true
+}
+
+// Put stores b under key in memory and on disk (written to a temporary
+// file, then renamed), then trims the folder to its bound at most every
+// 10 s. Errors: the disk write; the binary stays in memory.
+func (c *Cache) Put(key string, b *backend.Binary) error {
+	c.mu.Lock()
+	c.mem[key] = b
+	trim := time.Since(c.trimAt) > 10*time.Second
+	if trim {
+		c.trimAt = time.Now()
+	}
+	c.mu.Unlock()
+	data, err := json.Marshal(entry{Binary: b})
+	if err != nil {
+		return err
+	}
+	p := c.path(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("compile cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".put-*")
+	if err != nil {
+		return fmt.Errorf("compile cache: %w", err)
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("compile cache: writing %s: %w", p, errors.Join(werr, cerr))
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("compile cache: %w", err)
+	}
+	if trim {
+		return c.Trim()
+	}
+	return nil
+}
+
+// Stats are the hits and misses of Get since Open.
+func (c *Cache) Stats() (hits, misses int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits, c.misses
+}
+
+// Trim removes the least recently used binaries (by modification time,
+// which Get renews) until the folder holds at most its bound. Errors: the
+// folder cannot be read.
+func (c *Cache) Trim() error {
+	type file struct {
+		path string
+		size int64
+		mod  time.Time
+	}
+	var files []file
+	var total int64
+	err := filepath.WalkDir(c.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // removed meanwhile by another process
+		}
+		files = append(files, file{p, info.Size(), info.ModTime()})
+		total += info.Size()
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("compile cache: %w", err)
+	}
+	sort.Slice(files, func(a, b int) bool { return files[a].mod.Before(files[b].mod) })
+	for _, f := range files {
+		if total <= c.max {
+			break
+		}
+		if os.Remove(f.path) == nil {
+			total -= f.size
+		}
+	}
+	return nil
+}
