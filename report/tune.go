@@ -25,7 +25,8 @@ var keyObservations = []struct{ name, head string }{
 	{"registers", "regs"},
 }
 
-// TuneTable prints a tuning run's summary: the device, the counts, the
+// TuneTable prints a tuning run's summary: the device, the counts (and
+// the kernels compiled and reused when any binary was reused), the
 // best configurations by the objective with their key observations and
 // the spec's metrics (metrics), the Pareto front when the run has several
 // objectives, implausible measurements left out, the power-capping ratio
@@ -35,6 +36,9 @@ func TuneTable(w io.Writer, metrics []spec.Metric, sum *tuner.Summary, dbPath st
 	fmt.Fprintf(w, "device: %s (%s), %s backend\n", d.Name, d.UUID, d.Backend)
 	fmt.Fprintf(w, "space: %d valid configurations; strategy %s; evaluated %d, reused %d, invalid %d in %s\n",
 		sum.SpaceSize, sum.Strategy, sum.Evaluated, sum.Reused, sum.Invalid, sum.Elapsed.Round(time.Millisecond))
+	if sum.CompileReused > 0 {
+		fmt.Fprintf(w, "kernels: %d compiled, %d binaries reused (compile cache, or a kernel in several plans)\n", sum.Compiled, sum.CompileReused)
+	}
 	if len(sum.Best) == 0 {
 		if len(sum.Implausible) > 0 {
 			fmt.Fprintf(w, "no plausible configuration: %d valid ones are implausible; see the reasons in %s\n", len(sum.Implausible), dbPath)
