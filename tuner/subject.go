@@ -12,6 +12,7 @@ import (
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/workload"
 )
@@ -172,17 +173,21 @@ func (x setSubject) referenceDirs(p *backend.Problem, dir string) error {
 // (workload.Workload.Reference), in the written order.
 func (x setSubject) reference(ctx context.Context, be backend.Backend, prob *backend.Problem) error {
 	w := &workload.Workload{}
-	for _, m := range x.set.Members {
+	for i, m := range x.set.Members {
 		ref, ok, err := m.Spec.ReferenceConfig()
 		if err != nil {
 			return err
 		}
 		if !ok {
-			// Reference does not run a kernel whose outputs need none.
-			ref = make([]expr.Value, len(m.Params))
-			for k, p := range m.Params {
-				ref[k] = p.Values[0]
+			// A kernel whose outputs need no reference runs in the
+			// reference plan only to keep its shape: at the first valid
+			// configuration of its space (the first value of each
+			// parameter may break a restriction).
+			sp, err := x.set.MemberSpace(ctx, i, space.BuildOptions{})
+			if err != nil {
+				return err
 			}
+			ref = sp.Values(0)
 		}
 		w.Launches = append(w.Launches, workload.Launch{Spec: m.Spec, Config: ref, Stream: m.Stream})
 	}
