@@ -52,7 +52,8 @@ func TestTuneGolden(t *testing.T) {
 	sum := &tuner.Summary{RunID: 3, Device: device.Description{Name: "NVIDIA H100 80GB HBM3",
 		Local: backend.DeviceInfo{Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-x", Backend: "cuda", PowerLimitW: 700}},
 		Objective: tm, Objectives: []objective.Objective{tm, en}, Strategy: "brute_force", SpaceSize: 5, Evaluated: 5, Invalid: 1,
-		Best: []*tuner.Evaluation{a, b, c, d}, Front: []*tuner.Evaluation{a, b, d}, Evaluations: []*tuner.Evaluation{a, b, c, d, failed}, Elapsed: 1500 * time.Millisecond}
+		Best: []*tuner.Evaluation{a, b, c, d}, Front: []*tuner.Evaluation{a, b, d}, Evaluations: []*tuner.Evaluation{a, b, c, d, failed}, Elapsed: 1500 * time.Millisecond,
+		Time: tuner.Time{Backend: 1200 * time.Millisecond, CompileWait: 100 * time.Millisecond, Framework: 2 * time.Millisecond, Compile: 3 * time.Second}}
 	var buf bytes.Buffer
 	TuneTable(&buf, nil, sum, "gtune.db")
 	golden(t, "tune.txt", buf.Bytes())

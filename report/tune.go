@@ -36,6 +36,14 @@ func TuneTable(w io.Writer, metrics []spec.Metric, sum *tuner.Summary, dbPath st
 	fmt.Fprintf(w, "device: %s (%s), %s backend\n", d.Name, d.UUID, d.Backend)
 	fmt.Fprintf(w, "space: %d valid configurations; strategy %s; evaluated %d, reused %d, invalid %d in %s\n",
 		sum.SpaceSize, sum.Strategy, sum.Evaluated, sum.Reused, sum.Invalid, sum.Elapsed.Round(time.Millisecond))
+	if t := sum.Time; t.Backend > 0 || t.Compile > 0 {
+		inFlight := 0.0
+		if sum.Elapsed > 0 {
+			inFlight = t.Compile.Seconds() / sum.Elapsed.Seconds()
+		}
+		fmt.Fprintf(w, "time: %s in the backend, %s waiting for compilations (%.1f in flight on average), %s framework\n",
+			t.Backend.Round(time.Millisecond), t.CompileWait.Round(time.Millisecond), inFlight, t.Framework.Round(time.Microsecond))
+	}
 	if sum.CompileReused > 0 {
 		fmt.Fprintf(w, "kernels: %d compiled, %d binaries reused (compile cache, or a kernel in several plans)\n", sum.Compiled, sum.CompileReused)
 	}
@@ -169,13 +177,17 @@ func Format(v float64) string {
 // status, implausible measurements, the power-capping ratio and db.
 func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 	doc := map[string]any{
-		"device":         sum.Device.Local,
-		"objective":      map[string]any{"name": sum.Objective.Name, "direction": sum.Objective.Direction(), "unit": sum.Objective.Unit},
-		"strategy":       sum.Strategy,
-		"space":          sum.SpaceSize,
-		"evaluated":      sum.Evaluated,
-		"reused":         sum.Reused,
-		"compiled":       sum.Compiled,
+		"device":    sum.Device.Local,
+		"objective": map[string]any{"name": sum.Objective.Name, "direction": sum.Objective.Direction(), "unit": sum.Objective.Unit},
+		"strategy":  sum.Strategy,
+		"space":     sum.SpaceSize,
+		"evaluated": sum.Evaluated,
+		"reused":    sum.Reused,
+		"compiled":  sum.Compiled,
+		"time": map[string]float64{
+			"backend_s": sum.Time.Backend.Seconds(), "compile_wait_s": sum.Time.CompileWait.Seconds(),
+			"framework_s": sum.Time.Framework.Seconds(), "compile_s": sum.Time.Compile.Seconds(),
+		},
 		"compile_reused": sum.CompileReused,
 		"invalid":        sum.Invalid,
 		"run":            sum.RunID,

@@ -166,11 +166,32 @@ type Summary struct {
 	Evaluations []*Evaluation
 	Interrupted bool
 	Elapsed     time.Duration
+	// Time says where the run's wall time went.
+	Time Time
 	// Compiled is the number of kernels compiled by this run;
 	// CompileReused the binaries it took from the compile cache
 	// (Config.CompileCache: earlier runs) or from an earlier plan of its
 	// own (a workload's kernel in several plans).
 	Compiled, CompileReused int
+}
+
+// Time is where a run's wall time went (Summary.Elapsed being all of
+// it). The tuner overlaps compiling with measuring: Compile runs in the
+// compile pool while the backend measures, so the parts do not add up.
+type Time struct {
+	// CompileWait is how long the run waited for a configuration's
+	// compilation to finish with nothing else to do.
+	CompileWait time.Duration
+	// Backend is the time spent in Backend.Run: the GPU's work on the
+	// configurations with the launch and measurement overheads.
+	Backend time.Duration
+	// Framework is the tuner's own work on the configurations
+	// (store.Evaluation.FrameworkMs, summed).
+	Framework time.Duration
+	// Compile is the wall time of the compilations this run made,
+	// summed over the pool's workers: Compile / Elapsed is the number of
+	// compilations in flight on average.
+	Compile time.Duration
 }
 
 // ConfigError is a run that cannot start because of how it was asked
@@ -238,11 +259,13 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		p := r.queue[0]
 		r.queue = r.queue[1:]
 		var cr compiled
+		waitStart := time.Now()
 		select {
 		case cr = <-p.done:
 		case <-ctx.Done():
 			return r.interrupted()
 		}
+		r.sum.Time.CompileWait += time.Since(waitStart)
 		if r.timeLimit > 0 && r.elapsed() >= r.timeLimit {
 			r.stopProposing, r.queue = true, nil
 			break
@@ -284,14 +307,14 @@ type run struct {
 	compiler string
 	// compiled and compileReused count Summary.Compiled and
 	// CompileReused from the compile pool's goroutines.
-	compiled, compileReused atomic.Int64
-	strat                   strategy.Strategy
-	problem                 *backend.Problem
-	request                 measure.Request // every configuration's measurement
-	store                   *store.Run
-	sum                     *Summary
-	workingSet              int64
-	started                 time.Time
+	compiled, compileReused, compileWall atomic.Int64
+	strat                                strategy.Strategy
+	problem                              *backend.Problem
+	request                              measure.Request // every configuration's measurement
+	store                                *store.Run
+	sum                                  *Summary
+	workingSet                           int64
+	started                              time.Time
 
 	maxEvals  int
 	timeLimit time.Duration
@@ -424,6 +447,7 @@ func (r *run) finish(status string, err error) (*Summary, error) {
 	sum := r.sum
 	sum.Elapsed = r.elapsed()
 	sum.Compiled, sum.CompileReused = int(r.compiled.Load()), int(r.compileReused.Load())
+	sum.Time.Compile = time.Duration(r.compileWall.Load())
 	if !r.verify() {
 		if e := flagOutliers(r.c, r.sub.outlierFactor(), sum); e != nil && err == nil {
 			err = e
@@ -557,6 +581,7 @@ func (r *run) compile(plan *backend.Plan) compiled {
 		var bin *backend.Binary
 		var err error
 		fresh := true
+		t0 := time.Now()
 		switch {
 		case r.compiler != "":
 			bin, fresh, err = r.bins.cached(r.ctx, r.c.Backend, r.c.CompileCache, r.compiler, r.problem.Kernels[l.Job.Kernel], l.Job)
@@ -577,6 +602,9 @@ func (r *run) compile(plan *backend.Plan) compiled {
 		if fresh {
 			out.compileMs += bin.CompileMs
 			r.compiled.Add(1)
+			// Wall time here, not bin.CompileMs: a simulated GPU
+			// reports a modelled compile time.
+			r.compileWall.Add(int64(time.Since(t0)))
 		} else {
 			r.compileReused.Add(1)
 		}
@@ -659,6 +687,8 @@ func (r *run) evaluate(p *pending, cr compiled) (*Evaluation, error) {
 	// GPU and a replay report modelled or recorded benchmark times that
 	// are not wall time here, which made this negative.
 	ev.FrameworkMs = float64((ev.FinishedAt.Sub(t0) - runWall).Microseconds()) / 1000
+	r.sum.Time.Backend += runWall
+	r.sum.Time.Framework += ev.FinishedAt.Sub(t0) - runWall
 	if err := c.DB.Add(ev); err != nil {
 		return nil, err
 	}
