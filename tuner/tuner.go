@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -95,6 +96,12 @@ type Config struct {
 	Fresh bool
 	// CompileWorkers is the size of the compile pool (default: CPU count).
 	CompileWorkers int
+	// CompletionOrder evaluates the configurations in the order their
+	// compilations finish (the first proposed among those finished)
+	// rather than the order they were proposed: a slow compilation does
+	// not hold back the GPU while others are ready. The results are told
+	// to the strategy, and stored, in the order evaluated.
+	CompletionOrder bool
 	// CompileCache, when set, keeps binaries in memory and on disk
 	// between runs (package compilecache): a kernel already compiled, in
 	// this run or an earlier one, is not compiled again. It needs a
@@ -208,7 +215,20 @@ type pending struct {
 	index int
 	cfg   []expr.Value
 	plan  *backend.Plan
-	done  chan compiled
+	// fin is closed when the compilation is over; cr is its outcome,
+	// read only after fin is closed.
+	fin chan struct{}
+	cr  compiled
+}
+
+// finished reports whether p's compilation is over.
+func (p *pending) finished() bool {
+	select {
+	case <-p.fin:
+		return true
+	default:
+		return false
+	}
 }
 
 // compiled is the outcome of compiling a plan's launches: a binary each
@@ -256,16 +276,13 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		if len(r.queue) == 0 {
 			break
 		}
-		p := r.queue[0]
-		r.queue = r.queue[1:]
-		var cr compiled
 		waitStart := time.Now()
-		select {
-		case cr = <-p.done:
-		case <-ctx.Done():
+		p, ok := r.next()
+		r.sum.Time.CompileWait += time.Since(waitStart)
+		if !ok {
 			return r.interrupted()
 		}
-		r.sum.Time.CompileWait += time.Since(waitStart)
+		cr := p.cr
 		if r.timeLimit > 0 && r.elapsed() >= r.timeLimit {
 			r.stopProposing, r.queue = true, nil
 			break
@@ -305,6 +322,9 @@ type run struct {
 	// compiler is the backend's backend.Compiler identity when binaries
 	// are cached across runs (Config.CompileCache), else "".
 	compiler string
+	// anyDone wakes the loop when a compilation is over
+	// (Config.CompletionOrder).
+	anyDone chan struct{}
 	// compiled and compileReused count Summary.Compiled and
 	// CompileReused from the compile pool's goroutines.
 	compiled, compileReused, compileWall atomic.Int64
@@ -323,7 +343,12 @@ type run struct {
 	prepared      bool
 	previous      map[string]*store.Evaluation
 
-	sem           chan struct{} // bounds the compile pool
+	// work feeds the compile pool's workers in proposal order (a
+	// channel is first in, first out): compilations start in the order
+	// proposed, whichever worker is free, so that the order they finish
+	// in depends on their compile times alone.
+	work          chan *pending
+	stopPool      sync.Once
 	lookahead     int
 	queue         []*pending
 	considered    int
@@ -408,18 +433,19 @@ func start(ctx context.Context, c Config) (*run, error) {
 	if err := c.DB.BeginRun(sr); err != nil {
 		return nil, err
 	}
-	r := &run{compiler: compiler,
+	r := &run{compiler: compiler, anyDone: make(chan struct{}, 1),
 		ctx: ctx, c: c, sub: sub, strat: strat, problem: problem, request: req, store: sr,
 		sum:        &Summary{RunID: sr.ID, Device: dev, Objective: c.Objective, Objectives: c.Objectives, Strategy: c.Strategy, SpaceSize: size},
 		workingSet: sub.workingSet(), started: time.Now(),
 		maxEvals: maxEvals, timeLimit: timeLimit,
-		sem: make(chan struct{}, c.CompileWorkers), lookahead: 2 * c.CompileWorkers,
+		work: make(chan *pending, 2*c.CompileWorkers), lookahead: 2 * c.CompileWorkers,
 	}
 	for _, k := range problem.Kernels {
 		if v := k.Verification; v != nil && len(v.Expected) < countOutputs(k) {
 			r.needReference = true
 		}
 	}
+	r.startPool()
 	return r, nil
 }
 
@@ -444,6 +470,7 @@ func (r *run) verify() bool {
 // finish flags outliers of an unverified run, ranks the outcomes and
 // closes the run in the database with status.
 func (r *run) finish(status string, err error) (*Summary, error) {
+	r.stopPool.Do(func() { close(r.work) })
 	sum := r.sum
 	sum.Elapsed = r.elapsed()
 	sum.Compiled, sum.CompileReused = int(r.compiled.Load()), int(r.compileReused.Load())
@@ -558,16 +585,61 @@ func (r *run) propose() error {
 			plan.Key = key
 			plan.Measure = r.request
 			plan.Measure.StateKey = plan.Settings.StateKey()
-			p := &pending{index: idx, cfg: cfg, plan: plan, done: make(chan compiled, 1)}
+			p := &pending{index: idx, cfg: cfg, plan: plan, fin: make(chan struct{})}
 			r.queue = append(r.queue, p)
-			go func() {
-				r.sem <- struct{}{}
-				defer func() { <-r.sem }()
-				p.done <- r.compile(p.plan)
-			}()
+			r.work <- p // never blocks: at most lookahead are queued
 		}
 	}
 	return nil
+}
+
+// startPool starts the compile pool's workers; stopPool (at finish)
+// lets them end once the compilations queued are over.
+func (r *run) startPool() {
+	for range r.c.CompileWorkers {
+		go func() {
+			for p := range r.work {
+				p.cr = r.compile(p.plan)
+				close(p.fin)
+				select { // wake the loop if it waits for any compilation
+				case r.anyDone <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	}
+}
+
+// next takes the configuration to evaluate next off the queue: the first
+// proposed, once compiled; with Config.CompletionOrder the first proposed
+// among those compiled, waiting for any compilation when none is, so that
+// a slow compilation does not hold the others back. Among compilations
+// that are over, proposal order decides: given the same compile times the
+// same order results. ok is false when the run's context ends first.
+func (r *run) next() (p *pending, ok bool) {
+	if !r.c.CompletionOrder {
+		p = r.queue[0]
+		select {
+		case <-p.fin:
+		case <-r.ctx.Done():
+			return nil, false
+		}
+		r.queue = r.queue[1:]
+		return p, true
+	}
+	for {
+		for i, q := range r.queue {
+			if q.finished() {
+				r.queue = slices.Delete(r.queue, i, i+1)
+				return q, true
+			}
+		}
+		select {
+		case <-r.anyDone:
+		case <-r.ctx.Done():
+			return nil, false
+		}
+	}
 }
 
 // compile compiles plan's launches, each kernel instance once per run

@@ -39,6 +39,7 @@ type tuneFlags struct {
 	timeLimit                                   time.Duration
 	asJSON, fresh, noProgress, energy, orders   bool
 	compileCache                                string // folder of the compile cache; "off": none
+	inOrder                                     bool
 	seed                                        uint64
 	gpu                                         gpuctl.Options
 }
@@ -84,6 +85,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar")
 	addGPUFlags(fl, &f.gpu)
 	addCompileCacheFlags(fl, &f)
+	fl.BoolVar(&f.inOrder, "in-order", false, "evaluate the configurations in the order proposed, not in the order their compilations finish (the default on a real GPU; the simulated GPU's compilations take no time, so it always evaluates in order)")
 	fl.BoolVar(&f.orders, "orders", false, "a workload: search the kernels' launch orders too (every permutation, the written order first)")
 	fl.BoolVar(&f.energy, "energy", false, "measure energy and power for every configuration (an energy window of Gtune.Measurement.EnergyWindowSeconds each); --energy=false never measures them (default: when the objective or a metric needs them)")
 	return c
@@ -184,6 +186,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	cfg.Backend = gr.Wrap(be)
 	cfg.CompileCache = openCompileCache(cmd, f)
+	cfg.CompletionOrder = completionOrder(be, f)
 	return runAndReport(ctx, cmd, cfg, f, db.Path(), func(out io.Writer, sum *tuner.Summary) {
 		report.TuneTable(out, s.Metrics, sum, db.Path())
 	})
@@ -219,6 +222,16 @@ func openCompileCache(cmd *cobra.Command, f tuneFlags) *compilecache.Cache {
 		return nil
 	}
 	return c
+}
+
+// completionOrder says whether a run evaluates in the order compilations
+// finish (tuner.Config.CompletionOrder): on a real GPU unless --in-order.
+// A simulated GPU's compilations take no real time, so the order they end
+// in would be the goroutines' scheduling, not compile time: it evaluates
+// in proposal order, which keeps its runs reproducible.
+func completionOrder(be backend.Backend, f tuneFlags) bool {
+	_, simulated := backend.Capability[backend.Simulator](be)
+	return !simulated && !f.inOrder
 }
 
 // openRunDB opens the results database of a tuning run and marks the
