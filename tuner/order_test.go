@@ -93,15 +93,19 @@ func TestCompletionOrder(t *testing.T) {
 // Given the same compile times, completion order is the same order: the
 // pool starts compilations in proposal order, and the loop takes the
 // first proposed among those finished. Compile times drawn from a seeded
-// distribution (a permutation of 10, 20, 40, ..., 320 ms over the six
-// configurations, so that no two chains of compilations end together):
-// two runs evaluate in the same order, which is not the proposal order.
+// distribution (a permutation of 40, 80, 160, ..., 1280 ms over the six
+// configurations, so that no two chains of compilations end within 40 ms
+// of each other, far more than a simulated evaluation takes: the loop is
+// idle whenever a compilation ends): two runs evaluate in the same order,
+// which is not the proposal order. With 10 ms steps the race detector's
+// slower evaluations sometimes overlapped a compilation's end and swapped
+// two configurations: the order depends on when the loop looks as well.
 func TestCompletionOrderReproducible(t *testing.T) {
 	keys := orderRun(t, false, func(string) time.Duration { return 0 })
 	rng := rand.New(rand.NewPCG(7, 11))
 	delays := map[string]time.Duration{}
 	for i, j := range rng.Perm(len(keys)) {
-		delays[keys[i]] = 10 * time.Millisecond << j
+		delays[keys[i]] = 40 * time.Millisecond << j
 	}
 	delay := func(k string) time.Duration { return delays[k] }
 	first := orderRun(t, true, delay)

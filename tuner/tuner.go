@@ -324,17 +324,14 @@ type run struct {
 	compiler string
 	// anyDone wakes the loop when a compilation is over
 	// (Config.CompletionOrder).
-	anyDone chan struct{}
-	// compiled and compileReused count Summary.Compiled and
-	// CompileReused from the compile pool's goroutines.
-	compiled, compileReused, compileWall atomic.Int64
-	strat                                strategy.Strategy
-	problem                              *backend.Problem
-	request                              measure.Request // every configuration's measurement
-	store                                *store.Run
-	sum                                  *Summary
-	workingSet                           int64
-	started                              time.Time
+	anyDone    chan struct{}
+	strat      strategy.Strategy
+	problem    *backend.Problem
+	request    measure.Request // every configuration's measurement
+	store      *store.Run
+	sum        *Summary
+	workingSet int64
+	started    time.Time
 
 	maxEvals  int
 	timeLimit time.Duration
@@ -342,6 +339,10 @@ type run struct {
 	needReference bool
 	prepared      bool
 	previous      map[string]*store.Evaluation
+
+	// compiled, compileReused and compileWall count Summary.Compiled,
+	// CompileReused and Time.Compile from the compile pool's workers.
+	compiled, compileReused, compileWall atomic.Int64
 
 	// work feeds the compile pool's workers in proposal order (a
 	// channel is first in, first out): compilations start in the order
@@ -614,8 +615,11 @@ func (r *run) startPool() {
 // proposed, once compiled; with Config.CompletionOrder the first proposed
 // among those compiled, waiting for any compilation when none is, so that
 // a slow compilation does not hold the others back. Among compilations
-// that are over, proposal order decides: given the same compile times the
-// same order results. ok is false when the run's context ends first.
+// that are over, proposal order decides, so the order is a function of
+// when compilations end and when the loop looks (after each evaluation):
+// the same compile and evaluation times give the same order, and the
+// order actually taken is the order stored. ok is false when the run's
+// context ends first.
 func (r *run) next() (p *pending, ok bool) {
 	if !r.c.CompletionOrder {
 		p = r.queue[0]
@@ -662,6 +666,11 @@ func (r *run) compile(plan *backend.Plan) compiled {
 		default:
 			bin, fresh, err = r.bins.compile(r.ctx, r.c.Backend, l.Job)
 		}
+		if fresh {
+			// Wall time here, not bin.CompileMs: a simulated GPU reports a
+			// modelled compile time; a failed compilation took time too.
+			r.compileWall.Add(int64(time.Since(t0)))
+		}
 		if err != nil {
 			if len(plan.Launches) > 1 {
 				if ce, ok := errors.AsType[*backend.CompileError](err); ok {
@@ -674,9 +683,6 @@ func (r *run) compile(plan *backend.Plan) compiled {
 		if fresh {
 			out.compileMs += bin.CompileMs
 			r.compiled.Add(1)
-			// Wall time here, not bin.CompileMs: a simulated GPU
-			// reports a modelled compile time.
-			r.compileWall.Add(int64(time.Since(t0)))
 		} else {
 			r.compileReused.Add(1)
 		}

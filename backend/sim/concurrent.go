@@ -181,9 +181,10 @@ func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64,
 				rr = (rr + most + 1) % d.SMs
 				return
 			}
-			rr = (rr + P + 1) % d.SMs
 			if placed == total {
-				rr = (rr - 1 + d.SMs) % d.SMs // the last full pass emptied it: no partial pass
+				rr = (rr + most) % d.SMs // the last full pass placed the last block
+			} else {
+				rr = (rr + P + 1) % d.SMs // full passes 0..P-1, then the partial pass P
 			}
 		}
 	}

@@ -216,11 +216,7 @@ func measureSet(ctx context.Context, cmd *cobra.Command, set *workload.Set, f me
 	// position in issue order.
 	var names []string
 	streams := map[int]bool{}
-	order := w.Order
-	if order == nil {
-		order = set.Order
-	}
-	for _, i := range order {
+	for _, i := range w.Order { // Set.Workload always gives the order
 		l := w.Launches[i]
 		names = append(names, fmt.Sprintf("%s %s, stream %d", l.Spec.KernelName, l.Spec.Key(l.Config), l.Stream))
 		streams[l.Stream] = true
