@@ -125,6 +125,9 @@ type Work struct {
 	Efficiency   float64 `json:"efficiency"`    // 0..1
 	Invalid      bool    `json:"invalid"`       // computes a wrong answer
 	CompileFails bool    `json:"compile_fails"`
+	// CompileCrashes: the compiler's process dies on this configuration
+	// (a compile worker crashes; in-process it is a compile failure).
+	CompileCrashes bool `json:"compile_crashes,omitempty"`
 }
 
 // Job is one kernel instance of a configuration: what to compile and its

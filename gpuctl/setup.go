@@ -165,7 +165,7 @@ func (r *Run) Close() {
 // tablesOf gives the supported clocks and power limits of the backend's
 // GPU: the simulated description, or what NVML reported to the backend.
 func tablesOf(be backend.Backend) (Tables, backend.Simulator, error) {
-	if sb, ok := be.(backend.Simulator); ok {
+	if sb, ok := backend.Capability[backend.Simulator](be); ok {
 		d := sb.Description()
 		return TablesOf(&d), sb, nil
 	}
@@ -392,7 +392,7 @@ func dropSettings(r *Run, s *spec.Spec, be backend.Backend, declared []string) e
 // keeps the SM clocks within ±RidgeFraction of it, in the added parameter
 // or in the spec's own nvml_gr_clock.
 func narrowToRidge(ctx context.Context, log io.Writer, s *spec.Spec, adds []space.Param, be backend.Backend, r *Run, t Tables, o Options) error {
-	if _, isSim := be.(backend.Simulator); !isSim && (o.DryRun || r.session == nil) {
+	if _, isSim := backend.Capability[backend.Simulator](be); !isSim && (o.DryRun || r.session == nil) {
 		if o.DryRun {
 			fmt.Fprintf(log, "gtune: dry run: --clock-range ridge would first run a synthetic FMA kernel at each of the %d SM clocks of %s\n", len(t.DefaultCoreMHz()), be.Device().Name)
 			return nil

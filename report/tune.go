@@ -44,6 +44,10 @@ func TuneTable(w io.Writer, metrics []spec.Metric, sum *tuner.Summary, dbPath st
 		fmt.Fprintf(w, "time: %s in the backend, %s waiting for compilations (%.1f in flight on average), %s framework\n",
 			t.Backend.Round(time.Millisecond), t.CompileWait.Round(time.Millisecond), inFlight, t.Framework.Round(time.Microsecond))
 	}
+	if p := sum.CompilePool; p != nil {
+		fmt.Fprintf(w, "compile processes: %d (peak %d MiB each), %d compilations, %d died, %d timed out\n",
+			p.Processes, p.PeakRSSKiB>>10, p.Compiled, p.Crashes, p.Timeouts)
+	}
 	if sum.CompileReused > 0 {
 		fmt.Fprintf(w, "kernels: %d compiled, %d binaries reused (compile cache, or a kernel in several plans)\n", sum.Compiled, sum.CompileReused)
 	}
@@ -193,6 +197,10 @@ func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 		"run":            sum.RunID,
 		"elapsed_s":      sum.Elapsed.Seconds(),
 		"db":             dbPath,
+	}
+	if p := sum.CompilePool; p != nil {
+		doc["compile_processes"] = map[string]any{"processes": p.Processes, "compilations": p.Compiled,
+			"died": p.Crashes, "timed_out": p.Timeouts, "peak_rss_mib": p.PeakRSSKiB >> 10}
 	}
 	if len(sum.Objectives) > 1 {
 		var os []map[string]any

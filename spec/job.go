@@ -352,8 +352,12 @@ func (s *Spec) grid(cfg []expr.Value, d int, block int64) (int64, error) {
 	return (global + div - 1) / div, nil
 }
 
+// simFields are Gtune.Simulation's expression fields in Simulation.bound
+// order: five numbers, then three flags.
+var simFields = [8]string{"Flops", "Bytes", "Registers", "SharedMemory", "Efficiency", "Invalid", "CompileFails", "CompileCrashes"}
+
 func (s *Spec) work(cfg []expr.Value, sim *Simulation) (*backend.Work, error) {
-	names := [7]string{"Flops", "Bytes", "Registers", "SharedMemory", "Efficiency", "Invalid", "CompileFails"}
+	names := simFields
 	w := &backend.Work{Registers: 32, Efficiency: 1}
 	for i, b := range sim.bound {
 		if b == nil {
@@ -364,12 +368,8 @@ func (s *Spec) work(cfg []expr.Value, sim *Simulation) (*backend.Work, error) {
 		if err != nil {
 			return nil, s.cfgErr(cfg, field, "%s: %v", quote(b.Source()), err)
 		}
-		if i >= 5 {
-			if i == 5 {
-				w.Invalid = v.Truthy()
-			} else {
-				w.CompileFails = v.Truthy()
-			}
+		if i >= 5 { // the flags
+			*[...]*bool{&w.Invalid, &w.CompileFails, &w.CompileCrashes}[i-5] = v.Truthy()
 			continue
 		}
 		f, ok := v.Float()

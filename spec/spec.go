@@ -139,10 +139,13 @@ type Simulation struct {
 	Efficiency   *expr.Expr // 0..1 (default 1)
 	Invalid      *expr.Expr // true: the configuration computes a wrong answer
 	CompileFails *expr.Expr // true: the configuration fails to compile
-	Noise        float64    // default DefaultSimNoise
-	Seed         int64
+	// CompileCrashes: true when the compiler's process dies on the
+	// configuration.
+	CompileCrashes *expr.Expr
+	Noise          float64 // default DefaultSimNoise
+	Seed           int64
 
-	bound [7]*expr.Bound // in field order, nil when absent
+	bound [8]*expr.Bound // in field order, nil when absent
 }
 
 // Spec is a loaded, validated kernel specification. Every expression in it
@@ -1122,9 +1125,9 @@ func (l *loader) gtune() error {
 		if sm.Noise == 0 {
 			sim.Noise = DefaultSimNoise
 		}
-		srcs := [7]string{sm.Flops, sm.Bytes, sm.Registers, sm.SharedMemory, sm.Efficiency, sm.Invalid, sm.CompileFails}
-		fields := [7]string{"Flops", "Bytes", "Registers", "SharedMemory", "Efficiency", "Invalid", "CompileFails"}
-		dst := [7]**expr.Expr{&sim.Flops, &sim.Bytes, &sim.Registers, &sim.SharedMemory, &sim.Efficiency, &sim.Invalid, &sim.CompileFails}
+		srcs := [8]string{sm.Flops, sm.Bytes, sm.Registers, sm.SharedMemory, sm.Efficiency, sm.Invalid, sm.CompileFails, sm.CompileCrashes}
+		fields := simFields
+		dst := [8]**expr.Expr{&sim.Flops, &sim.Bytes, &sim.Registers, &sim.SharedMemory, &sim.Efficiency, &sim.Invalid, &sim.CompileFails, &sim.CompileCrashes}
 		for i, src := range srcs {
 			field := "Gtune.Simulation." + fields[i]
 			if strings.TrimSpace(src) == "" {

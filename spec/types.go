@@ -201,14 +201,17 @@ type RawMeasurement struct {
 // RawSimulation describes a kernel's work for the simulated GPU. Each field but
 // Device/Noise/Seed is an expression over parameters and constants.
 type RawSimulation struct {
-	Device       string  `json:"Device,omitempty" yaml:"Device,omitempty"`             // device-database id, default "h100_sxm"
-	Flops        string  `json:"Flops" yaml:"Flops"`                                   // floating-point operations per launch
-	Bytes        string  `json:"Bytes" yaml:"Bytes"`                                   // bytes moved to/from device memory per launch
-	Registers    string  `json:"Registers,omitempty" yaml:"Registers,omitempty"`       // registers per thread (default 32)
-	SharedMemory string  `json:"SharedMemory,omitempty" yaml:"SharedMemory,omitempty"` // static shared memory per thread block, bytes (default 0)
-	Efficiency   string  `json:"Efficiency,omitempty" yaml:"Efficiency,omitempty"`     // 0..1 factor on achievable throughput (default 1)
-	Invalid      string  `json:"Invalid,omitempty" yaml:"Invalid,omitempty"`           // true: the configuration computes a wrong answer
-	CompileFails string  `json:"CompileFails,omitempty" yaml:"CompileFails,omitempty"` // true: the configuration fails to compile
-	Noise        float64 `json:"Noise,omitempty" yaml:"Noise,omitempty"`               // relative standard deviation of timing noise (default 0.01)
-	Seed         int64   `json:"Seed,omitempty" yaml:"Seed,omitempty"`
+	Device       string `json:"Device,omitempty" yaml:"Device,omitempty"`             // device-database id, default "h100_sxm"
+	Flops        string `json:"Flops" yaml:"Flops"`                                   // floating-point operations per launch
+	Bytes        string `json:"Bytes" yaml:"Bytes"`                                   // bytes moved to/from device memory per launch
+	Registers    string `json:"Registers,omitempty" yaml:"Registers,omitempty"`       // registers per thread (default 32)
+	SharedMemory string `json:"SharedMemory,omitempty" yaml:"SharedMemory,omitempty"` // static shared memory per thread block, bytes (default 0)
+	Efficiency   string `json:"Efficiency,omitempty" yaml:"Efficiency,omitempty"`     // 0..1 factor on achievable throughput (default 1)
+	Invalid      string `json:"Invalid,omitempty" yaml:"Invalid,omitempty"`           // true: the configuration computes a wrong answer
+	CompileFails string `json:"CompileFails,omitempty" yaml:"CompileFails,omitempty"` // true: the configuration fails to compile
+	// CompileCrashes: true when the compiler's process dies on the
+	// configuration (tests a compile pool's crash handling).
+	CompileCrashes string  `json:"CompileCrashes,omitempty" yaml:"CompileCrashes,omitempty"`
+	Noise          float64 `json:"Noise,omitempty" yaml:"Noise,omitempty"` // relative standard deviation of timing noise (default 0.01)
+	Seed           int64   `json:"Seed,omitempty" yaml:"Seed,omitempty"`
 }

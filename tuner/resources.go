@@ -65,7 +65,7 @@ func DeclaredResources(s *spec.Spec, sp *space.Space) func(int) (int, int, error
 // unknown (the message lists the known ones).
 func Description(be backend.Backend) (*device.Description, error) {
 	d := be.Device()
-	if _, ok := be.(backend.Simulator); !ok && device.MatchName(d.Local.Name) == nil {
+	if _, ok := backend.Capability[backend.Simulator](be); !ok && device.MatchName(d.Local.Name) == nil {
 		return device.LookupName(d.Local.Name)
 	}
 	return &d, nil
@@ -101,7 +101,7 @@ func declaredResources(be backend.Backend, s *spec.Spec, sp *space.Space) func(i
 	if s.Simulation == nil {
 		return nil
 	}
-	if _, isSim := be.(backend.Simulator); !isSim && s.Simulation.Registers == nil {
+	if _, isSim := backend.Capability[backend.Simulator](be); !isSim && s.Simulation.Registers == nil {
 		return nil
 	}
 	return func(i int) (int, int, error) {
@@ -284,7 +284,7 @@ func (p *ResourceProvider) fill() {
 			u.known, u.from, u.regs, u.smem = true, "database", e.Registers, e.SharedStaticBytes
 		}
 	}
-	rr, ok := p.be.(backend.ResourceReporter)
+	rr, ok := backend.Capability[backend.ResourceReporter](p.be)
 	if !ok {
 		return
 	}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/compileproc"
 	"github.com/gtune/gtune/compilecache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/expr"
@@ -94,7 +95,9 @@ type Config struct {
 	Clock func() time.Duration
 	// Fresh re-measures configurations the database already holds.
 	Fresh bool
-	// CompileWorkers is the size of the compile pool (default: CPU count).
+	// CompileWorkers is the size of the compile pool (default: the
+	// backend's compile processes when it has them, else the CPU count
+	// less one).
 	CompileWorkers int
 	// CompletionOrder evaluates the configurations in the order their
 	// compilations finish (the first proposed among those finished)
@@ -180,6 +183,9 @@ type Summary struct {
 	// (Config.CompileCache: earlier runs) or from an earlier plan of its
 	// own (a workload's kernel in several plans).
 	Compiled, CompileReused int
+	// CompilePool is what the backend's compile processes did in this run
+	// (package compileproc); nil when it compiles in this process.
+	CompilePool *compileproc.Stats
 }
 
 // Time is where a run's wall time went (Summary.Elapsed being all of
@@ -266,6 +272,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 			return r.finish("failed", err)
 		}
 	}
+	r.recorded = newRecorded(r.previous)
 	if c.Progress != nil {
 		c.Progress.Start(min(r.maxEvals, r.sum.SpaceSize))
 	}
@@ -339,10 +346,17 @@ type run struct {
 	needReference bool
 	prepared      bool
 	previous      map[string]*store.Evaluation
+	// recorded tells the results reused from previous in their recorded
+	// order.
+	recorded *recorded
 
 	// compiled, compileReused and compileWall count Summary.Compiled,
 	// CompileReused and Time.Compile from the compile pool's workers.
 	compiled, compileReused, compileWall atomic.Int64
+	// pool is the backend's compile processes (nil: it compiles in this
+	// process) and poolAtStart their counters when the run started.
+	pool        compilePool
+	poolAtStart compileproc.Stats
 
 	// work feeds the compile pool's workers in proposal order (a
 	// channel is first in, first out): compilations start in the order
@@ -361,6 +375,10 @@ type run struct {
 // start checks the run's configuration, makes its strategy and problem
 // and records the run in the database.
 func start(ctx context.Context, c Config) (*run, error) {
+	pool, hasPool := backend.Capability[compilePool](c.Backend)
+	if c.CompileWorkers <= 0 && hasPool {
+		c.CompileWorkers = pool.Stats().Processes
+	}
 	if c.CompileWorkers <= 0 {
 		// One core stays free for the backend's worker: its polling of
 		// the energy counter and its launch queue suffer when every core
@@ -441,6 +459,9 @@ func start(ctx context.Context, c Config) (*run, error) {
 		maxEvals: maxEvals, timeLimit: timeLimit,
 		work: make(chan *pending, 2*c.CompileWorkers), lookahead: 2 * c.CompileWorkers,
 	}
+	if hasPool {
+		r.pool, r.poolAtStart = pool, pool.Stats()
+	}
 	for _, k := range problem.Kernels {
 		if v := k.Verification; v != nil && len(v.Expected) < countOutputs(k) {
 			r.needReference = true
@@ -468,14 +489,25 @@ func (r *run) verify() bool {
 	return false
 }
 
+// compilePool is a backend that compiles in worker processes
+// (compileproc.Backend).
+type compilePool interface{ Stats() compileproc.Stats }
+
 // finish flags outliers of an unverified run, ranks the outcomes and
 // closes the run in the database with status.
 func (r *run) finish(status string, err error) (*Summary, error) {
 	r.stopPool.Do(func() { close(r.work) })
+	if r.recorded != nil {
+		r.tell(r.recorded.flush())
+	}
 	sum := r.sum
 	sum.Elapsed = r.elapsed()
 	sum.Compiled, sum.CompileReused = int(r.compiled.Load()), int(r.compileReused.Load())
 	sum.Time.Compile = time.Duration(r.compileWall.Load())
+	if r.pool != nil {
+		st := r.pool.Stats().Since(r.poolAtStart)
+		sum.CompilePool = &st
+	}
 	if !r.verify() {
 		if e := flagOutliers(r.c, r.sub.outlierFactor(), sum); e != nil && err == nil {
 			err = e
@@ -545,6 +577,13 @@ func (r *run) record(o *Evaluation) {
 	}
 }
 
+// tell records the reused results os, in order.
+func (r *run) tell(os []*Evaluation) {
+	for _, o := range os {
+		r.record(o)
+	}
+}
+
 // propose asks the strategy for configurations until the look-ahead is
 // full: those the database holds are reused at once, the others queued
 // and compiled in the pool.
@@ -561,6 +600,10 @@ func (r *run) propose() error {
 			// propose more returns none meanwhile (strategy.Strategy.Next);
 			// only with nothing outstanding is the search over.
 			if len(r.queue) == 0 {
+				if r.recorded.pending() {
+					r.tell(r.recorded.force())
+					continue
+				}
 				r.stopProposing = true
 			}
 			break
@@ -571,9 +614,10 @@ func (r *run) propose() error {
 			if e, ok := r.previous[key]; ok {
 				if o, ok := reuse(c, idx, e); ok {
 					o.KernelTimes = r.storedKernelTimes(idx, e)
-					r.record(o)
+					r.tell(r.recorded.add(e, o))
 					continue
 				}
+				r.tell(r.recorded.skip(e))
 			}
 			if err := r.prepare(); err != nil {
 				return err

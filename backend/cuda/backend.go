@@ -23,7 +23,9 @@
 package cuda
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +37,9 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/compileproc"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/internal/workerproc"
 )
 
 // Options tunes how Open runs the worker. The zero value is usable.
@@ -103,7 +107,7 @@ type Backend struct {
 	index int
 
 	mu     sync.Mutex // one request to the worker at a time
-	w      *proc
+	w      *workerproc.Proc
 	closed bool
 
 	// pmu guards what Compile and the accessors read, so they never wait
@@ -142,24 +146,24 @@ func (b *Backend) startLocked(ctx context.Context) error {
 	if len(b.opts.Wrapper) > 0 {
 		exe, args = b.opts.Wrapper[0], append(append(slices.Clone(b.opts.Wrapper[1:]), exe), args...)
 	}
-	p, err := startProc(exe, args, env, b.opts.Stderr)
+	p, err := workerproc.Start(exe, args, env, b.opts.Stderr)
 	if err != nil {
-		return err
+		return fmt.Errorf("cuda: %w", err)
 	}
-	rep, err := p.call(ctx, &request{Op: opHello}, b.opts.StartTimeout)
+	rep, err := call(ctx, p, &request{Op: opHello}, b.opts.StartTimeout)
 	if err != nil {
-		p.kill()
-		if errors.Is(err, errTimeout) {
-			return fmt.Errorf("cuda: worker for device %d did not start within %v; stderr: %s", b.index, b.opts.StartTimeout, p.tail.String())
+		p.Kill()
+		if errors.Is(err, workerproc.ErrTimeout) {
+			return fmt.Errorf("cuda: worker for device %d did not start within %v; stderr: %s", b.index, b.opts.StartTimeout, p.Tail())
 		}
 		return fmt.Errorf("cuda: worker for device %d: %w", b.index, err)
 	}
 	if rep.Err != "" {
-		p.waitExit(5 * time.Second)
+		p.WaitExit(5 * time.Second)
 		return fmt.Errorf("cuda: worker for device %d: %s", b.index, rep.Err)
 	}
 	if rep.Device == nil {
-		p.kill()
+		p.Kill()
 		return fmt.Errorf("cuda: worker for device %d sent no device description", b.index)
 	}
 	b.w = p
@@ -173,7 +177,7 @@ func (b *Backend) startLocked(ctx context.Context) error {
 // again in the new one.
 func (b *Backend) restartLocked(ctx context.Context) error {
 	if b.w != nil {
-		b.w.kill()
+		b.w.Kill()
 		b.w = nil
 	}
 	b.pmu.Lock()
@@ -252,18 +256,18 @@ func (b *Backend) Prepare(ctx context.Context, p *backend.Problem) error {
 }
 
 func (b *Backend) prepareLocked(ctx context.Context, p *backend.Problem) error {
-	rep, err := b.w.call(ctx, &request{Op: opPrepare, Problem: p}, b.opts.PrepareTimeout)
+	rep, err := call(ctx, b.w, &request{Op: opPrepare, Problem: p}, b.opts.PrepareTimeout)
 	if err != nil {
-		b.w.kill()
+		b.w.Kill()
 		b.w = nil
-		if errors.Is(err, errTimeout) {
+		if errors.Is(err, workerproc.ErrTimeout) {
 			return fmt.Errorf("cuda: Prepare took longer than %v", b.opts.PrepareTimeout)
 		}
 		return fmt.Errorf("cuda: Prepare: %w", err)
 	}
 	if rep.Err != "" {
 		if rep.Fatal {
-			b.w.waitExit(5 * time.Second)
+			b.w.WaitExit(5 * time.Second)
 			b.w = nil
 		}
 		return fmt.Errorf("cuda: Prepare: %s", rep.Err)
@@ -279,21 +283,61 @@ func (b *Backend) prepareLocked(ctx context.Context, p *backend.Problem) error {
 // *backend.CompileError when NVRTC rejects it; an error when no problem
 // is prepared or NVRTC cannot be loaded.
 func (b *Backend) Compile(ctx context.Context, j *backend.Job) (*backend.Binary, error) {
+	r, err := b.compileRequest(j)
+	if err != nil {
+		return nil, err
+	}
+	return Compile(ctx, r)
+}
+
+// CompileTask is compileproc.Remote: compiling j, as the package-level
+// Compile's request, for a compile worker process. Errors: no problem is
+// prepared, or j names no kernel of it.
+func (b *Backend) CompileTask(j *backend.Job) (compileproc.Task, error) {
+	r, err := b.compileRequest(j)
+	if err != nil {
+		return compileproc.Task{}, err
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&r); err != nil {
+		return compileproc.Task{}, fmt.Errorf("cuda: encoding the compilation of %s: %w", j.Key, err)
+	}
+	return compileproc.Task{Kind: taskKind, Key: j.Key, Payload: buf.Bytes()}, nil
+}
+
+// taskKind names NVRTC compilations in compile workers.
+const taskKind = "nvrtc"
+
+func init() {
+	compileproc.Register(taskKind, func(ctx context.Context, payload []byte) (*backend.Binary, error) {
+		var r CompileRequest
+		if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&r); err != nil {
+			return nil, fmt.Errorf("cuda: decoding a compilation: %w", err)
+		}
+		return Compile(ctx, r)
+	})
+}
+
+var _ compileproc.Remote = (*Backend)(nil)
+
+// compileRequest is what compiling j for the prepared problem on this GPU
+// asks of NVRTC.
+func (b *Backend) compileRequest(j *backend.Job) (CompileRequest, error) {
 	b.pmu.RLock()
 	p, dev := b.prob, b.dev
 	b.pmu.RUnlock()
 	if p == nil {
-		return nil, errors.New("cuda: Compile before Prepare")
+		return CompileRequest{}, errors.New("cuda: Compile before Prepare")
 	}
 	if j.Kernel < 0 || j.Kernel >= len(p.Kernels) {
-		return nil, fmt.Errorf("cuda: Compile: configuration %s names kernel %d of a problem of %d", j.Key, j.Kernel, len(p.Kernels))
+		return CompileRequest{}, fmt.Errorf("cuda: Compile: configuration %s names kernel %d of a problem of %d", j.Key, j.Kernel, len(p.Kernels))
 	}
 	k := p.Kernels[j.Kernel]
 	src := k.Source
 	if j.Source != "" {
 		src = j.Source
 	}
-	return Compile(ctx, CompileRequest{
+	return CompileRequest{
 		Source:       src,
 		SourceName:   k.SourceName,
 		KernelName:   k.KernelName,
@@ -301,7 +345,7 @@ func (b *Backend) Compile(ctx context.Context, j *backend.Job) (*backend.Binary,
 		Defines:      j.Defines,
 		ComputeMajor: dev.ComputeMajor,
 		ComputeMinor: dev.ComputeMinor,
-	})
+	}, nil
 }
 
 // CompilerID is backend.Compiler: NVRTC's version and the target Compile
@@ -365,14 +409,14 @@ func (b *Backend) Run(ctx context.Context, plan *backend.Plan) (*backend.Result,
 	if timeout <= 0 {
 		timeout = b.opts.RunTimeout
 	}
-	rep, err := b.w.call(ctx, &request{Op: opRun, Plan: wirePlan(plan)}, timeout)
+	rep, err := call(ctx, b.w, &request{Op: opRun, Plan: wirePlan(plan)}, timeout)
 	elapsed := float64(time.Since(start).Microseconds()) / 1000
 	var res *backend.Result
-	var died *diedError
+	var died *workerproc.DiedError
 	switch {
 	case err == nil && rep.Err != "":
 		if rep.Fatal {
-			b.w.waitExit(5 * time.Second)
+			b.w.WaitExit(5 * time.Second)
 			b.w = nil
 		}
 		return nil, fmt.Errorf("cuda: Run: %s", rep.Err)
@@ -382,10 +426,10 @@ func (b *Backend) Run(ctx context.Context, plan *backend.Plan) (*backend.Result,
 			res = &backend.Result{Status: backend.StatusRuntimeFailed, Reason: "worker sent no result"}
 		}
 		if rep.Fatal {
-			b.w.waitExit(5 * time.Second)
+			b.w.WaitExit(5 * time.Second)
 			b.w = nil
 		}
-	case errors.Is(err, errTimeout):
+	case errors.Is(err, workerproc.ErrTimeout):
 		b.w = nil
 		res = &backend.Result{Status: backend.StatusTimeout, Reason: fmt.Sprintf("no answer within %v; worker killed", timeout)}
 	case errors.As(err, &died):
@@ -431,11 +475,11 @@ func (b *Backend) Close() error {
 	}
 	p := b.w
 	b.w = nil
-	if _, err := p.call(context.Background(), &request{Op: opShutdown}, 5*time.Second); err != nil {
-		p.kill()
+	if _, err := call(context.Background(), p, &request{Op: opShutdown}, 5*time.Second); err != nil {
+		p.Kill()
 		return nil
 	}
-	p.waitExit(5 * time.Second)
+	p.WaitExit(5 * time.Second)
 	return nil
 }
 

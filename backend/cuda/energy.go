@@ -290,15 +290,15 @@ func (b *Backend) SensorCheck(ctx context.Context, o measure.SensorCheckOptions)
 			return nil, err
 		}
 	}
-	rep, err := b.w.call(ctx, &request{Op: opSensorCheck, SensorCheck: &o}, 2*time.Minute)
+	rep, err := call(ctx, b.w, &request{Op: opSensorCheck, SensorCheck: &o}, 2*time.Minute)
 	if err != nil {
-		b.w.kill()
+		b.w.Kill()
 		b.w = nil
 		return nil, fmt.Errorf("cuda: sensor check: %w", err)
 	}
 	if rep.Err != "" {
 		if rep.Fatal {
-			b.w.waitExit(5 * time.Second)
+			b.w.WaitExit(5 * time.Second)
 			b.w = nil
 		}
 		return nil, fmt.Errorf("cuda: sensor check: %s", rep.Err)

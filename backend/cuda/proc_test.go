@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/internal/workerproc"
 	"github.com/gtune/gtune/measure"
 )
 
@@ -171,8 +171,8 @@ func TestProtocolRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { r1.Close(); w1.Close(); r2.Close(); w2.Close() }()
-	parent := newConn(r2, w1)
-	child := newConn(r1, w2)
+	parent := workerproc.NewConn(r2, w1)
+	child := workerproc.NewConn(r1, w2)
 	req := request{
 		Op: opRun,
 		Problem: &backend.Problem{Kernels: []backend.Kernel{{
@@ -207,20 +207,20 @@ func TestProtocolRoundTrip(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		var got request
-		if err := child.dec.Decode(&got); err != nil {
+		if err := child.Dec.Decode(&got); err != nil {
 			done <- err
 			return
 		}
 		if !reflect.DeepEqual(got, req) {
 			t.Errorf("request changed in transit:\n got %+v\nwant %+v", got, req)
 		}
-		done <- child.enc.Encode(&rep)
+		done <- child.Enc.Encode(&rep)
 	}()
-	if err := parent.enc.Encode(&req); err != nil {
+	if err := parent.Enc.Encode(&req); err != nil {
 		t.Fatal(err)
 	}
 	var got reply
-	if err := parent.dec.Decode(&got); err != nil {
+	if err := parent.Dec.Decode(&got); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -228,71 +228,6 @@ func TestProtocolRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, rep) {
 		t.Fatalf("reply changed in transit:\n got %+v\nwant %+v", got, rep)
-	}
-}
-
-// Supervision of real child processes: one that never answers is killed
-// at the deadline; one that dies is reported with its exit status and
-// stderr.
-func TestProcTimeoutKills(t *testing.T) {
-	p, err := startProc("/bin/sleep", []string{"30"}, nil, nil)
-	if err != nil {
-		t.Skip("no /bin/sleep:", err)
-	}
-	start := time.Now()
-	_, err = p.call(context.Background(), &request{Op: opHello}, 300*time.Millisecond)
-	if !errors.Is(err, errTimeout) {
-		t.Fatalf("err = %v, want errTimeout", err)
-	}
-	if el := time.Since(start); el < 300*time.Millisecond || el > 3*time.Second {
-		t.Fatalf("timeout took %v", el)
-	}
-	if !p.exited() || p.state != "signal: killed" {
-		t.Fatalf("worker not killed: exited %v, state %q", p.exited(), p.state)
-	}
-}
-
-func TestProcCancelKills(t *testing.T) {
-	p, err := startProc("/bin/sleep", []string{"30"}, nil, nil)
-	if err != nil {
-		t.Skip("no /bin/sleep:", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	_, err = p.call(ctx, &request{Op: opHello}, time.Minute)
-	if !errors.Is(err, context.DeadlineExceeded) || !p.exited() {
-		t.Fatalf("err = %v, exited %v", err, p.exited())
-	}
-}
-
-func TestProcDeathReported(t *testing.T) {
-	p, err := startProc("/bin/sh", []string{"-c", "read x; echo first >&2; echo 'boom: illegal address' >&2; exit 3"}, nil, nil)
-	if err != nil {
-		t.Skip("no /bin/sh:", err)
-	}
-	_, err = p.call(context.Background(), &request{Op: opRun}, 10*time.Second)
-	var died *diedError
-	if !errors.As(err, &died) {
-		t.Fatalf("err = %v, want *diedError", err)
-	}
-	if died.Status != "exit status 3" || died.Tail != "first | boom: illegal address" {
-		t.Fatalf("died = %+v", died)
-	}
-	if got := died.Error(); got != "worker process exited (exit status 3); stderr: first | boom: illegal address" {
-		t.Fatalf("message = %q", got)
-	}
-}
-
-func TestTailBufferKeepsEnd(t *testing.T) {
-	var fwd strings.Builder
-	tb := &tailBuffer{max: 10, fwd: &fwd}
-	tb.Write([]byte("0123456789abc\n"))
-	tb.Write([]byte("xyz"))
-	if got := tb.String(); got != "789abc | xyz" {
-		t.Fatalf("tail = %q", got)
-	}
-	if fwd.String() != "0123456789abc\nxyz" {
-		t.Fatalf("forwarded %q", fwd.String())
 	}
 }
 

@@ -1,10 +1,11 @@
 package cuda
 
 import (
-	"encoding/gob"
-	"io"
+	"context"
+	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/internal/workerproc"
 	"github.com/gtune/gtune/measure"
 )
 
@@ -53,12 +54,12 @@ type reply struct {
 	Resources *backend.Resources
 }
 
-// conn is one end of the protocol.
-type conn struct {
-	enc *gob.Encoder
-	dec *gob.Decoder
-}
-
-func newConn(r io.Reader, w io.Writer) *conn {
-	return &conn{enc: gob.NewEncoder(w), dec: gob.NewDecoder(r)}
+// call sends req to the worker p and waits for its reply (see
+// workerproc.Proc.Call for the timeout and the errors).
+func call(ctx context.Context, p *workerproc.Proc, req *request, timeout time.Duration) (*reply, error) {
+	var rep reply
+	if err := p.Call(ctx, req, &rep, timeout); err != nil {
+		return nil, err
+	}
+	return &rep, nil
 }

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/internal/workerproc"
 )
 
 var _ backend.ResourceReporter = (*Backend)(nil)
@@ -46,9 +47,9 @@ func (b *Backend) Resources(ctx context.Context, j *backend.Job, bin *backend.Bi
 			return backend.Resources{}, fmt.Errorf("cuda: restarting the worker: %w", err)
 		}
 	}
-	rep, err := b.w.call(ctx, &request{Op: opResources, Job: j, Binary: bin}, resourcesTimeout)
+	rep, err := call(ctx, b.w, &request{Op: opResources, Job: j, Binary: bin}, resourcesTimeout)
 	switch {
-	case errors.Is(err, errTimeout):
+	case errors.Is(err, workerproc.ErrTimeout):
 		b.w = nil // killed by call
 		return backend.Resources{}, fmt.Errorf("cuda: configuration %s: reading its resources took longer than %v; worker killed", key, resourcesTimeout)
 	case err != nil:
@@ -56,7 +57,7 @@ func (b *Backend) Resources(ctx context.Context, j *backend.Job, bin *backend.Bi
 		return backend.Resources{}, fmt.Errorf("cuda: configuration %s: reading its resources: %w", key, err)
 	case rep.Err != "":
 		if rep.Fatal {
-			b.w.waitExit(5 * time.Second)
+			b.w.WaitExit(5 * time.Second)
 			b.w = nil
 		}
 		return backend.Resources{}, fmt.Errorf("cuda: configuration %s: %s", key, rep.Err)

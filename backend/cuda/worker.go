@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/internal/workerproc"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/nvml"
 )
@@ -48,17 +49,17 @@ func WorkerMain() {
 			i++
 		}
 	}
-	out, err := protocolOutput()
+	out, err := workerproc.ProtocolOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gtune cuda worker: %v\n", err)
 		os.Exit(2)
 	}
-	c := newConn(os.Stdin, out)
+	c := workerproc.NewConn(os.Stdin, out)
 	w := &worker{index: dev}
 	initErr := w.init(dev)
 	for {
 		var req request
-		if err := c.dec.Decode(&req); err != nil {
+		if err := c.Dec.Decode(&req); err != nil {
 			if !errors.Is(err, io.EOF) {
 				fmt.Fprintf(os.Stderr, "gtune cuda worker: reading request: %v\n", err)
 			}
@@ -72,7 +73,7 @@ func WorkerMain() {
 		} else {
 			rep = w.handle(&req)
 		}
-		if err := c.enc.Encode(&rep); err != nil {
+		if err := c.Enc.Encode(&rep); err != nil {
 			fmt.Fprintf(os.Stderr, "gtune cuda worker: writing reply: %v\n", err)
 			os.Exit(3)
 		}

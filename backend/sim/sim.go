@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/compileproc"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/measure"
 )
@@ -199,11 +200,66 @@ type image struct {
 
 // Compile "compiles" one configuration: it checks j.Work and encodes it in
 // the Binary's Image. Errors: a nil Job.Work (the spec has no
-// Gtune.Simulation section) is a plain error; Work.CompileFails, static
-// shared memory above the 48 KiB static limit, registers above the
-// per-thread maximum or a Work value out of range are *backend.CompileError
-// with a compiler-style log.
+// Gtune.Simulation section) is a plain error; Work.CompileFails,
+// Work.CompileCrashes (in this process the crash is reported, not
+// performed), static shared memory above the 48 KiB static limit,
+// registers above the per-thread maximum or a Work value out of range are
+// *backend.CompileError with a compiler-style log.
 func (s *Sim) Compile(ctx context.Context, j *backend.Job) (*backend.Binary, error) {
+	t, err := s.compileTask(ctx, j)
+	if err != nil {
+		return nil, err
+	}
+	if j.Work.CompileCrashes {
+		return nil, &backend.CompileError{Log: fmt.Sprintf("%s: the compiler crashed (simulated: Gtune.Simulation.CompileCrashes) on configuration %q", t.File, j.Key)}
+	}
+	return t.compile()
+}
+
+// CompileTask is compileproc.Remote: compiling j as data for a compile
+// worker process, where a configuration with Work.CompileCrashes crashes
+// the process as a broken compiler would. Errors: as Compile's plain
+// errors.
+func (s *Sim) CompileTask(j *backend.Job) (compileproc.Task, error) {
+	t, err := s.compileTask(context.Background(), j)
+	if err != nil {
+		return compileproc.Task{}, err
+	}
+	payload, err := json.Marshal(t)
+	if err != nil {
+		return compileproc.Task{}, fmt.Errorf("sim: encoding the compilation of %s: %w", j.Key, err)
+	}
+	return compileproc.Task{Kind: taskKind, Key: j.Key, Payload: payload}, nil
+}
+
+var _ compileproc.Remote = (*Sim)(nil)
+
+// taskKind names simulated compilations in compile workers.
+const taskKind = "sim"
+
+func init() {
+	compileproc.Register(taskKind, func(ctx context.Context, payload []byte) (*backend.Binary, error) {
+		var t compileTask
+		if err := json.Unmarshal(payload, &t); err != nil {
+			return nil, fmt.Errorf("sim: decoding a compilation: %w", err)
+		}
+		if t.Job.Work != nil && t.Job.Work.CompileCrashes {
+			panic(fmt.Sprintf("sim: simulated compiler crash on configuration %q (Gtune.Simulation.CompileCrashes)", t.Job.Key))
+		}
+		return t.compile()
+	})
+}
+
+// compileTask is everything a simulated compilation depends on.
+type compileTask struct {
+	Device *device.Description `json:"device"`
+	Seed   int64               `json:"seed"`
+	Kernel string              `json:"kernel"`
+	File   string              `json:"file"`
+	Job    *backend.Job        `json:"job"`
+}
+
+func (s *Sim) compileTask(ctx context.Context, j *backend.Job) (*compileTask, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -220,7 +276,13 @@ func (s *Sim) Compile(ctx context.Context, j *backend.Job) (*backend.Binary, err
 	if p != nil && j.Kernel >= 0 && j.Kernel < len(p.Kernels) {
 		kernel, file = p.Kernels[j.Kernel].KernelName, p.Kernels[j.Kernel].SourceName
 	}
-	w, d := *j.Work, s.dev
+	return &compileTask{Device: s.dev, Seed: s.seed, Kernel: kernel, File: file, Job: j}, nil
+}
+
+// compile checks the job's work against the device and encodes it.
+func (t *compileTask) compile() (*backend.Binary, error) {
+	j, w, d := t.Job, *t.Job.Work, t.Device
+	kernel, file := t.Kernel, t.File
 	fail := func(format string, a ...any) (*backend.Binary, error) {
 		return nil, &backend.CompileError{Log: fmt.Sprintf("%s: ", file) + fmt.Sprintf(format, a...) + fmt.Sprintf("\n(simulated compile of configuration %q on %s)\n", j.Key, d.Name)}
 	}
@@ -242,7 +304,7 @@ func (s *Sim) Compile(ctx context.Context, j *backend.Job) (*backend.Binary, err
 	if err != nil {
 		return nil, fmt.Errorf("sim: Compile: %w", err)
 	}
-	ms := compileMs * (1 + 0.05*s.normal(j.Key, "compile", 0))
+	ms := compileMs * (1 + 0.05*normal(t.Seed, j.Key, "compile", 0))
 	return &backend.Binary{
 		Image:     img,
 		Log:       fmt.Sprintf("ptxas info    : Used %d registers, %d bytes smem (simulated)\n", w.Registers, w.SharedMemory),
@@ -380,9 +442,15 @@ const (
 // normal is a standard normal variate determined by (seed, key, stream,
 // repetition) alone.
 func (s *Sim) normal(key, stream string, rep int) float64 {
+	return normal(s.seed, key, stream, rep)
+}
+
+// normal is a standard normal deviate decided by seed, key, stream and
+// rep alone.
+func normal(seed int64, key, stream string, rep int) float64 {
 	h := fnv.New64a()
 	var buf [8]byte
-	binary.LittleEndian.PutUint64(buf[:], uint64(s.seed))
+	binary.LittleEndian.PutUint64(buf[:], uint64(seed))
 	h.Write(buf[:])
 	h.Write([]byte(key))
 	h.Write([]byte{0})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gtune/gtune/backend/compileproc"
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/spec"
@@ -39,6 +40,10 @@ func badInput(format string, a ...any) error { return inputError{fmt.Errorf(form
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == cuda.WorkerArg {
 		cuda.WorkerMain()
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == compileproc.WorkerArg {
+		compileproc.WorkerMain()
 		return
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

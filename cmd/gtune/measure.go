@@ -58,7 +58,7 @@ written launch order or --order NAME>NAME>...`,
 	fl.BoolVar(&f.tune.asJSON, "json", false, "print one JSON document instead of the table")
 	fl.Uint64Var(&f.tune.seed, "seed", 1, "seed of the simulator")
 	fl.BoolVar(&f.tune.energy, "energy", false, "also measure the plan's energy and power (the first spec's energy protocol)")
-	addCompileCacheFlags(fl, &f.tune)
+	addCompileFlags(fl, &f.tune)
 	return c
 }
 

@@ -118,7 +118,7 @@ func runSchedule(ctx context.Context, cmd *cobra.Command, path string, f schedul
 	source := f.profileSource
 	if source == "auto" {
 		source = "model"
-		if _, sim := be.(backend.Simulator); !sim {
+		if _, sim := backend.Capability[backend.Simulator](be); !sim {
 			if _, err := exec.LookPath(f.ncu); err == nil {
 				source = "ncu"
 			}

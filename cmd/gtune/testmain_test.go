@@ -4,11 +4,17 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/gtune/gtune/backend/compileproc"
 )
 
 // TestMain keeps the tests' compile cache in a folder of their own, never
-// the user's.
+// the user's, and lets the test binary serve as a compile worker, as
+// gtune does (compileproc starts os.Executable()).
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == compileproc.WorkerArg {
+		compileproc.WorkerMain()
+	}
 	dir, err := os.MkdirTemp("", "gtune-test-kernels-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

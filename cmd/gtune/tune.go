@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/compileproc"
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/compilecache"
@@ -39,9 +40,14 @@ type tuneFlags struct {
 	timeLimit                                   time.Duration
 	asJSON, fresh, noProgress, energy, orders   bool
 	compileCache                                string // folder of the compile cache; "off": none
-	inOrder                                     bool
-	seed                                        uint64
-	gpu                                         gpuctl.Options
+	// compileProcs is the number of compile processes: -1 decides (a
+	// pool on a real GPU, none on the simulated one), 0 compiles in
+	// this process.
+	compileProcs   int
+	compileTimeout time.Duration
+	inOrder        bool
+	seed           uint64
+	gpu            gpuctl.Options
 }
 
 func newTuneCmd() *cobra.Command {
@@ -84,7 +90,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the strategy and the simulator")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar")
 	addGPUFlags(fl, &f.gpu)
-	addCompileCacheFlags(fl, &f)
+	addCompileFlags(fl, &f)
 	fl.BoolVar(&f.inOrder, "in-order", false, "evaluate the configurations in the order proposed, not in the order their compilations finish (the default on a real GPU; the simulated GPU's compilations take no time, so it always evaluates in order)")
 	fl.BoolVar(&f.orders, "orders", false, "a workload: search the kernels' launch orders too (every permutation, the written order first)")
 	fl.BoolVar(&f.energy, "energy", false, "measure energy and power for every configuration (an energy window of Gtune.Measurement.EnergyWindowSeconds each); --energy=false never measures them (default: when the objective or a metric needs them)")
@@ -192,8 +198,11 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	})
 }
 
-// addCompileCacheFlags adds --compile-cache and --no-compile-cache.
-func addCompileCacheFlags(fl *pflag.FlagSet, f *tuneFlags) {
+// addCompileFlags adds --compile-cache, --no-compile-cache,
+// --compile-processes and --compile-timeout.
+func addCompileFlags(fl *pflag.FlagSet, f *tuneFlags) {
+	fl.IntVar(&f.compileProcs, "compile-processes", -1, "compile in this many worker processes (0: in this process; default: one per CPU but one, at most one per GiB of available memory, on a real GPU, and none on the simulated GPU)")
+	fl.DurationVar(&f.compileTimeout, "compile-timeout", 5*time.Minute, "a compilation in a worker process taking longer fails its configuration (the process is killed)")
 	fl.StringVar(&f.compileCache, "compile-cache", "", "folder of the compile cache, binaries kept between runs and reused (default: $GTUNE_COMPILE_CACHE, else the user's cache folder, e.g. ~/.cache/gtune/kernels; bounded to 2 GiB)")
 	fl.Bool("no-compile-cache", false, "compile every kernel the run needs, without reading or writing the compile cache")
 }
@@ -385,7 +394,40 @@ func resolveObjective(s *spec.Spec, name string) (objective.Objective, error) {
 	return objective.Objective{}, badInput("unknown objective %q (valid: %s)", name, strings.Join(valid, ", "))
 }
 
+// openBackend opens the backend the flags ask for, compiling in worker
+// processes as --compile-processes says (compileproc).
 func openBackend(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) (backend.Backend, error) {
+	be, err := openGPU(ctx, log, s, f)
+	if err != nil {
+		return nil, err
+	}
+	n := f.compileProcs
+	if n < -1 {
+		be.Close()
+		return nil, badInput("--compile-processes %d: must be 0 (compile in this process), a number of processes, or left out", n)
+	}
+	if n == -1 {
+		if _, simulated := backend.Capability[backend.Simulator](be); simulated {
+			return be, nil
+		}
+		n = compileproc.DefaultSize()
+	}
+	if n == 0 {
+		return be, nil
+	}
+	if f.compileTimeout <= 0 {
+		be.Close()
+		return nil, badInput("--compile-timeout %v: must be positive", f.compileTimeout)
+	}
+	pool, err := compileproc.Wrap(be, compileproc.Options{Processes: n, Timeout: f.compileTimeout})
+	if err != nil {
+		be.Close()
+		return nil, err
+	}
+	return pool, nil
+}
+
+func openGPU(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) (backend.Backend, error) {
 	switch f.backend {
 	case "cuda":
 		if err := cuda.Available(); err != nil {

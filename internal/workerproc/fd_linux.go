@@ -1,14 +1,14 @@
-package cuda
+package workerproc
 
 import (
 	"os"
 	"syscall"
 )
 
-// protocolOutput returns a private copy of stdout for replies and points
+// ProtocolOutput returns a private copy of stdout for replies and points
 // file descriptor 1 at stderr, so stray writes to stdout (by a library or
 // a panic) land in the captured stderr instead of the protocol stream.
-func protocolOutput() (*os.File, error) {
+func ProtocolOutput() (*os.File, error) {
 	fd, err := syscall.Dup(1)
 	if err != nil {
 		return nil, err
@@ -20,10 +20,10 @@ func protocolOutput() (*os.File, error) {
 	return os.NewFile(uintptr(fd), "gtune-protocol"), nil
 }
 
-// workerSysProcAttr makes the kernel kill the worker when the parent
+// sysProcAttr makes the kernel kill the worker when the parent
 // dies, so a worker stuck in a kernel that never ends cannot outlive the
 // tuner and hold the GPU. (Pdeathsig follows the OS thread that started
 // the worker; Go keeps threads alive unless a locked goroutine exits.)
-func workerSysProcAttr() *syscall.SysProcAttr {
+func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }

@@ -1,0 +1,395 @@
+// Package compileproc compiles kernels in a pool of worker processes:
+// gtune itself started with WorkerArg, one compilation at a time each,
+// talking gob over pipes as the GPU worker does (internal/workerproc).
+//
+// Why processes: on the H100 machine (16 cores) NVRTC compilations run
+// from goroutines of one process slowed each other down although the
+// cores were far from busy (a median 5.6 s per convolution compilation
+// with about 4.5 in flight, against 3.5 s alone), while three gtune
+// processes got 1.9× the throughput of one. A process also confines a
+// compiler crash or hang: the configuration it was compiling fails to
+// compile (backend.CompileError naming the crash or the deadline) and the
+// run goes on with a fresh process.
+//
+// A backend takes part by describing a compilation as a self-contained
+// Task (the Remote capability) and registering the function that performs
+// it under the Task's kind (Register, from the backend package's init), so
+// the worker, the same executable, can run it.
+package compileproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/internal/workerproc"
+)
+
+// WorkerArg, as the first argument, makes the program a compile worker: its
+// main must then call WorkerMain.
+const WorkerArg = "__gtune_compile_worker"
+
+// Task is one compilation as data: Kind names the registered function
+// that performs it and Payload is that function's input, in its own
+// encoding. Key names the configuration for messages.
+type Task struct {
+	Kind    string
+	Key     string
+	Payload []byte
+}
+
+// Remote is a backend whose compilations can run in another process:
+// CompileTask describes compiling j as a Task whose registered function
+// gives what Compile(ctx, j) would. Errors: as Compile's for a job that
+// cannot be described (no problem prepared, kernel index out of range).
+type Remote interface {
+	backend.Backend
+	CompileTask(j *backend.Job) (Task, error)
+}
+
+// Func performs a Task's compilation from its payload, in the worker.
+// Errors: *backend.CompileError when the compiler rejects the kernel;
+// another error when the compiler cannot be used at all.
+type Func func(ctx context.Context, payload []byte) (*backend.Binary, error)
+
+var (
+	regMu    sync.RWMutex
+	registry = map[string]Func{}
+)
+
+// Register makes fn perform the Tasks of kind in compile workers. It
+// panics on a kind registered twice (a programming error).
+func Register(kind string, fn Func) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := registry[kind]; dup {
+		panic("compileproc: kind " + kind + " registered twice")
+	}
+	registry[kind] = fn
+}
+
+func lookup(kind string) Func {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	return registry[kind]
+}
+
+// request and reply are the protocol's messages: one Task, one answer.
+type request struct {
+	Task Task
+}
+
+type reply struct {
+	Binary *backend.Binary
+	// CompileLog is set when the compiler rejected the kernel
+	// (backend.CompileError's log).
+	CompileLog string
+	// Err is any other failure (the compiler cannot be loaded).
+	Err string
+	// MaxRSSKiB is the worker's peak resident memory so far, KiB (0
+	// where the system does not say).
+	MaxRSSKiB int64
+}
+
+// WorkerMain runs this process as a compile worker and never returns: it
+// answers one Task after another on stdin/stdout until end of input.
+// Whatever else writes to stdout (a compiler's diagnostics, a panic) goes
+// to stderr so it cannot corrupt the protocol.
+func WorkerMain() {
+	out, err := workerproc.ProtocolOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gtune compile worker: %v\n", err)
+		os.Exit(2)
+	}
+	c := workerproc.NewConn(os.Stdin, out)
+	for {
+		var req request
+		if err := c.Dec.Decode(&req); err != nil {
+			if !errors.Is(err, io.EOF) {
+				fmt.Fprintf(os.Stderr, "gtune compile worker: reading request: %v\n", err)
+			}
+			os.Exit(0)
+		}
+		var rep reply
+		if fn := lookup(req.Task.Kind); fn == nil {
+			rep.Err = fmt.Sprintf("compile worker: no compiler of kind %q in this program", req.Task.Kind)
+		} else {
+			bin, err := fn(context.Background(), req.Task.Payload)
+			var ce *backend.CompileError
+			switch {
+			case errors.As(err, &ce):
+				rep.CompileLog = ce.Log
+			case err != nil:
+				rep.Err = err.Error()
+			default:
+				rep.Binary = bin
+			}
+		}
+		rep.MaxRSSKiB = maxRSSKiB()
+		if err := c.Enc.Encode(&rep); err != nil {
+			fmt.Fprintf(os.Stderr, "gtune compile worker: writing reply: %v\n", err)
+			os.Exit(3)
+		}
+	}
+}
+
+// ProcessMemory is the memory set aside per compile process when sizing
+// the pool, bytes: above the peak resident memory of NVRTC compiling the
+// largest kernels gtune has tuned (measured in BENCHMARKS.md, "Compile
+// processes").
+const ProcessMemory = 1 << 30
+
+// Size is the pool size for a machine of cores CPUs and availBytes of
+// available memory (0: unknown): one process per core but one, which is
+// left to the GPU worker (its polling of the energy counter suffers when
+// every core compiles: measure.PeriodEstimate), and no more than the
+// memory holds at ProcessMemory each; at least 1.
+func Size(cores int, availBytes uint64) int {
+	n := cores - 1
+	if availBytes > 0 {
+		n = min(n, int(availBytes/ProcessMemory))
+	}
+	return max(1, n)
+}
+
+// DefaultSize is Size for this machine (runtime.NumCPU and the available
+// memory the system reports).
+func DefaultSize() int { return Size(runtime.NumCPU(), availableMemory()) }
+
+// Options configure Wrap. The zero value is usable.
+type Options struct {
+	// Executable is the program started as a worker with WorkerArg;
+	// default os.Executable(). Its main must call WorkerMain when its
+	// first argument is WorkerArg.
+	Executable string
+	// Processes is the pool's size; default DefaultSize().
+	Processes int
+	// Timeout bounds one compilation; a process that takes longer is
+	// killed and the configuration fails to compile. Default 5 min.
+	Timeout time.Duration
+	// Env is added to the parent's environment for the workers ("K=V").
+	Env []string
+	// Stderr, when set, also receives the workers' stderr; a tail is
+	// always kept for messages.
+	Stderr io.Writer
+}
+
+// maxDeadStart is how many compilations may end in a dead process, with
+// none compiled yet, before Compile stops the run with an error: a
+// compiler that dies on everything is broken, not one configuration.
+const maxDeadStart = 3
+
+// Backend is a backend whose Compile runs in the worker processes; every
+// other method is the wrapped backend's.
+type Backend struct {
+	backend.Backend
+	remote Remote
+	opts   Options
+	slots  chan struct{} // one token per process that may run
+
+	mu     sync.Mutex
+	idle   []*workerproc.Proc
+	all    map[*workerproc.Proc]bool
+	closed bool
+
+	compiled atomic.Int64
+	crashes  atomic.Int64
+	timeouts atomic.Int64
+	peakKiB  atomic.Int64
+}
+
+// Wrap returns be with its compilations run in worker processes. Errors:
+// be (or a backend it wraps) does not have the Remote capability, or the
+// executable cannot be found.
+func Wrap(be backend.Backend, o Options) (*Backend, error) {
+	r, ok := backend.Capability[Remote](be)
+	if !ok {
+		return nil, fmt.Errorf("compileproc: the %s backend cannot compile in other processes", be.Device().Backend)
+	}
+	if o.Executable == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("compileproc: finding this program to start compile workers: %w", err)
+		}
+		o.Executable = exe
+	}
+	if o.Processes <= 0 {
+		o.Processes = DefaultSize()
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	return &Backend{Backend: be, remote: r, opts: o, slots: make(chan struct{}, o.Processes), all: map[*workerproc.Proc]bool{}}, nil
+}
+
+// Unwrap is the wrapped backend (backend.Capability looks through it).
+func (b *Backend) Unwrap() backend.Backend { return b.Backend }
+
+// Processes is the pool's size.
+func (b *Backend) Processes() int { return b.opts.Processes }
+
+// Stats are what the pool did: its size, compilations answered,
+// processes that died or were killed at the deadline, and the largest
+// peak resident memory of a worker, KiB.
+type Stats struct {
+	Processes                   int
+	Compiled, Crashes, Timeouts int64
+	PeakRSSKiB                  int64
+}
+
+// Stats reports the pool's counters so far.
+func (b *Backend) Stats() Stats {
+	return Stats{b.opts.Processes, b.compiled.Load(), b.crashes.Load(), b.timeouts.Load(), b.peakKiB.Load()}
+}
+
+// Since is s less the counters of an earlier snapshot (the size and the
+// peak memory stay).
+func (s Stats) Since(earlier Stats) Stats {
+	s.Compiled -= earlier.Compiled
+	s.Crashes -= earlier.Crashes
+	s.Timeouts -= earlier.Timeouts
+	return s
+}
+
+// Compile compiles j in a worker process, waiting for a free one. Errors:
+// *backend.CompileError when the compiler rejects the kernel, when its
+// process dies (the log names the exit status and the tail of its stderr)
+// or when it takes longer than Options.Timeout; ctx.Err() when ctx ends
+// (the process is killed); another error when no worker can be started,
+// the compiler cannot be used, or the first compilations all end in a
+// dead process.
+func (b *Backend) Compile(ctx context.Context, j *backend.Job) (*backend.Binary, error) {
+	task, err := b.remote.CompileTask(j)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case b.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-b.slots }()
+	p, err := b.take()
+	if err != nil {
+		return nil, err
+	}
+	var rep reply
+	err = p.Call(ctx, &request{Task: task}, &rep, b.opts.Timeout)
+	var died *workerproc.DiedError
+	switch {
+	case err == nil:
+		b.put(p)
+	case errors.Is(err, workerproc.ErrTimeout):
+		b.drop(p)
+		b.timeouts.Add(1)
+		return nil, &backend.CompileError{Log: fmt.Sprintf("the compiler did not finish within %v; its process was killed (configuration %s)", b.opts.Timeout, task.Key)}
+	case errors.As(err, &died):
+		b.drop(p)
+		n := b.crashes.Add(1)
+		if b.compiled.Load() == 0 && n >= maxDeadStart {
+			return nil, fmt.Errorf("compileproc: %d compile processes died before any compilation finished; the last (configuration %s): %v", n, task.Key, died)
+		}
+		return nil, &backend.CompileError{Log: fmt.Sprintf("the compiler's process died compiling configuration %s: %v", task.Key, died)}
+	default: // ctx ended: the process was killed
+		b.drop(p)
+		return nil, err
+	}
+	for {
+		peak := b.peakKiB.Load()
+		if rep.MaxRSSKiB <= peak || b.peakKiB.CompareAndSwap(peak, rep.MaxRSSKiB) {
+			break
+		}
+	}
+	switch {
+	case rep.Err != "":
+		return nil, fmt.Errorf("compileproc: %s", rep.Err)
+	case rep.CompileLog != "":
+		b.compiled.Add(1)
+		return nil, &backend.CompileError{Log: rep.CompileLog}
+	case rep.Binary == nil:
+		return nil, fmt.Errorf("compileproc: the worker answered configuration %s with no binary", task.Key)
+	}
+	b.compiled.Add(1)
+	return rep.Binary, nil
+}
+
+// take returns an idle worker or starts one.
+func (b *Backend) take() (*workerproc.Proc, error) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, errors.New("compileproc: Compile on a closed backend")
+	}
+	if n := len(b.idle); n > 0 {
+		p := b.idle[n-1]
+		b.idle = b.idle[:n-1]
+		b.mu.Unlock()
+		return p, nil
+	}
+	b.mu.Unlock()
+	env := append(os.Environ(), b.opts.Env...)
+	p, err := workerproc.Start(b.opts.Executable, []string{WorkerArg}, env, b.opts.Stderr)
+	if err != nil {
+		return nil, fmt.Errorf("compileproc: %w", err)
+	}
+	b.mu.Lock()
+	b.all[p] = true
+	b.mu.Unlock()
+	return p, nil
+}
+
+func (b *Backend) put(p *workerproc.Proc) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		p.WaitExit(0)
+		delete(b.all, p)
+		return
+	}
+	b.idle = append(b.idle, p)
+}
+
+func (b *Backend) drop(p *workerproc.Proc) {
+	p.Kill()
+	b.mu.Lock()
+	delete(b.all, p)
+	b.mu.Unlock()
+}
+
+// Close ends the workers (end of input, then a kill after 5 s) and closes
+// the wrapped backend.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	idle := b.idle
+	b.idle = nil
+	b.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range idle {
+		wg.Go(func() {
+			p.CloseInput()
+			p.WaitExit(5 * time.Second)
+		})
+	}
+	wg.Wait()
+	return b.Backend.Close()
+}
+
+// CompilerID is the wrapped backend's (backend.Compiler), so that the
+// compile cache keys binaries the same whichever process compiled them.
+func (b *Backend) CompilerID() (string, error) {
+	c, ok := backend.Capability[backend.Compiler](b.Backend)
+	if !ok {
+		return "", fmt.Errorf("compileproc: the wrapped backend has no compiler identity")
+	}
+	return c.CompilerID()
+}
+
+var _ backend.Compiler = (*Backend)(nil)
