@@ -6,6 +6,7 @@
 #
 # Carried to the GPU machine: .bin/gtune, .ext/kernel_tuner, .ext/py.
 # Usage: scripts/energy/repeat.sh [RUNS] [CONFIGS] [EXTRA GTUNE FLAGS...]
+# (KT=0: gtune only.)
 set -uo pipefail
 runs=${1:-5}
 configs=${2:-10}
@@ -27,7 +28,7 @@ rows = sqlite3.connect(sys.argv[1]).execute("SELECT config_key FROM evaluations"
 print(json.dumps([[int(x) for x in k.split(",")] for (k,) in rows]))
 PY
   fi
-  if [ -d "$root/.ext/kernel_tuner" ]; then
+  if [ "${KT:-1}" = 1 ] && [ -d "$root/.ext/kernel_tuner" ]; then
     t0=$(date +%s%N)
     python3 "$root/scripts/energy/kt_energy.py" "$root/examples/vector_add/kernel.cu" "$out/configs.json" "$out/kt-$r.json" >> "$out/energy.log" 2>&1 \
       || echo "kernel tuner run $r failed (see energy.log)" >&2
