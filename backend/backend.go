@@ -174,6 +174,10 @@ type Binary struct {
 // The tuner records the configuration as compile_failed with Log as reason.
 type CompileError struct {
 	Log string
+	// Process: the compiler's process died or was killed at its deadline
+	// (package compileproc), which says nothing certain about the source:
+	// the compile cache does not keep such a failure.
+	Process bool
 }
 
 func (e *CompileError) Error() string { return "compile failed: " + e.Log }

@@ -3,7 +3,9 @@
 // resumed or repeated run recompiles nothing). A binary is keyed by
 // everything that decides it (Key): the compiler and its target
 // (backend.Compiler), the kernel's name, source, compiler options and
-// defines, and the simulated work. The disk part is bounded in size: the
+// defines, and the simulated work. A compiler's rejection of a kernel is
+// kept as well (its log), so a repeated run does not compile a failing
+// configuration again either. The disk part is bounded in size: the
 // least recently used binaries are removed first.
 //
 // Headers a kernel includes from files are not part of the key: a change
@@ -38,7 +40,7 @@ type Cache struct {
 	max int64
 
 	mu     sync.Mutex
-	mem    map[string]*backend.Binary
+	mem    map[string]entry
 	hits   int
 	misses int
 	trimAt time.Time
@@ -65,7 +67,7 @@ func Open(dir string, maxBytes int64) (*Cache, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("compile cache: %w", err)
 	}
-	return &Cache{dir: dir, max: maxBytes, mem: map[string]*backend.Binary{}}, nil
+	return &Cache{dir: dir, max: maxBytes, mem: map[string]entry{}}, nil
 }
 
 // Dir is the cache's folder.
@@ -99,29 +101,42 @@ func Key(compiler string, k backend.Kernel, j *backend.Job) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// entry is a binary as stored on disk.
+// entry is a compilation's outcome as stored on disk: a binary, or the
+// compiler's log rejecting the kernel.
 type entry struct {
-	Binary *backend.Binary `json:"binary"`
+	Binary   *backend.Binary `json:"binary,omitempty"`
+	Rejected string          `json:"rejected,omitempty"`
+}
+
+// outcome is e as Get returns it.
+func (e entry) outcome() (*backend.Binary, *backend.CompileError) {
+	if e.Binary == nil {
+		return nil, &backend.CompileError{Log: e.Rejected}
+	}
+	return e.Binary, nil
 }
 
 func (c *Cache) path(key string) string { return filepath.Join(c.dir, key[:2], key+".json") }
 
-// Get gives the binary stored under key, from memory or disk, and counts
-// a hit or a miss. A file that cannot be read or decoded is a miss (and
-// is removed: a crash mid-write leaves no such file, a foreign one may).
-func (c *Cache) Get(key string) (*backend.Binary, bool) {
+// Get gives the outcome stored under key, from memory or disk: the
+// binary, or (rejected non-nil) the compiler's rejection of the kernel;
+// ok is false when nothing is stored. It counts a hit or a miss. A file
+// that cannot be read or decoded is a miss (and is removed: a crash
+// mid-write leaves no such file, a foreign one may).
+func (c *Cache) Get(key string) (bin *backend.Binary, rejected *backend.CompileError, ok bool) {
 	c.mu.Lock()
-	if b, ok := c.mem[key]; ok {
+	if e, ok := c.mem[key]; ok {
 		c.hits++
 		c.mu.Unlock()
-		return b, true
+		bin, rejected = e.outcome()
+		return bin, rejected, true
 	}
 	c.mu.Unlock()
 	p := c.path(key)
 	data, err := os.ReadFile(p)
 	var e entry
 	if err == nil {
-		if err = json.Unmarshal(data, &e); err == nil && e.Binary == nil {
+		if err = json.Unmarshal(data, &e); err == nil && e.Binary == nil && e.Rejected == "" {
 			err = errors.New("no binary")
 		}
 		if err != nil {
@@ -132,27 +147,37 @@ func (c *Cache) Get(key string) (*backend.Binary, bool) {
 	defer c.mu.Unlock()
 	if err != nil {
 		c.misses++
-		return nil, false
+		return nil, nil, false
 	}
 	now := time.Now()
 	_ = os.Chtimes(p, now, now) // recently used: kept longest
-	c.mem[key] = e.Binary
+	c.mem[key] = e
 	c.hits++
-	return e.Binary, true
+	bin, rejected = e.outcome()
+	return bin, rejected, true
 }
 
 // Put stores b under key in memory and on disk (written to a temporary
 // file, then renamed), then trims the folder to its bound at most every
 // 10 s. Errors: the disk write; the binary stays in memory.
-func (c *Cache) Put(key string, b *backend.Binary) error {
+func (c *Cache) Put(key string, b *backend.Binary) error { return c.put(key, entry{Binary: b}) }
+
+// PutRejected stores the compiler's rejection of the kernel under key
+// (its log), as Put does a binary. A failure of the compiler's process
+// (backend.CompileError.Process) is not a rejection: do not store it.
+func (c *Cache) PutRejected(key string, log string) error {
+	return c.put(key, entry{Rejected: log})
+}
+
+func (c *Cache) put(key string, e entry) error {
 	c.mu.Lock()
-	c.mem[key] = b
+	c.mem[key] = e
 	trim := time.Since(c.trimAt) > 10*time.Second
 	if trim {
 		c.trimAt = time.Now()
 	}
 	c.mu.Unlock()
-	data, err := json.Marshal(entry{Binary: b})
+	data, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}

@@ -64,15 +64,15 @@ func TestPutGetAcrossOpens(t *testing.T) {
 	}
 	key := Key("sim", backend.Kernel{KernelName: "k"}, job("X", "1"))
 	want := &backend.Binary{Image: []byte{1, 2, 3}, Log: "ptxas info", CompileMs: 12.5}
-	if _, ok := a.Get(key); ok {
+	if _, _, ok := a.Get(key); ok {
 		t.Fatal("hit in an empty cache")
 	}
 	if err := a.Put(key, want); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := Open(dir, 0)
-	got, ok := b.Get(key)
-	if !ok || string(got.Image) != string(want.Image) || got.Log != want.Log || got.CompileMs != want.CompileMs {
+	got, rej, ok := b.Get(key)
+	if !ok || rej != nil || string(got.Image) != string(want.Image) || got.Log != want.Log || got.CompileMs != want.CompileMs {
 		t.Fatalf("got %+v, %v; want %+v", got, ok, want)
 	}
 	if h, m := a.Stats(); h != 0 || m != 1 {
@@ -84,7 +84,7 @@ func TestPutGetAcrossOpens(t *testing.T) {
 	if err := os.WriteFile(p, []byte("{trunc"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := b.Get(bad); ok {
+	if _, _, ok := b.Get(bad); ok {
 		t.Error("a corrupt file was a hit")
 	}
 	if _, err := os.Stat(p); !os.IsNotExist(err) {
@@ -92,6 +92,28 @@ func TestPutGetAcrossOpens(t *testing.T) {
 	}
 	if h, m := b.Stats(); h != 1 || m != 1 {
 		t.Errorf("second cache: %d hits, %d misses; want 1, 1", h, m)
+	}
+}
+
+// A compiler's rejection is kept and given back as a compile error, in
+// memory and across opens.
+func TestRejectedAcrossOpens(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Key("nvrtc 13.0 sm_90 cubin=true", backend.Kernel{KernelName: "k"}, job("X", "3"))
+	const log = "kernel.cu(4): error: identifier \"y\" is undefined"
+	if err := a.PutRejected(key, log); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Open(dir, 0)
+	for name, c := range map[string]*Cache{"same": a, "reopened": b} {
+		bin, rej, ok := c.Get(key)
+		if !ok || bin != nil || rej == nil || rej.Log != log || rej.Process {
+			t.Errorf("%s cache: %v, %+v, %v; want the rejection", name, bin, rej, ok)
+		}
 	}
 }
 
@@ -117,7 +139,7 @@ func TestTrimLeastRecentlyUsed(t *testing.T) {
 		size = st.Size()
 	}
 	fresh, _ := Open(dir, 2*size)
-	if _, ok := fresh.Get(keys[0]); !ok { // the oldest, used now
+	if _, _, ok := fresh.Get(keys[0]); !ok { // the oldest, used now
 		t.Fatal("no binary 0")
 	}
 	if err := fresh.Trim(); err != nil {

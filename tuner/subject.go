@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -252,13 +253,18 @@ func (b *binaries) cached(ctx context.Context, be backend.Backend, c *compilecac
 	key := compilecache.Key(compiler, k, j)
 	e := b.entry(binaryKey{-1, key})
 	e.once.Do(func() {
-		if cb, ok := c.Get(key); ok {
+		if cb, rejected, ok := c.Get(key); ok {
 			e.bin = cb
+			if rejected != nil {
+				e.err = rejected
+			}
 			return
 		}
 		e.bin, e.err = be.Compile(ctx, j)
 		if e.err == nil {
 			_ = c.Put(key, e.bin)
+		} else if ce, ok := errors.AsType[*backend.CompileError](e.err); ok && !ce.Process {
+			_ = c.PutRejected(key, ce.Log)
 		}
 		fresh = true
 	})

@@ -289,14 +289,14 @@ func (b *Backend) Compile(ctx context.Context, j *backend.Job) (*backend.Binary,
 	case errors.Is(err, workerproc.ErrTimeout):
 		b.drop(p)
 		b.timeouts.Add(1)
-		return nil, &backend.CompileError{Log: fmt.Sprintf("the compiler did not finish within %v; its process was killed (configuration %s)", b.opts.Timeout, task.Key)}
+		return nil, &backend.CompileError{Log: fmt.Sprintf("the compiler did not finish within %v; its process was killed (configuration %s)", b.opts.Timeout, task.Key), Process: true}
 	case errors.As(err, &died):
 		b.drop(p)
 		n := b.crashes.Add(1)
 		if b.compiled.Load() == 0 && n >= maxDeadStart {
 			return nil, fmt.Errorf("compileproc: %d compile processes died before any compilation finished; the last (configuration %s): %v", n, task.Key, died)
 		}
-		return nil, &backend.CompileError{Log: fmt.Sprintf("the compiler's process died compiling configuration %s: %v", task.Key, died)}
+		return nil, &backend.CompileError{Log: fmt.Sprintf("the compiler's process died compiling configuration %s: %v", task.Key, died), Process: true}
 	default: // ctx ended: the process was killed
 		b.drop(p)
 		return nil, err

@@ -27,9 +27,13 @@ func TestTuneCompileProcessesCrash(t *testing.T) {
 			Processes, Compilations, Died, TimedOut int
 		} `json:"compile_processes"`
 	}
-	tune := func(procs string) (doc, string) {
+	tune := func(procs string, cache ...string) (doc, string) {
 		db := filepath.Join(t.TempDir(), "r.db")
-		code, out, errs := gtune(t, "tune", specPath, "--backend", "sim", "--db", db, "--json", "--no-compile-cache", "--compile-processes", procs)
+		if cache == nil {
+			cache = []string{"--no-compile-cache"}
+		}
+		args := append([]string{"tune", specPath, "--backend", "sim", "--db", db, "--json", "--compile-processes", procs}, cache...)
+		code, out, errs := gtune(t, args...)
 		if code != 0 {
 			t.Fatalf("--compile-processes %s: exit %d: %s", procs, code, errs)
 		}
@@ -76,6 +80,17 @@ func TestTuneCompileProcessesCrash(t *testing.T) {
 	}
 	if crashed != 4 {
 		t.Errorf("%d configurations with block_size_x 64 stored, want 4", crashed)
+	}
+
+	// With a compile cache, the same run again (a new database) compiles
+	// only the reference configuration (not cached: compiled before the
+	// run's binaries are) and the four that crashed (a crash is not a
+	// verdict on the source); the three rejections come from the cache.
+	cacheDir := []string{"--compile-cache", t.TempDir()}
+	tune("2", cacheDir...)
+	again, _ := tune("2", cacheDir...)
+	if p := again.Pool; p == nil || p.Compilations != 1 || p.Died != 4 || again.Compiled != 0 || again.Invalid != 8 || again.Best.Key != inProc.Best.Key {
+		t.Errorf("repeated run: %+v, %d compiled, %d invalid, best %s; want 1 compilation, 4 died, 0 compiled, 8 invalid, best %s", p, again.Compiled, again.Invalid, again.Best.Key, inProc.Best.Key)
 	}
 }
 
