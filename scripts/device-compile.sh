@@ -15,6 +15,9 @@
 #   cached  the same run again (new database) with that cache
 #   inproc  the cold run compiled in the gtune process (--compile-processes
 #           0), another empty cache: the "before" of the pool
+#   pagein  (extra) reads the NVRTC and CUDA libraries once, timed: on a
+#           fresh machine their pages come from slow storage the first
+#           time (the hypothesis for its slow first compilations)
 #   busy    (extra) keeps COMPILE_LOAD processes compiling convolution with
 #           nvcc while scripts/energy/repeat.sh runs (gtune only)
 # Usage on the device machine: N=200 scripts/device-compile.sh [stage ...]
@@ -55,6 +58,11 @@ for st in ${*:-warm seq cold cached inproc}; do
     KT=0 OUT=$OUT/busy scripts/energy/repeat.sh "${RUNS:-4}" 10
     echo "load: $(cat /proc/loadavg)"
     pkill -P $$ -f "while :" 2>/dev/null; jobs -p | xargs -r kill 2>/dev/null; pkill nvcc ;;
+  pagein)
+    t0=$(ms)
+    libs=$(ldconfig -p | awk '/libnvrtc|libcuda\.so|libnvJitLink|libnvrtc-builtins/ {print $NF}'; find / -xdev \( -name 'libnvrtc*.so*' -o -name 'libnvrtc-builtins*' \) 2>/dev/null)
+    cat $(printf '%s\n' $libs | sort -u) > /dev/null
+    echo "pagein: $(printf '%s\n' $libs | sort -u | wc -l) files, $(( $(ms) - t0 )) ms" ;;
   quiet) KT=0 OUT=$OUT/quiet scripts/energy/repeat.sh "${RUNS:-4}" 10 ;;
   *) echo "unknown stage $st" ;;
   esac
