@@ -95,9 +95,10 @@ type Config struct {
 	Clock func() time.Duration
 	// Fresh re-measures configurations the database already holds.
 	Fresh bool
-	// CompileWorkers is the size of the compile pool (default: the
-	// backend's compile processes when it has them, else the CPU count
-	// less one).
+	// CompileWorkers is the number of compilations in flight at most
+	// (default: the backend's compile processes when it has them, else
+	// the CPU count; one less than the CPU count at most when the run
+	// measures energy).
 	CompileWorkers int
 	// CompletionOrder evaluates the configurations in the order their
 	// compilations finish (the first proposed among those finished)
@@ -376,15 +377,6 @@ type run struct {
 // and records the run in the database.
 func start(ctx context.Context, c Config) (*run, error) {
 	pool, hasPool := backend.Capability[compilePool](c.Backend)
-	if c.CompileWorkers <= 0 && hasPool {
-		c.CompileWorkers = pool.Stats().Processes
-	}
-	if c.CompileWorkers <= 0 {
-		// One core stays free for the backend's worker: its polling of
-		// the energy counter and its launch queue suffer when every core
-		// compiles (measure.PeriodEstimate).
-		c.CompileWorkers = max(1, runtime.NumCPU()-1)
-	}
 	var sub subject
 	switch {
 	case c.Workload != nil && c.Layout != nil:
@@ -417,6 +409,22 @@ func start(ctx context.Context, c Config) (*run, error) {
 	for _, o := range c.Objectives {
 		if o.Name == objective.Energy || o.Name == objective.Power || o.Name == objective.EDP {
 			req.Energy = true
+		}
+	}
+	if c.CompileWorkers <= 0 {
+		// One core stays free for the backend's worker when it measures
+		// energy: its polling of the energy counter suffers when every
+		// core compiles (measure.PeriodEstimate). Compile processes
+		// (compileproc) compile in parallel within their number; without
+		// them NVRTC compilations in this process mostly wait for each
+		// other (BENCHMARKS.md, "Compile processes"), and the goroutines
+		// are sized the same way for the cache's sake.
+		c.CompileWorkers = runtime.NumCPU()
+		if hasPool {
+			c.CompileWorkers = pool.Stats().Processes
+		}
+		if req.Energy && c.CompileWorkers >= runtime.NumCPU() {
+			c.CompileWorkers = max(1, runtime.NumCPU()-1)
 		}
 	}
 	// The power sensor's lag, where the device database knows it, for

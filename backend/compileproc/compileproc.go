@@ -147,12 +147,12 @@ func WorkerMain() {
 const ProcessMemory = 1 << 30
 
 // Size is the pool size for a machine of cores CPUs and availBytes of
-// available memory (0: unknown): one process per core but one, which is
-// left to the GPU worker (its polling of the energy counter suffers when
-// every core compiles: measure.PeriodEstimate), and no more than the
-// memory holds at ProcessMemory each; at least 1.
+// available memory (0: unknown): one process per core, no more than the
+// memory holds at ProcessMemory each; at least 1. (A tuning run that
+// measures energy keeps one of them idle for the GPU worker: tuner.Config
+// CompileWorkers.)
 func Size(cores int, availBytes uint64) int {
-	n := cores - 1
+	n := cores
 	if availBytes > 0 {
 		n = min(n, int(availBytes/ProcessMemory))
 	}
