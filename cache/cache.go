@@ -32,9 +32,11 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/expr"
@@ -661,6 +663,36 @@ func (c *Cache) entry(key string, m map[string]any) (*Entry, error) {
 	}
 	e.Status = StatusOf(e.Error)
 	return e, nil
+}
+
+// RecordedOrder is the keys of the entries with a timestamp in the order
+// of their timestamps (Kernel Tuner's time of the benchmark; gtune's
+// export, the time the evaluation started): the order in which the
+// recorded run evaluated, and told its strategy, those configurations.
+// Entries without a readable timestamp are left out; equal timestamps are
+// ordered by key.
+func (c *Cache) RecordedOrder() []string {
+	type stamped struct {
+		key string
+		at  time.Time
+	}
+	var es []stamped
+	for k, e := range c.Entries {
+		if t, ok := parsePyTime(e.Timestamp); ok {
+			es = append(es, stamped{k, t})
+		}
+	}
+	slices.SortFunc(es, func(a, b stamped) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	keys := make([]string, len(es))
+	for i, e := range es {
+		keys[i] = e.key
+	}
+	return keys
 }
 
 // Keys gives the entry keys in a stable order: Kernel Tuner's enumeration

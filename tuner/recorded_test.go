@@ -9,9 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/strategy"
@@ -50,12 +53,12 @@ func init() {
 	})
 }
 
-// A re-run that takes its results from the database tells them in the
-// order the run that measured them told them (completion order, stored
-// as ascending ids), not in the order it proposes them: six
-// configurations compiled with seeded times so that they finish out of
-// proposal order, then the same run again on the same database.
-func TestReusedToldInRecordedOrder(t *testing.T) {
+// recordedSetup is the vector_add example on the simulated GPU with
+// compile times drawn from a seeded permutation (40 ms << j) over its
+// first six configurations, so that they finish out of proposal order,
+// and a results database.
+func recordedSetup(t *testing.T) (*spec.Spec, *space.Space, backend.Backend, *store.DB) {
+	t.Helper()
 	s, err := spec.Load(filepath.Join("..", "examples", "vector_add", "spec.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -69,40 +72,100 @@ func TestReusedToldInRecordedOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	be := sim.New(d, sim.Options{Seed: 1})
-	defer be.Close()
+	t.Cleanup(func() { be.Close() })
 	db, err := store.Open(filepath.Join(t.TempDir(), "r.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	rng := rand.New(rand.NewPCG(7, 11))
 	delays := map[string]time.Duration{}
 	for i, j := range rng.Perm(6) {
 		delays[sp.Key(i)] = 40 * time.Millisecond << j
 	}
-	slow := slowCompile{be, func(k string) time.Duration { return delays[k] }}
-	tell := func() []int {
-		spyMu.Lock()
-		defer spyMu.Unlock()
-		told := spyTold
-		spyTold = nil
-		return told
+	return s, sp, slowCompile{be, func(k string) time.Duration { return delays[k] }}, db
+}
+
+// spyRun tunes six configurations with the spy strategy and returns the
+// summary and the order the spy was told results in.
+func spyRun(t *testing.T, c Config) (*Summary, []int) {
+	t.Helper()
+	c.Objective, c.Strategy, c.MaxEvals = objective.Objective{Name: objective.Time, Unit: "ms"}, "test_tell_spy", 6
+	sum, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
 	}
-	run := func() (*Summary, []int) {
-		sum, err := Run(context.Background(), Config{Spec: s, Space: sp, Backend: slow, DB: db, Objective: objective.Objective{Name: objective.Time, Unit: "ms"},
-			Strategy: "test_tell_spy", MaxEvals: 6, CompileWorkers: 2, CompletionOrder: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sum, tell()
-	}
-	first, firstTold := run()
+	spyMu.Lock()
+	defer spyMu.Unlock()
+	told := spyTold
+	spyTold = nil
+	return sum, told
+}
+
+// A re-run that takes its results from the database tells them in the
+// order the run that measured them told them (completion order, stored
+// as ascending ids), not in the order it proposes them.
+func TestReusedToldInRecordedOrder(t *testing.T) {
+	s, sp, be, db := recordedSetup(t)
+	cfg := Config{Spec: s, Space: sp, Backend: be, DB: db, CompileWorkers: 2, CompletionOrder: true}
+	first, firstTold := spyRun(t, cfg)
 	if first.Evaluated != 6 || slices.IsSorted(firstTold) {
 		t.Fatalf("first run evaluated %d, told %v: want six, out of proposal order", first.Evaluated, firstTold)
 	}
-	second, secondTold := run()
+	second, secondTold := spyRun(t, cfg)
 	if second.Reused != 6 || !slices.Equal(secondTold, firstTold) {
 		t.Fatalf("re-run reused %d, told %v; want all six told as recorded: %v", second.Reused, secondTold, firstTold)
+	}
+}
+
+// A replay of the run's export with RecordedOrder and the run's
+// look-ahead tells the strategy what the run told it, in its order;
+// without, in proposal order.
+func TestReplayInRecordedOrder(t *testing.T) {
+	s, sp, be, db := recordedSetup(t)
+	first, firstTold := spyRun(t, Config{Spec: s, Space: sp, Backend: be, DB: db, CompileWorkers: 2, CompletionOrder: true})
+	run, err := db.Run(first.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run.Settings["lookahead"]; got != 4.0 {
+		t.Fatalf("stored look-ahead %v, want 4", got)
+	}
+	evals, err := db.Evaluations(first.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cache.FromRun(run, evals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The export knows the values its six configurations use; the replay
+	// maps the whole space (every value an integer here).
+	for _, p := range sp.Params() {
+		c.ParamValues[p.Name] = nil
+		for _, v := range p.Values {
+			f, _ := v.Float()
+			c.ParamValues[p.Name] = append(c.ParamValues[p.Name], int(f))
+		}
+	}
+	// The replay runs the spec's reference configuration first: the cache
+	// records it as a valid configuration without a timestamp (not told).
+	ref := *c.Entries[sp.Key(0)]
+	ref.Key, ref.Params, ref.Timestamp = "256,1", []any{256, 1}, ""
+	c.Entries[ref.Key] = &ref
+	replay := func(order []string) []int {
+		r, err := cache.NewReplay(c, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, told := spyRun(t, Config{Spec: s, Space: sp, Backend: r, DB: db, Fresh: true, CompileWorkers: 1, Lookahead: 4, RecordedOrder: order})
+		return told
+	}
+	if got := replay(c.RecordedOrder()); !slices.Equal(got, firstTold) {
+		t.Errorf("replay in recorded order told %v, the run %v", got, firstTold)
+	}
+	if got := replay(nil); !slices.IsSorted(got) || len(got) != 6 {
+		t.Errorf("replay told %v, want proposal order", got)
 	}
 }
 

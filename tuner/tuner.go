@@ -100,6 +100,19 @@ type Config struct {
 	// the CPU count; one less than the CPU count at most when the run
 	// measures energy).
 	CompileWorkers int
+	// Lookahead is the number of configurations proposed and not yet told
+	// at most (default twice CompileWorkers); stored in the run's
+	// settings.
+	Lookahead int
+	// RecordedOrder, when set, are configuration keys in the order a
+	// recorded run told them (a replayed cache's timestamps): among the
+	// configurations outstanding, once all are compiled, the one recorded
+	// first is evaluated next (those not recorded last, in proposal
+	// order). With the recorded run's strategy, seed and Lookahead this
+	// replays its told order exactly: the recorded next one is always
+	// among those outstanding. Used by replays; a resumed run follows its
+	// database's order by itself.
+	RecordedOrder []string
 	// CompletionOrder evaluates the configurations in the order their
 	// compilations finish (the first proposed among those finished)
 	// rather than the order they were proposed: a slow compilation does
@@ -363,9 +376,11 @@ type run struct {
 	// channel is first in, first out): compilations start in the order
 	// proposed, whichever worker is free, so that the order they finish
 	// in depends on their compile times alone.
-	work          chan *pending
-	stopPool      sync.Once
-	lookahead     int
+	work      chan *pending
+	stopPool  sync.Once
+	lookahead int
+	// recordedPos is Config.RecordedOrder by key; nil without it.
+	recordedPos   map[string]int
 	queue         []*pending
 	considered    int
 	stopProposing bool
@@ -457,6 +472,14 @@ func start(ctx context.Context, c Config) (*run, error) {
 			}
 		}
 	}
+	// The look-ahead: configurations proposed and not yet told. Twice
+	// the compilations in flight keeps the pool busy while the GPU
+	// measures; a run's told order depends on it (RecordedOrder).
+	lookahead := c.Lookahead
+	if lookahead <= 0 {
+		lookahead = 2 * c.CompileWorkers
+	}
+	sr.Settings["lookahead"] = lookahead
 	if err := c.DB.BeginRun(sr); err != nil {
 		return nil, err
 	}
@@ -465,10 +488,18 @@ func start(ctx context.Context, c Config) (*run, error) {
 		sum:        &Summary{RunID: sr.ID, Device: dev, Objective: c.Objective, Objectives: c.Objectives, Strategy: c.Strategy, SpaceSize: size},
 		workingSet: sub.workingSet(), started: time.Now(),
 		maxEvals: maxEvals, timeLimit: timeLimit,
-		work: make(chan *pending, 2*c.CompileWorkers), lookahead: 2 * c.CompileWorkers,
+		work: make(chan *pending, lookahead), lookahead: lookahead,
 	}
 	if hasPool {
 		r.pool, r.poolAtStart = pool, pool.Stats()
+	}
+	if len(c.RecordedOrder) > 0 {
+		r.recordedPos = make(map[string]int, len(c.RecordedOrder))
+		for i, k := range c.RecordedOrder {
+			if _, dup := r.recordedPos[k]; !dup {
+				r.recordedPos[k] = i
+			}
+		}
 	}
 	for _, k := range problem.Kernels {
 		if v := k.Verification; v != nil && len(v.Expected) < countOutputs(k) {
@@ -673,6 +704,9 @@ func (r *run) startPool() {
 // order actually taken is the order stored. ok is false when the run's
 // context ends first.
 func (r *run) next() (p *pending, ok bool) {
+	if r.recordedPos != nil {
+		return r.nextRecorded()
+	}
 	if !r.c.CompletionOrder {
 		p = r.queue[0]
 		select {
@@ -696,6 +730,35 @@ func (r *run) next() (p *pending, ok bool) {
 			return nil, false
 		}
 	}
+}
+
+// nextRecorded is next with Config.RecordedOrder: it waits for every
+// outstanding compilation (so that the choice does not depend on which
+// finished first) and takes the outstanding configuration recorded first.
+func (r *run) nextRecorded() (*pending, bool) {
+	best := -1
+	for i, q := range r.queue {
+		select {
+		case <-q.fin:
+		case <-r.ctx.Done():
+			return nil, false
+		}
+		if best < 0 || r.recordedRank(q) < r.recordedRank(r.queue[best]) {
+			best = i
+		}
+	}
+	p := r.queue[best]
+	r.queue = slices.Delete(r.queue, best, best+1)
+	return p, true
+}
+
+// recordedRank is p's position in Config.RecordedOrder, after all of it
+// when not recorded.
+func (r *run) recordedRank(p *pending) int {
+	if i, ok := r.recordedPos[p.plan.Key]; ok {
+		return i
+	}
+	return len(r.recordedPos)
 }
 
 // compile compiles plan's launches, each kernel instance once per run

@@ -27,10 +27,10 @@ func init() { subcommands = append(subcommands, newReplayCmd) }
 type replayFlags struct {
 	spec, strategy, objective, db string
 	strategyParams                []string
-	maxEvals, repeats             int
+	maxEvals, repeats, lookahead  int
 	timeLimit                     time.Duration
 	seed                          uint64
-	asJSON                        bool
+	asJSON, recordedOrder         bool
 }
 
 func newReplayCmd() *cobra.Command {
@@ -62,6 +62,8 @@ Nothing is kept unless --db is given (a temporary database is used and removed).
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the first repeat")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document instead of the table")
 	fl.StringVar(&f.db, "db", "", "keep the replayed runs in this results database (default: none)")
+	fl.BoolVar(&f.recordedOrder, "recorded-order", false, "tell the strategy the results in the order the cache's timestamps record (the recorded run's order, e.g. completion order), as far as the configurations outstanding allow; with the recorded run's strategy, seed and --lookahead the run is replayed exactly")
+	fl.IntVar(&f.lookahead, "lookahead", 0, "configurations proposed and not yet told at most (default 2; a gtune run records its own: gtune show RUN --json, settings.lookahead)")
 	return c
 }
 
@@ -197,6 +199,12 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 		return err
 	}
 
+	if f.lookahead < 0 {
+		return badInput("--lookahead %d: must be positive", f.lookahead)
+	}
+	if f.recordedOrder && len(c.RecordedOrder()) == 0 {
+		return badInput("--recorded-order: %s has no timestamps to order its entries by", c.Path)
+	}
 	// The strategy's declared inputs (priors, ...) are the same for every
 	// repeat: provided once.
 	first, err := cache.NewReplay(c, sp)
@@ -228,6 +236,10 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 		// the strategy's view of outstanding results the same on every
 		// machine, so that a seed replays identically.
 		rc.Fresh, rc.CompileWorkers, rc.GtuneVersion = true, 1, version
+		rc.Lookahead = f.lookahead
+		if f.recordedOrder {
+			rc.RecordedOrder = c.RecordedOrder()
+		}
 		sum, err := tuner.Run(ctx, rc)
 		if sum == nil {
 			return err
