@@ -69,8 +69,8 @@ func Preflight(s *spec.Spec, o Options, simulated bool) error {
 	if o.ClockRange != "all" && o.ClockRange != "ridge" {
 		return badInput("--clock-range %q: want all or ridge", o.ClockRange)
 	}
-	if o.ClockStep < 0 || o.PowerStep < 0 || math.IsNaN(o.PowerStep) {
-		return badInput("--clock-step and --power-step must be ≥ 0, got %d MHz and %g W", o.ClockStep, o.PowerStep)
+	if o.ClockStep < 0 || o.PowerStep <= 0 || math.IsNaN(o.PowerStep) {
+		return badInput("--clock-step must be ≥ 0 and --power-step > 0, got %d MHz and %g W", o.ClockStep, o.PowerStep)
 	}
 	declared := SettingParams(s)
 	var adds []string

@@ -24,9 +24,10 @@ func TestPreflight(t *testing.T) {
 		simulated bool
 		want      string
 	}{
-		{Options{OnNoPerm: "ask", ClockRange: "all"}, true, `--on-no-permission "ask": want stop or drop`},
-		{Options{OnNoPerm: "stop", ClockRange: "ridge"}, true, "--clock-range ridge narrows the nvml_gr_clock dimension, but the search space has none (use --gpu-settings g1 or g2, or declare nvml_gr_clock)"},
-		{Options{OnNoPerm: "stop", ClockRange: "all", Strategy: "g4"}, true, `--gpu-settings "g4": want g1 (SM clock, memory clock, power limit), g2 (SM and memory clock) or g3 (power limit)`},
+		{Options{OnNoPerm: "ask", ClockRange: "all", PowerStep: 10}, true, `--on-no-permission "ask": want stop or drop`},
+		{Options{OnNoPerm: "stop", ClockRange: "ridge", PowerStep: 10}, true, "--clock-range ridge narrows the nvml_gr_clock dimension, but the search space has none (use --gpu-settings g1 or g2, or declare nvml_gr_clock)"},
+		{Options{OnNoPerm: "stop", ClockRange: "all", Strategy: "g4", PowerStep: 10}, true, `--gpu-settings "g4": want g1 (SM clock, memory clock, power limit), g2 (SM and memory clock) or g3 (power limit)`},
+		{Options{OnNoPerm: "stop", ClockRange: "all", Strategy: "g3"}, true, "--clock-step must be ≥ 0 and --power-step > 0, got 0 MHz and 0 W"},
 	} {
 		err := Preflight(s, c.o, c.simulated)
 		var ie *InputError
@@ -34,7 +35,7 @@ func TestPreflight(t *testing.T) {
 			t.Errorf("%+v: %v (input error %v), want %s", c.o, err, ie != nil, c.want)
 		}
 	}
-	g3 := Options{OnNoPerm: "stop", ClockRange: "all", Strategy: "g3"}
+	g3 := Options{OnNoPerm: "stop", ClockRange: "all", Strategy: "g3", PowerStep: 10}
 	var ie *InputError
 	// The simulated GPU asks for permission as a real one does.
 	for _, simulated := range []bool{true, false} {

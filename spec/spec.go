@@ -276,13 +276,18 @@ func LoadWith(path string, opts LoadOptions) (*Spec, error) {
 		return nil, l.errf("", "cannot read spec file: %v", err)
 	}
 	f := &File{}
+	isYAML := false
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml":
+		isYAML = true
 		err = decodeYAML(path, data, f)
 	default:
 		err = decodeJSON(path, data, f)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := unknownKeys(path, data, isYAML); err != nil {
 		return nil, err
 	}
 	abs, err := filepath.Abs(path)
@@ -296,6 +301,14 @@ func LoadWith(path string, opts LoadOptions) (*Spec, error) {
 	}
 	return s, nil
 }
+
+// Bounds of Gtune.Measurement: more timed launches than maxIterations, or
+// an energy window longer than maxEnergyWindowS, is a typo, not a plan
+// (an energy window of an hour per configuration would book days).
+const (
+	maxIterations    = 100_000
+	maxEnergyWindowS = 60
+)
 
 func (l *loader) load(data []byte, opts LoadOptions) error {
 	s, f := l.s, l.s.Raw
@@ -356,6 +369,9 @@ func (l *loader) load(data []byte, opts LoadOptions) error {
 		return err
 	}
 	if !opts.NoSource {
+		if err := l.checkSource(); err != nil {
+			return err
+		}
 		if err := l.checkSignature(); err != nil {
 			return err
 		}
@@ -1076,14 +1092,14 @@ func (l *loader) gtune() error {
 		Protocol: measure.DefaultProtocol}
 	s.Measurement.Protocol.Warmup = true
 	if m := g.Measurement; m != nil {
-		if m.Iterations < 0 {
-			return l.errf("Gtune.Measurement.Iterations", "must not be negative")
+		if m.Iterations != nil {
+			if *m.Iterations < 1 || *m.Iterations > maxIterations {
+				return l.errf("Gtune.Measurement.Iterations", "%d: must be between 1 and %d", *m.Iterations, maxIterations)
+			}
+			s.Measurement.Iterations = *m.Iterations
 		}
-		if m.Iterations > 0 {
-			s.Measurement.Iterations = m.Iterations
-		}
-		if m.EnergyWindowSeconds < 0 {
-			return l.errf("Gtune.Measurement.EnergyWindowSeconds", "must not be negative")
+		if m.EnergyWindowSeconds < 0 || m.EnergyWindowSeconds > maxEnergyWindowS {
+			return l.errf("Gtune.Measurement.EnergyWindowSeconds", "%g: must be between 0 (the default, %v) and %g s", m.EnergyWindowSeconds, measure.DefaultEnergyWindow, float64(maxEnergyWindowS))
 		}
 		if m.EnergyWindowSeconds > 0 {
 			s.Measurement.EnergyWindow = time.Duration(m.EnergyWindowSeconds * float64(time.Second))

@@ -180,7 +180,7 @@ type Reference struct {
 
 // RawMeasurement holds the measurement settings as written.
 type RawMeasurement struct {
-	Iterations          int     `json:"Iterations,omitempty" yaml:"Iterations,omitempty"`                   // timed launches after one warm-up (default 7)
+	Iterations          *int    `json:"Iterations,omitempty" yaml:"Iterations,omitempty"`                   // timed launches after one warm-up (default 7; at least 1)
 	EnergyWindowSeconds float64 `json:"EnergyWindowSeconds,omitempty" yaml:"EnergyWindowSeconds,omitempty"` // with Trials 1: one stand-alone back-to-back window between two energy-counter reads (default 1 s)
 	Energy              *bool   `json:"Energy,omitempty" yaml:"Energy,omitempty"`                           // force energy observation on/off (default: when the objective or a metric needs it)
 	TimeoutSeconds      float64 `json:"TimeoutSeconds,omitempty" yaml:"TimeoutSeconds,omitempty"`           // per-configuration limit before the worker is killed (default 10 s)

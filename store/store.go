@@ -49,6 +49,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -72,9 +73,10 @@ var ErrNotFound = errors.New("not found")
 // DB is an open results database. It is safe for concurrent use by several
 // goroutines; writes of one DB are serialised.
 type DB struct {
-	sql  *sql.DB
-	path string
-	wmu  sync.Mutex // serialises this process's writers: one SQLite writer at a time anyway
+	sql      *sql.DB
+	path     string
+	readOnly bool       // opened by OpenReadOnly
+	wmu      sync.Mutex // serialises this process's writers: one SQLite writer at a time anyway
 
 	// Batched commits (SetBatch), guarded by wmu.
 	batchN     int           // evaluations per transaction; 0 or 1: each Add commits
@@ -292,6 +294,73 @@ func Open(path string) (*DB, error) {
 		return nil, fail(err)
 	}
 	return db, nil
+}
+
+// OpenReadOnly opens an existing results database for reading only
+// (gtune runs, show, export): nothing is created or written, so a database
+// on a read-only file system can be listed. Writes through the returned DB
+// fail. Errors (naming the path): the file does not exist, is a directory
+// or is not an SQLite database; its schema is newer than this gtune's, or
+// older (open it once with Open, e.g. by gtune tune, to upgrade it).
+func OpenReadOnly(path string) (*DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil || path == "" {
+		return nil, fmt.Errorf("store: cannot open results database %q: %v", path, err)
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("store: cannot read results database %q: %v", abs, err)
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fail(errors.New("no such file"))
+	case err != nil:
+		return nil, fail(err)
+	case fi.IsDir():
+		return nil, fail(errors.New("it is a directory"))
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, fail(err)
+	}
+	header := make([]byte, len(sqliteHeader))
+	n, _ := io.ReadFull(f, header)
+	f.Close()
+	if n == 0 {
+		return nil, fail(errors.New("the file is empty"))
+	}
+	if string(header[:n]) != sqliteHeader {
+		return nil, fail(errors.New("the file is not an SQLite database"))
+	}
+	// mode=ro reads a WAL database along with its -wal and -shm files;
+	// where those cannot be made (a read-only mount) the file is read as
+	// immutable: nothing else may be writing it there anyway.
+	var lastErr error
+	for _, extra := range []string{"mode=ro", "mode=ro&immutable=1"} {
+		q := url.Values{}
+		q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
+		dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + extra + "&" + q.Encode()
+		sdb, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, fail(err)
+		}
+		var version int
+		if err := sdb.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
+			sdb.Close()
+			lastErr = err
+			continue
+		}
+		switch target := len(migrations); {
+		case version > target:
+			sdb.Close()
+			return nil, fail(fmt.Errorf("its schema version %d is newer than this gtune's %d", version, target))
+		case version < target:
+			sdb.Close()
+			return nil, fail(fmt.Errorf("its schema version %d is older than this gtune's %d: open it once writable (gtune tune or gtune import) to upgrade it", version, target))
+		}
+		return &DB{sql: sdb, path: abs, readOnly: true}, nil
+	}
+	return nil, fail(lastErr)
 }
 
 // init checks the journal mode and brings the schema to len(migrations) in

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -582,5 +583,62 @@ func TestAnnotate(t *testing.T) {
 	}
 	if err := db.Annotate(f.ID, "batched", "implausible"); err != nil {
 		t.Fatalf("annotating a batched evaluation: %v", err)
+	}
+}
+
+// OpenReadOnly reads what Open wrote, changes no byte of the file, refuses
+// writes, and refuses a missing, empty or foreign file without creating
+// it.
+func TestOpenReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "results.db")
+	w, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRun(t, w, "abc", "GPU-1")
+	if err := w.Add(&Evaluation{RunID: r.ID, Key: "1", Params: []Param{{Name: "x", Value: 1}}, Status: "valid", Objective: ptr(2)}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := ro.Runs()
+	if err != nil || len(runs) != 1 || runs[0].SpecHash != "abc" {
+		t.Fatalf("runs %+v, %v", runs, err)
+	}
+	es, err := ro.Evaluations(r.ID)
+	if err != nil || len(es) != 1 || *es[0].Objective != 2 {
+		t.Fatalf("evaluations %+v, %v", es, err)
+	}
+	if err := ro.BeginRun(&Run{SpecHash: "x", DeviceUUID: "y", Backend: "sim"}); err == nil {
+		t.Error("a write through a read-only database succeeded")
+	}
+	ro.Close()
+	after, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(before, after) {
+		t.Errorf("the file changed (%d → %d bytes), %v", len(before), len(after), err)
+	}
+	os.WriteFile(filepath.Join(dir, "empty.db"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "spec.json"), []byte(`{"General": {}}`), 0o644)
+	for name, want := range map[string]string{
+		"missing.db": "no such file",
+		"empty.db":   "the file is empty",
+		"spec.json":  "the file is not an SQLite database",
+	} {
+		p := filepath.Join(dir, name)
+		_, err := OpenReadOnly(p)
+		if err == nil || err.Error() != fmt.Sprintf("store: cannot read results database %q: %s", p, want) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing.db")); !os.IsNotExist(err) {
+		t.Errorf("OpenReadOnly created the missing file: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gtune/gtune/benchmark"
 	"github.com/gtune/gtune/report"
+	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/strategy"
 )
 
@@ -166,8 +167,8 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 	fl.StringVar(&specPath, "spec", "", "the T1 spec or workload file every --cache was recorded with (default: looked up in --spec-dir by the cache's name); a workload run's cache comes from gtune export")
 	fl.StringArrayVar(&params, "strategy-param", nil, "a hyperparameter STRATEGY.NAME=VALUE (repeatable)")
 	fl.StringArrayVar(&priorPool, "prior-cache", nil, "cache the transfer strategy may take priors from (repeatable; default: the caches in "+defaultHub+" and the --cache files)")
-	fl.IntVar(&seeds, "seeds", 50, "runs per strategy, cache and budget (run k's seed: a hash of the cache name, the strategy and k)")
-	fl.IntVar(&workers, "workers", 0, "parallel runs (default: the number of CPUs)")
+	intFlag(fl, &seeds, "seeds", 50, 1, 1_000_000, "runs per strategy, cache and budget (run k's seed: a hash of the cache name, the strategy and k)")
+	intFlag(fl, &workers, "workers", 0, 1, 4096, "parallel runs (default: the number of CPUs)")
 	fl.StringVar(&budgets, "budgets", "25,100,400,1600", "budgets in evaluations, comma-separated")
 	fl.BoolVar(&asJSON, "json", false, "write JSON instead of a table")
 	return c
@@ -191,6 +192,9 @@ func parseBudgets(s string) ([]int, error) {
 		b, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || b <= 0 {
 			return nil, badInput("--budgets %q: want positive integers separated by commas", s)
+		}
+		if b > space.DefaultMaxConfigurations {
+			return nil, badInput("--budgets %q: %d is more evaluations than a search space may hold (%d)", s, b, space.DefaultMaxConfigurations)
 		}
 		if len(out) > 0 && b <= out[len(out)-1] {
 			return nil, badInput("--budgets %q: want ascending budgets", s)

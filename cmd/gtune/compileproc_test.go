@@ -97,8 +97,8 @@ func TestTuneCompileProcessesCrash(t *testing.T) {
 func TestCompileProcessesFlag(t *testing.T) {
 	specPath := writeSpec(t, "", "")
 	for _, c := range []struct{ args, want string }{
-		{"--compile-processes -2", "--compile-processes -2: must be 0 (compile in this process), a number of processes, or left out"},
-		{"--compile-processes 1 --compile-timeout 0s", "--compile-timeout 0s: must be positive"},
+		{"--compile-processes -2", `invalid argument "-2" for "--compile-processes" flag: must be between 0 and 4096`},
+		{"--compile-processes 1 --compile-timeout 0s", `invalid argument "0s" for "--compile-timeout" flag: must be at least 1s`},
 	} {
 		args := append([]string{"tune", specPath, "--backend", "sim", "--db", filepath.Join(t.TempDir(), "r.db")}, strings.Fields(c.args)...)
 		code, _, errs := gtune(t, args...)

@@ -157,10 +157,7 @@ func runExport(cmd *cobra.Command, dbPath string, runID int64, format, outPath s
 	if runID <= 0 {
 		return badInput("export: --run ID is required (a positive run id)")
 	}
-	if _, err := os.Stat(dbPath); err != nil {
-		return badInput("export: results database %s: %v", dbPath, errors.Unwrap(err))
-	}
-	db, err := store.Open(dbPath)
+	db, err := store.OpenReadOnly(dbPath)
 	if err != nil {
 		return inputError{err}
 	}

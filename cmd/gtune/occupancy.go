@@ -138,10 +138,12 @@ func occupancyBatch(r io.Reader, w io.Writer, d *device.Description, carveout in
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
+			// A parse error (an unterminated quote) leaves no record:
+			// FieldPos would panic.
 			return badInput("--batch: %v", err)
 		}
+		line, _ := cr.FieldPos(0)
 		if !header {
 			want := []string{"block_size", "registers", "shared_memory"}
 			if len(rec) != 3 || strings.TrimSpace(rec[0]) != want[0] || strings.TrimSpace(rec[1]) != want[1] || strings.TrimSpace(rec[2]) != want[2] {

@@ -55,15 +55,15 @@ Nothing is kept unless --db is given (a temporary database is used and removed).
 	fl.StringVar(&f.spec, "spec", "", "T1 spec whose tunable parameters and restrictions give the search space (default: the cache's recorded configurations)")
 	fl.StringVar(&f.strategy, "strategy", "", "search strategy: "+strings.Join(strategy.Names(), ", ")+" (default: the spec's Search.Name, else brute_force)")
 	fl.StringArrayVar(&f.strategyParams, "strategy-param", nil, "a strategy hyperparameter NAME=VALUE (repeatable)")
-	fl.StringVar(&f.objective, "objective", "", "objective: time, energy, power, edp or a metric of the spec (default: the spec's, else time)")
-	fl.IntVar(&f.maxEvals, "max-evals", 0, "evaluate at most this many configurations per repeat (0: no limit beyond the spec's Budget)")
-	fl.DurationVar(&f.timeLimit, "time-limit", 0, "stop when the recorded compile+verification+benchmark time reaches this, e.g. 1h (0: no limit)")
-	fl.IntVar(&f.repeats, "repeats", 1, "run the strategy this many times, with seeds seed, seed+1, ...")
+	listFlagVar(fl, &f.objective, "objective", "objective: time, energy, power, edp or a metric of the spec (default: the spec's, else time)")
+	intFlag(fl, &f.maxEvals, "max-evals", 0, 0, math.MaxInt, "evaluate at most this many configurations per repeat (0: no limit beyond the spec's Budget)")
+	durationFlag(fl, &f.timeLimit, "time-limit", 0, 0, "stop when the recorded compile+verification+benchmark time reaches this, e.g. 1h (0: no limit)")
+	intFlag(fl, &f.repeats, "repeats", 1, 1, 1_000_000, "run the strategy this many times, with seeds seed, seed+1, ...")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the first repeat")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document instead of the table")
 	fl.StringVar(&f.db, "db", "", "keep the replayed runs in this results database (default: none)")
 	fl.BoolVar(&f.recordedOrder, "recorded-order", false, "tell the strategy the results in the order the cache's timestamps record (the recorded run's order, e.g. completion order), as far as the configurations outstanding allow; with the recorded run's strategy, seed and --lookahead the run is replayed exactly")
-	fl.IntVar(&f.lookahead, "lookahead", 0, "configurations proposed and not yet told at most (default 2; a gtune run records its own: gtune show RUN --json, settings.lookahead)")
+	intFlag(fl, &f.lookahead, "lookahead", 0, 1, 1_000_000, "configurations proposed and not yet told at most (default 2; a gtune run records its own: gtune show RUN --json, settings.lookahead)")
 	return c
 }
 
@@ -199,9 +199,6 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 		return err
 	}
 
-	if f.lookahead < 0 {
-		return badInput("--lookahead %d: must be positive", f.lookahead)
-	}
 	if f.recordedOrder && len(c.RecordedOrder()) == 0 {
 		return badInput("--recorded-order: %s has no timestamps to order its entries by", c.Path)
 	}

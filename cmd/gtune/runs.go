@@ -20,7 +20,7 @@ func newRunsCmd() *cobra.Command {
 		Short: "List the runs in a results database: kernel, device, strategy, objective, valid and failed evaluations",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := store.Open(dbPath)
+			db, err := store.OpenReadOnly(dbPath)
 			if err != nil {
 				return inputError{err}
 			}
@@ -58,7 +58,7 @@ func newShowCmd() *cobra.Command {
 			if err != nil {
 				return badInput("RUN %q: want a run number (gtune runs lists them)", args[0])
 			}
-			db, err := store.Open(dbPath)
+			db, err := store.OpenReadOnly(dbPath)
 			if err != nil {
 				return inputError{err}
 			}

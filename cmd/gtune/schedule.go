@@ -54,7 +54,7 @@ order in the columns of the paper's Table 4.`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.tune.backend, "backend", "auto", "GPU backend for the kernels' resources: auto, cuda or sim")
-	fl.IntVar(&f.tune.device, "device", 0, "GPU index (CUDA device ordinal)")
+	intFlag(fl, &f.tune.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
 	fl.StringVar(&f.tune.simDevice, "sim-device", "", "device-database id of the simulated GPU")
 	fl.StringVar(&f.tune.db, "db", "gtune.db", "results database: the kernels' resources as measured, and the measured orders to rank against")
 	fl.StringVar(&f.tune.objective, "objective", "time", "the measured objective orders are ranked by: time or energy")

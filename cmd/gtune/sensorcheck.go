@@ -41,6 +41,9 @@ periods. It runs in the CUDA worker; on the simulated GPU it exercises the simul
 				return badInput("unknown backend %q (valid: auto, cuda, sim)", be)
 			}
 			if useSim {
+				if dev != 0 {
+					return badInput("--device %d: the simulated GPU is device 0 (choose its model with --sim-device)", dev)
+				}
 				d, err := device.Lookup(simDev)
 				if err != nil {
 					return inputError{err}
@@ -71,7 +74,7 @@ periods. It runs in the CUDA worker; on the simulated GPU it exercises the simul
 		},
 	}
 	f := c.Flags()
-	f.IntVar(&dev, "device", 0, "CUDA device index")
+	intFlag(f, &dev, "device", 0, 0, 1023, "CUDA device index")
 	f.StringVar(&be, "backend", "auto", "auto, cuda or sim")
 	f.StringVar(&simDev, "sim-device", "h100_sxm", "device-database id of the simulated GPU")
 	f.BoolVar(&asJSON, "json", false, "print JSON")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"sort"
@@ -64,6 +65,9 @@ together on one GPU: the combined space of their configurations (and GPU setting
 --orders the launch orders too), each configuration measured as one plan of concurrent launches.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkGPUFlags(cmd.Flags(), f.gpu); err != nil {
+				return err
+			}
 			if workload.IsFile(args[0]) {
 				return runTuneWorkload(cmd.Context(), cmd, args[0], f)
 			}
@@ -75,16 +79,16 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.backend, "backend", "auto", "GPU backend: auto (CUDA when a driver is present, else the simulator), cuda or sim")
-	fl.IntVar(&f.device, "device", 0, "GPU index (CUDA device ordinal)")
+	intFlag(fl, &f.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
 	fl.StringVar(&f.simDevice, "sim-device", "", "device-database id of the simulated GPU (default: the spec's Gtune.Simulation.Device, else h100_sxm)")
 	fl.StringVar(&f.db, "db", "gtune.db", "results database (SQLite)")
 	fl.StringVar(&f.strategy, "strategy", "", "search strategy: "+strings.Join(strategy.Names(), ", ")+" (default: the spec's Search.Name, else brute_force)")
 	fl.StringArrayVar(&f.strategyParams, "strategy-param", nil, "a strategy hyperparameter NAME=VALUE (repeatable; overrides the spec's Search.Attributes)")
 	fl.StringArrayVar(&f.compilerOptions, "compiler-option", nil, "an NVRTC option added after the spec's CompilerOptions, e.g. --compiler-option=-ftz=true (repeatable; results are kept apart from those compiled without it)")
-	fl.IntVar(&f.maxEvals, "max-evals", 0, "evaluate at most this many configurations (0: no limit beyond the spec's Budget)")
+	intFlag(fl, &f.maxEvals, "max-evals", 0, 0, math.MaxInt, "evaluate at most this many configurations (0: no limit beyond the spec's Budget)")
 	addMaxConfigsFlag(fl, &f.maxConfigs)
-	fl.DurationVar(&f.timeLimit, "time-limit", 0, "stop proposing configurations after this wall time, e.g. 10m (0: no limit)")
-	fl.StringVar(&f.objective, "objective", "", "objective: time, energy, power, edp or a metric of the spec's Gtune.Metrics (default: the spec's Gtune.Objective, else time); a comma-separated list, e.g. time,energy, gives the Pareto front (and is what nsga2 searches)")
+	durationFlag(fl, &f.timeLimit, "time-limit", 0, 0, "stop proposing configurations after this wall time, e.g. 10m (0: no limit)")
+	listFlagVar(fl, &f.objective, "objective", "objective: time, energy, power, edp or a metric of the spec's Gtune.Metrics (default: the spec's Gtune.Objective, else time); a comma-separated list, e.g. time,energy, gives the Pareto front (and is what nsga2 searches)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document instead of the table")
 	fl.BoolVar(&f.fresh, "fresh", false, "re-measure configurations already in the database")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the strategy and the simulator")
@@ -201,8 +205,8 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 // addCompileFlags adds --compile-cache, --no-compile-cache,
 // --compile-processes and --compile-timeout.
 func addCompileFlags(fl *pflag.FlagSet, f *tuneFlags) {
-	fl.IntVar(&f.compileProcs, "compile-processes", -1, "compile in this many worker processes (0: in this process; default: one per CPU, at most one per GiB of available memory, on a real GPU, and none on the simulated GPU; a run that measures energy leaves one CPU to the GPU worker)")
-	fl.DurationVar(&f.compileTimeout, "compile-timeout", 5*time.Minute, "a compilation in a worker process taking longer fails its configuration (the process is killed)")
+	intFlag(fl, &f.compileProcs, "compile-processes", -1, 0, 4096, "compile in this many worker processes (0: in this process; default: one per CPU, at most one per GiB of available memory, on a real GPU, and none on the simulated GPU; a run that measures energy leaves one CPU to the GPU worker)")
+	durationFlag(fl, &f.compileTimeout, "compile-timeout", 5*time.Minute, time.Second, "a compilation in a worker process taking longer fails its configuration (the process is killed)")
 	fl.StringVar(&f.compileCache, "compile-cache", "", "folder of the compile cache, binaries kept between runs and reused (default: $GTUNE_COMPILE_CACHE, else the user's cache folder, e.g. ~/.cache/gtune/kernels; bounded to 2 GiB)")
 	fl.Bool("no-compile-cache", false, "compile every kernel the run needs, without reading or writing the compile cache")
 }
@@ -286,7 +290,7 @@ func runAndReport(ctx context.Context, cmd *cobra.Command, cfg tuner.Config, f t
 // addMaxConfigsFlag adds --max-configurations, the bound on the search
 // space's size (space.BuildOptions.MaxConfigurations).
 func addMaxConfigsFlag(fl *pflag.FlagSet, v *int) {
-	fl.IntVar(v, "max-configurations", space.DefaultMaxConfigurations,
+	intFlag(fl, v, "max-configurations", space.DefaultMaxConfigurations, 1, math.MaxInt,
 		"refuse a search space with more valid configurations than this (memory grows with them: about 121 bytes each, space package)")
 }
 

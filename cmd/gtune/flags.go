@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Numeric flags are range-checked where they are parsed: a value out of
+// range is a usage error naming the flag and the range (exit status 2),
+// before any work. The default may lie outside the range: it then means
+// "not given" (e.g. --iterations 0: the spec's).
+
+// rangedInt is an int flag value within [min, max].
+type rangedInt struct {
+	p        *int
+	min, max int
+}
+
+func (v *rangedInt) String() string { return strconv.Itoa(*v.p) }
+func (v *rangedInt) Type() string   { return "int" }
+func (v *rangedInt) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("not an integer")
+	}
+	if n < v.min || n > v.max {
+		return rangeErr(strconv.Itoa(v.min), strconv.Itoa(v.max), v.max == math.MaxInt)
+	}
+	*v.p = n
+	return nil
+}
+
+// rangeErr says what a value must be.
+func rangeErr(min, max string, open bool) error {
+	if open {
+		return fmt.Errorf("must be at least %s", min)
+	}
+	return fmt.Errorf("must be between %s and %s", min, max)
+}
+
+// intFlag adds an int flag whose values must lie in [min, max] (max
+// math.MaxInt: no upper bound); def is its default.
+func intFlag(fl *pflag.FlagSet, p *int, name string, def, min, max int, usage string) {
+	*p = def
+	fl.Var(&rangedInt{p, min, max}, name, usage)
+}
+
+// rangedFloat is a float64 flag value within [min, max], finite; above
+// min strictly when open.
+type rangedFloat struct {
+	p        *float64
+	min, max float64
+	open     bool
+}
+
+func (v *rangedFloat) String() string { return strconv.FormatFloat(*v.p, 'g', -1, 64) }
+func (v *rangedFloat) Type() string   { return "float" }
+func (v *rangedFloat) Set(s string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Errorf("not a finite number")
+	}
+	if f < v.min || f > v.max || (v.open && f == v.min) {
+		if v.open {
+			return fmt.Errorf("must be above %g and at most %g", v.min, v.max)
+		}
+		return fmt.Errorf("must be between %g and %g", v.min, v.max)
+	}
+	*v.p = f
+	return nil
+}
+
+// floatFlag adds a float64 flag whose values must lie in [min, max]
+// ((min, max] when aboveMin).
+func floatFlag(fl *pflag.FlagSet, p *float64, name string, def, min, max float64, aboveMin bool, usage string) {
+	*p = def
+	fl.Var(&rangedFloat{p, min, max, aboveMin}, name, usage)
+}
+
+// rangedDuration is a duration flag value of at least min.
+type rangedDuration struct {
+	p   *time.Duration
+	min time.Duration
+}
+
+func (v *rangedDuration) String() string { return v.p.String() }
+func (v *rangedDuration) Type() string   { return "duration" }
+func (v *rangedDuration) Set(s string) error {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("not a duration (e.g. 90s, 10m, 1h)")
+	}
+	if d < v.min {
+		return fmt.Errorf("must be at least %v", v.min)
+	}
+	*v.p = d
+	return nil
+}
+
+// durationFlag adds a duration flag of at least min.
+func durationFlag(fl *pflag.FlagSet, p *time.Duration, name string, def, min time.Duration, usage string) {
+	*p = def
+	fl.Var(&rangedDuration{p, min}, name, usage)
+}
+
+// listFlag is a string flag holding a comma-separated list: an empty
+// value or an empty element is refused.
+type listFlag struct{ p *string }
+
+func (v *listFlag) String() string { return *v.p }
+func (v *listFlag) Type() string   { return "list" }
+func (v *listFlag) Set(s string) error {
+	for _, e := range strings.Split(s, ",") {
+		if strings.TrimSpace(e) == "" {
+			return fmt.Errorf("an empty name in %q", s)
+		}
+	}
+	*v.p = s
+	return nil
+}
+
+// listFlagVar adds a comma-separated list flag without empty names.
+func listFlagVar(fl *pflag.FlagSet, p *string, name, usage string) {
+	fl.Var(&listFlag{p}, name, usage)
+}

@@ -1,0 +1,184 @@
+package spec
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// checkSource reads the kernel source the way a compiler would before the
+// first configuration is compiled, so that a spec whose kernel cannot
+// compile is refused on the simulator too (which never compiles): the file
+// must be text and not empty, KernelName must name a function of it or of
+// a local file it includes, and its brackets must balance. Limits: the
+// name is looked for as written (a kernel made by a macro with ## is not
+// checked), includes are followed one level from the kernel's folder and
+// the spec's include paths (an include not found there stops the check),
+// and bracket balance is not checked in a file
+// with #if/#ifdef (its branches may open a block each).
+func (l *loader) checkSource() error {
+	s := l.s
+	src := []byte(s.Source)
+	const field = "KernelSpecification.KernelFile"
+	name := filepathBase(s.KernelFile)
+	if i := bytes.IndexByte(src, 0); i >= 0 {
+		return l.errf(field, "%s is not text: byte %d is NUL", name, i)
+	}
+	if !utf8.Valid(src) {
+		return l.errf(field, "%s is not text: it is not valid UTF-8", name)
+	}
+	code := stripCode(s.Source)
+	if strings.TrimSpace(code) == "" {
+		return l.errf(field, "%s holds no code", name)
+	}
+	if line, what := unbalanced(code); what != "" {
+		return &Error{File: s.KernelFile, Line: line, Msg: what + " (the kernel cannot compile)"}
+	}
+	return l.checkKernelName(code)
+}
+
+// checkKernelName looks for KernelName followed by "(" in code and in
+// the local files it includes.
+func (l *loader) checkKernelName(code string) error {
+	s := l.s
+	kn := s.KernelName
+	if i := strings.IndexByte(kn, '<'); i >= 0 {
+		kn = kn[:i]
+	}
+	if i := strings.LastIndex(kn, "::"); i >= 0 {
+		kn = kn[i+2:]
+	}
+	kn = strings.TrimSpace(kn)
+	if kn == "" || strings.Contains(code, "##") {
+		return nil
+	}
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(kn) + `\s*[(<]`)
+	if re.MatchString(code) {
+		return nil
+	}
+	dirs := []string{filepath.Dir(s.KernelFile)}
+	for i := 0; i+1 < len(s.CompilerOptions); i++ {
+		if s.CompilerOptions[i] == "-I" {
+			dirs = append(dirs, s.CompilerOptions[i+1])
+		}
+	}
+	for _, o := range s.CompilerOptions {
+		if d, ok := strings.CutPrefix(o, "-I"); ok && d != "" {
+			dirs = append(dirs, d)
+		}
+		if d, ok := strings.CutPrefix(o, "--include-path="); ok {
+			dirs = append(dirs, d)
+		}
+	}
+	// In the source as written: stripCode blanks the included names.
+	for _, m := range includeRE.FindAllStringSubmatch(s.Source, -1) {
+		found := false
+		for _, d := range dirs {
+			b, err := os.ReadFile(filepath.Join(d, m[1]))
+			if err != nil {
+				continue
+			}
+			found = true
+			if re.MatchString(stripCode(string(b))) {
+				return nil
+			}
+			break
+		}
+		if !found {
+			return nil // the kernel may be in what cannot be read here
+		}
+	}
+	return l.errf("KernelSpecification.KernelName", "%s: no function of that name in %s or the local files it includes", s.KernelName, filepathBase(s.KernelFile))
+}
+
+var (
+	includeRE = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*include[ \t]*"([^"]+)"`)
+	condRE    = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*if`)
+)
+
+// stripCode blanks comments, string and character literals of C/C++
+// source, keeping newlines (so that lines still count).
+func stripCode(src string) string {
+	b := []byte(src)
+	out := make([]byte, len(b))
+	copy(out, b)
+	blank := func(from, to int) {
+		for k := from; k < to && k < len(out); k++ {
+			if out[k] != '\n' {
+				out[k] = ' '
+			}
+		}
+	}
+	for i := 0; i < len(b); {
+		switch {
+		case b[i] == '/' && i+1 < len(b) && b[i+1] == '/':
+			j := bytes.IndexByte(b[i:], '\n')
+			if j < 0 {
+				j = len(b) - i
+			}
+			blank(i, i+j)
+			i += j
+		case b[i] == '/' && i+1 < len(b) && b[i+1] == '*':
+			j := bytes.Index(b[i+2:], []byte("*/"))
+			end := len(b)
+			if j >= 0 {
+				end = i + 2 + j + 2
+			}
+			blank(i, end)
+			i = end
+		case b[i] == '"' || b[i] == '\'':
+			q := b[i]
+			j := i + 1
+			for j < len(b) && b[j] != q && b[j] != '\n' {
+				if b[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			blank(i, min(j+1, len(b)))
+			i = j + 1
+		default:
+			i++
+		}
+	}
+	return string(out)
+}
+
+// unbalanced finds the first bracket of code that does not match: its
+// line and what is wrong, or "" when all balance. A file with conditional
+// directives is not judged.
+func unbalanced(code string) (line int, what string) {
+	if condRE.MatchString(code) {
+		return 0, ""
+	}
+	type open struct {
+		c    byte
+		line int
+	}
+	var stack []open
+	ln := 1
+	pairs := map[byte]byte{')': '(', ']': '[', '}': '{'}
+	for i := 0; i < len(code); i++ {
+		c := code[i]
+		switch c {
+		case '\n':
+			ln++
+		case '(', '[', '{':
+			stack = append(stack, open{c, ln})
+		case ')', ']', '}':
+			if len(stack) == 0 || stack[len(stack)-1].c != pairs[c] {
+				return ln, fmt.Sprintf("unmatched '%c'", c)
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) > 0 {
+		o := stack[len(stack)-1]
+		return o.line, fmt.Sprintf("'%c' is never closed", o.c)
+	}
+	return 0, ""
+}

@@ -1,0 +1,46 @@
+package spec
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// A kernel that cannot compile is refused at load, before any GPU (or
+// simulated GPU) work, naming the file and what is wrong.
+func TestCheckSource(t *testing.T) {
+	random := make([]byte, 4096)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range random {
+		random[i] = byte(r.IntN(256))
+	}
+	for _, c := range []struct{ name, kernel, want string }{
+		{"empty", "", "KernelSpecification.KernelFile: k.cu holds no code"},
+		{"comments only", "// nothing\n/* here */\n", "KernelSpecification.KernelFile: k.cu holds no code"},
+		{"binary", string(random), "KernelSpecification.KernelFile: k.cu is not text: byte "},
+		{"latin-1", "__global__ void k(float *a, int n) { /* caf\xe9 */ }", "KernelSpecification.KernelFile: k.cu is not text: it is not valid UTF-8"},
+		{"other name", "__global__ void kern(float *a, int n) {}", "KernelSpecification.KernelName: k: no function of that name in k.cu or the local files it includes"},
+		{"name in a comment only", "// k(\n__global__ void kern(float *a, int n) {}", "KernelSpecification.KernelName: k: no function of that name"},
+		{"unclosed brace", "__global__ void k(float *a, int n) {\n  a[0] = n;\n", "k.cu:1: '{' is never closed (the kernel cannot compile)"},
+		{"stray paren", "__global__ void k(float *a, int n) {\n  a[0] = n);\n}", "k.cu:2: unmatched ')' (the kernel cannot compile)"},
+	} {
+		_, err := Load(ktSpec(t, c.kernel, ""))
+		var se *Error
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant %s", c.name, err, c.want)
+		}
+	}
+	// Accepted: braces in strings and comments, a conditional block per
+	// branch, a templated or namespaced name, a macro-made kernel.
+	for _, k := range []string{
+		"__global__ void k(float *a, int n) { const char *s = \"}{\"; char c = '{'; /* } */ }",
+		"__global__ void k(float *a, int n) {\n#if X\n for (;;) {\n#else\n for (;;) {\n#endif\n }\n}",
+		"template <int B> __global__ void k(float *a, int n) {}",
+		"#define K(name) __global__ void name##_k(float *a, int n) {}\nK(k)",
+	} {
+		if _, err := Load(ktSpec(t, k, "")); err != nil {
+			t.Errorf("%q refused: %v", k, err)
+		}
+	}
+}
