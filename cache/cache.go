@@ -174,7 +174,9 @@ func Load(path string) (*Cache, error) {
 // Read is Load from a reader; errors do not name a file.
 func Read(r io.Reader) (*Cache, error) {
 	br := bufio.NewReader(r)
+	gz := false
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz = true
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %v", err)
@@ -185,9 +187,12 @@ func Read(r io.Reader) (*Cache, error) {
 		r = br
 	}
 	b, err := io.ReadAll(r)
+	if gz && errors.Is(err, io.ErrUnexpectedEOF) {
+		// A cache is compressed once it is whole; a compressed file cut
+		// short is damaged, not a cache still being written.
+		return nil, fmt.Errorf("gzip: the compressed data ends early, after %d bytes of the cache: the file is damaged (a cut copy?)", len(b))
+	}
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		// A gzip stream cut short is read as far as it goes, like a cut
-		// plain file.
 		return nil, err
 	}
 	b = pythonJSON(bytes.TrimSpace(b))

@@ -39,6 +39,17 @@ func Rows(runs []*store.Run, counts map[int64]map[string]int) []RunRow {
 		if row.ByStatus == nil {
 			row.ByStatus = map[string]int{}
 		}
+		// A run with several objectives (a Pareto front) lists them all;
+		// the first is the one its strategy optimised.
+		if os, ok := r.Settings["objectives"].([]any); ok && len(os) > 1 {
+			names := make([]string, 0, len(os))
+			for _, o := range os {
+				if n, ok := o.(string); ok {
+					names = append(names, n)
+				}
+			}
+			row.Objective = strings.Join(names, ",")
+		}
 		for st, n := range row.ByStatus {
 			if st == "valid" {
 				row.Valid += n

@@ -360,10 +360,13 @@ type enumerator struct {
 	fail   error
 	stats  []int // candidates tried per level, when non-nil (statsHook)
 
-	pl        *poller
-	done      bool // pl can stop (its context can be cancelled)
-	n, limit  int  // valid configurations found; the most accepted
-	limitName string
+	pl   *poller
+	done bool // pl can stop (its context can be cancelled, a bound, progress)
+	// levelK and levelN are the candidate being tried at each level and
+	// the level's candidate count: the search's position (fraction).
+	levelK, levelN []int
+	n, limit       int // valid configurations found; the most accepted
+	limitName      string
 }
 
 // statsHook, when set, receives the binding order and the number of
@@ -394,8 +397,10 @@ func (s *Space) enumerate(pl *poller, rs []*rinfo, limit, atLeast int, limitName
 		vals: make([]expr.Value, np), cur: make([]int32, np),
 		lo: make([]float64, np), hi: make([]float64, np), dlo: make([]float64, np), dhi: make([]float64, np),
 		fv: make([][]float64, np), code: make([]uint64, s.words),
-		pl: pl, done: pl.done != nil, limit: limit, limitName: limitName,
+		pl: pl, done: pl.active(), limit: limit, limitName: limitName,
+		levelK: make([]int, np), levelN: make([]int, np),
 	}
+	pl.frac = e.fraction
 	if atLeast > 0 {
 		e.out = make([]uint64, 0, min(atLeast, limit)*s.words)
 	}
@@ -432,6 +437,21 @@ func (s *Space) enumerate(pl *poller, rs []*rinfo, limit, atLeast int, limitName
 	return nil
 }
 
+// fraction is the part of the search tree behind the current position:
+// the candidates tried at each level, weighted by the share of the tree
+// each stands for (levels deeper than the first few add nothing visible).
+func (e *enumerator) fraction() float64 {
+	f, share := 0.0, 1.0
+	for d := range e.levelN {
+		if e.levelN[d] == 0 || share < 1e-9 {
+			break
+		}
+		share /= float64(e.levelN[d])
+		f += float64(e.levelK[d]) * share
+	}
+	return f
+}
+
 func (e *enumerator) tabIndex(tc *tabCheck) int {
 	i := 0
 	for k, p := range tc.params {
@@ -463,9 +483,12 @@ next:
 		if cands != nil {
 			j = cands[k]
 		}
-		if e.done && e.pl.stop() {
-			e.fail = e.pl.err
-			return false
+		if e.done {
+			e.levelK[d], e.levelN[d] = k, n
+			if e.pl.stop() {
+				e.fail = e.pl.err
+				return false
+			}
 		}
 		e.cur[p] = j
 		e.vals[p] = values[j]

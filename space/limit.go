@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"time"
 )
 
 // DefaultMaxConfigurations is the limit on valid configurations that Build
@@ -51,6 +52,17 @@ type BuildOptions struct {
 	// means 2,147,483,647, whose space alone can take 32 GiB (16 B per
 	// configuration): only for machines that have it.
 	MaxConfigurations int
+
+	// MaxExamined bounds the partial configurations the construction
+	// examines (search nodes and tabulated evaluations; about 10^7 a
+	// second): past it the build stops with *TooSlowError. 0: no bound.
+	MaxExamined uint64
+	// ExaminedName says how the user raises MaxExamined (a flag).
+	ExaminedName string
+	// Progress, when set, is called at most once a second during the
+	// construction with the partial configurations examined so far and
+	// the fraction of the search done (NaN before the enumeration).
+	Progress func(examined uint64, fraction float64)
 
 	// LimitName says how the user raises MaxConfigurations (e.g. a flag,
 	// "--max-configurations"), named in TooLargeError's message; empty: the
@@ -132,23 +144,79 @@ type poller struct {
 	done <-chan struct{} // nil: never cancelled (context.Background)
 	n    uint32
 	err  error // set once stop has seen the context done
+
+	// examined counts the units of work; past maxExamined (0: no bound)
+	// the build stops with *TooSlowError. progress, when set, hears of
+	// the count and the fraction of the search done (frac, when the
+	// enumeration has begun) at most every progressEvery.
+	examined    uint64
+	maxExamined uint64
+	limitName   string
+	progress    func(examined uint64, fraction float64)
+	frac        func() float64
+	lastReport  time.Time
 }
+
+// progressEvery is the shortest time between two progress reports.
+const progressEvery = time.Second
 
 func newPoller(ctx context.Context) *poller {
 	return &poller{ctx: ctx, done: ctx.Done()}
 }
 
-// stop reports whether the context is done, looking at it only every
-// pollEvery calls.
+// withOptions adds opts' bound on the work and its progress report.
+func (p *poller) withOptions(o BuildOptions) *poller {
+	p.maxExamined, p.progress, p.limitName = o.MaxExamined, o.Progress, o.ExaminedName
+	p.lastReport = time.Now()
+	return p
+}
+
+// active reports whether stop can ever be true or report: callers skip
+// calling it otherwise.
+func (p *poller) active() bool { return p.done != nil || p.maxExamined > 0 || p.progress != nil }
+
+// stop reports whether the build must stop (the context is done, or the
+// bound on the work is passed), looking only every pollEvery calls.
 func (p *poller) stop() bool {
-	if p.done == nil {
+	if !p.active() {
 		return false
 	}
 	p.n++
 	if p.n%pollEvery != 0 {
 		return false
 	}
+	p.examined += pollEvery
+	if p.maxExamined > 0 && p.examined > p.maxExamined && p.err == nil {
+		p.err = &TooSlowError{Examined: p.examined, Limit: p.maxExamined, LimitName: p.limitName}
+		return true
+	}
+	if p.progress != nil && time.Since(p.lastReport) >= progressEvery {
+		p.lastReport = time.Now()
+		f := math.NaN()
+		if p.frac != nil {
+			f = p.frac()
+		}
+		p.progress(p.examined, f)
+	}
 	return p.now()
+}
+
+// TooSlowError is a search space whose construction examined more
+// partial configurations (search nodes and tabulated evaluations) than
+// BuildOptions.MaxExamined: a huge raw space with restrictions that prune
+// little before its last parameters.
+type TooSlowError struct {
+	Examined, Limit uint64
+	LimitName       string // how the user raises the limit
+}
+
+func (e *TooSlowError) Error() string {
+	raise := "raise the limit"
+	if e.LimitName != "" {
+		raise = "raise " + e.LimitName
+	}
+	return fmt.Sprintf("space: building the search space examined more than %s partial configurations without finishing; add restrictions that exclude values early (on fewer parameters), use fewer parameter values, or %s",
+		groupInt(float64(e.Limit)), raise)
 }
 
 // now looks at the context at once.

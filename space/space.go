@@ -190,7 +190,7 @@ func Build(params []Param, restrictions []Restriction, consts expr.Env) (*Space,
 // reported may differ from Kernel Tuner; likewise a space refused as too
 // large is not searched further for failing restrictions.
 func BuildContext(ctx context.Context, params []Param, restrictions []Restriction, consts expr.Env, opts BuildOptions) (*Space, error) {
-	pl := newPoller(ctx)
+	pl := newPoller(ctx).withOptions(opts)
 	if pl.now() {
 		return nil, pl.err
 	}

@@ -457,6 +457,13 @@ func start(ctx context.Context, c Config) (*run, error) {
 			"energy": req.Energy, "iterations": req.Iterations,
 		},
 	}
+	if len(c.Objectives) > 1 {
+		names := make([]string, len(c.Objectives))
+		for i, o := range c.Objectives {
+			names[i] = o.Name
+		}
+		sr.Settings["objectives"] = names
+	}
 	if c.Workload != nil {
 		sr.Settings["kernels"] = len(c.Workload.Members)
 		sr.Settings["orders"] = c.Layout.Order >= 0

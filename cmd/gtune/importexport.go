@@ -58,9 +58,9 @@ func runImport(cmd *cobra.Command, cachePath, specPath, dbPath string, asJSON bo
 	if specPath == "" {
 		return badInput("import: --spec is required (its hash keys the imported run)")
 	}
-	c, err := cache.Load(cachePath)
+	c, err := loadCache(cmd.ErrOrStderr(), cachePath)
 	if err != nil {
-		return inputError{err}
+		return err
 	}
 	s, err := loadSpecForImport(specPath)
 	if err != nil {
@@ -197,4 +197,19 @@ func runExport(cmd *cobra.Command, dbPath string, runID int64, format, outPath s
 	}
 	_, err = w.Write(buf.Bytes())
 	return err
+}
+
+// loadCache reads a Kernel Tuner cache or T4 file (cache.Load), saying on
+// log when the file ends early and only its complete entries were read
+// (Kernel Tuner writes its cache entry by entry: a cache of a run still
+// going, or one cut short). Errors are bad input.
+func loadCache(log io.Writer, path string) (*cache.Cache, error) {
+	c, err := cache.Load(path)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	if c.Truncated {
+		fmt.Fprintf(log, "gtune: warning: %s ends early (a cache still being written, or cut short): read its %d complete entries\n", path, len(c.Entries))
+	}
+	return c, nil
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -62,6 +63,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintln(stderr, "gtune:", err)
+	if strings.HasPrefix(err.Error(), "unknown command ") {
+		return exitBadInput // a usage error, as an unknown flag is
+	}
 	return exitCode(err)
 }
 

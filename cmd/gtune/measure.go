@@ -288,7 +288,7 @@ func configOf(ctx context.Context, s *spec.Spec, key string) ([]expr.Value, erro
 			return cfg, err
 		}
 	}
-	sp, err := buildSpace(ctx, s, space.DefaultMaxConfigurations)
+	sp, err := buildSpace(ctx, s, spaceLimits{space.DefaultMaxConfigurations, defaultMaxExamined})
 	if err != nil {
 		return nil, err
 	}

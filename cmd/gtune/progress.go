@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -78,25 +80,95 @@ func activity(w io.Writer, desc string, total int) *progressbar.ProgressBar {
 	)
 }
 
+// plainEvery is how often a long step says how far it is when stderr is
+// not a terminal (a log, CI, a batch job): one line each time.
+const plainEvery = 10 * time.Second
+
 // during runs f with a spinner described by desc on w (see activity),
-// redrawn while f runs.
+// redrawn while f runs; when w is not a terminal, a line every
+// plainEvery says the step is still going.
 func during(w io.Writer, desc string, f func() error) error {
-	bar := activity(w, desc, -1)
-	done := make(chan struct{})
+	st := startStep(w, desc)
+	err := f()
+	st.finish()
+	return err
+}
+
+// step is a long step shown on w: a spinner on a terminal, plain lines
+// otherwise. say replaces what the spinner or the next line tells.
+type step struct {
+	w        io.Writer
+	desc     string
+	term     bool
+	bar      *progressbar.ProgressBar
+	start    time.Time
+	done     chan struct{}
+	mu       sync.Mutex
+	detail   string
+	lastLine time.Time
+}
+
+func startStep(w io.Writer, desc string) *step {
+	s := &step{w: w, desc: desc, term: isTerminal(w), start: time.Now(), done: make(chan struct{})}
+	s.lastLine = s.start
+	s.bar = activity(w, desc, -1)
 	go func() {
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {
-			case <-done:
+			case <-s.done:
 				return
 			case <-t.C:
-				_ = bar.Add(1)
+				s.tick()
 			}
 		}
 	}()
-	err := f()
-	close(done)
-	_ = bar.Finish()
-	return err
+	return s
+}
+
+// say sets the step's detail (e.g. a count and the time left).
+func (s *step) say(detail string) {
+	s.mu.Lock()
+	s.detail = detail
+	s.mu.Unlock()
+}
+
+func (s *step) tick() {
+	s.mu.Lock()
+	detail := s.detail
+	s.mu.Unlock()
+	if s.term {
+		if detail != "" {
+			s.bar.Describe(s.desc + ": " + detail)
+		}
+		_ = s.bar.Add(1)
+		return
+	}
+	if time.Since(s.lastLine) < plainEvery {
+		return
+	}
+	s.lastLine = time.Now()
+	line := fmt.Sprintf("gtune: %s: %s elapsed", s.desc, time.Since(s.start).Round(time.Second))
+	if detail != "" {
+		line += ", " + detail
+	}
+	fmt.Fprintln(s.w, line)
+}
+
+func (s *step) finish() {
+	close(s.done)
+	_ = s.bar.Finish()
+}
+
+// spaceDetail says how far a search space's construction is: partial
+// configurations examined, the share of the search done and the time left
+// at the rate so far.
+func spaceDetail(examined uint64, fraction float64, elapsed time.Duration) string {
+	d := fmt.Sprintf("%.3g partial configurations examined", float64(examined))
+	if fraction > 0 && fraction < 1 && !math.IsNaN(fraction) {
+		left := time.Duration(float64(elapsed) * (1 - fraction) / fraction)
+		d += fmt.Sprintf(", %.1f %% of the search, about %s left", 100*fraction, left.Round(time.Second))
+	}
+	return d
 }

@@ -115,9 +115,9 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 	if f.timeLimit < 0 {
 		return badInput("--time-limit must be ≥ 0, got %s", f.timeLimit)
 	}
-	c, err := cache.Load(cachePath)
+	c, err := loadCache(cmd.ErrOrStderr(), cachePath)
 	if err != nil {
-		return inputError{err}
+		return err
 	}
 	// A workload's run, exported (gtune export), replays over the
 	// workload's combined space; the names of its objective and strategy

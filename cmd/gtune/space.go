@@ -14,7 +14,7 @@ import (
 func newSpaceCmd() *cobra.Command {
 	var list, asJSON, orders bool
 	var minOcc float64
-	var maxConfigs int
+	var limits spaceLimits
 	var beastName, deviceID string
 	c := &cobra.Command{
 		Use:   "space SPEC | space WORKLOAD | space --beast NAME --device ID",
@@ -31,14 +31,14 @@ func newSpaceCmd() *cobra.Command {
 				return badInput("space needs a SPEC (or --beast NAME --device ID)")
 			}
 			if workload.IsFile(args[0]) {
-				return runWorkloadSpace(cmd, args[0], deviceID, orders, maxConfigs, minOcc, list, asJSON)
+				return runWorkloadSpace(cmd, args[0], deviceID, orders, limits.maxConfigs, minOcc, list, asJSON)
 			}
 			s, err := spec.LoadWith(args[0], spec.LoadOptions{NoSource: true})
 			if err != nil {
 				return err
 			}
 			t0 := time.Now()
-			sp, err := buildSpace(cmd.Context(), s, maxConfigs)
+			sp, err := buildSpace(cmd.Context(), s, limits)
 			if err != nil {
 				return err
 			}
@@ -48,7 +48,7 @@ func newSpaceCmd() *cobra.Command {
 	}
 	c.Flags().BoolVar(&list, "list", false, "print every valid configuration (CSV, or inside the JSON document with --json)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON document")
-	addMaxConfigsFlag(c.Flags(), &maxConfigs)
+	addSpaceFlags(c.Flags(), &limits)
 	c.Flags().StringVar(&beastName, "beast", "", "a declared search space instead of a SPEC: dgemm (autotuning-gemm-energy-beast.md, Figure 3)")
 	c.Flags().StringVar(&deviceID, "device", "", "with --beast, or a workload: the device-database id whose limits the constraints (the occupancy) read, e.g. h100_sxm")
 	c.Flags().BoolVar(&orders, "orders", false, "a workload: count its launch orders too")

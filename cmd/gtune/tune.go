@@ -37,7 +37,8 @@ import (
 type tuneFlags struct {
 	backend, db, strategy, objective, simDevice string
 	strategyParams, compilerOptions             []string
-	device, maxEvals, maxConfigs                int
+	device, maxEvals                            int
+	limits                                      spaceLimits
 	timeLimit                                   time.Duration
 	asJSON, fresh, noProgress, energy, orders   bool
 	compileCache                                string // folder of the compile cache; "off": none
@@ -86,7 +87,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	fl.StringArrayVar(&f.strategyParams, "strategy-param", nil, "a strategy hyperparameter NAME=VALUE (repeatable; overrides the spec's Search.Attributes)")
 	fl.StringArrayVar(&f.compilerOptions, "compiler-option", nil, "an NVRTC option added after the spec's CompilerOptions, e.g. --compiler-option=-ftz=true (repeatable; results are kept apart from those compiled without it)")
 	intFlag(fl, &f.maxEvals, "max-evals", 0, 0, math.MaxInt, "evaluate at most this many configurations (0: no limit beyond the spec's Budget)")
-	addMaxConfigsFlag(fl, &f.maxConfigs)
+	addSpaceFlags(fl, &f.limits)
 	durationFlag(fl, &f.timeLimit, "time-limit", 0, 0, "stop proposing configurations after this wall time, e.g. 10m (0: no limit)")
 	listFlagVar(fl, &f.objective, "objective", "objective: time, energy, power, edp or a metric of the spec's Gtune.Metrics (default: the spec's Gtune.Objective, else time); a comma-separated list, e.g. time,energy, gives the Pareto front (and is what nsga2 searches)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document instead of the table")
@@ -138,7 +139,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if err := gpuctl.Preflight(s, f.gpu, simulatedBackend(f.backend)); err != nil {
 		return err
 	}
-	sp, err := buildSpace(ctx, s, f.maxConfigs)
+	sp, err := buildSpace(ctx, s, f.limits)
 	if err != nil {
 		return err
 	}
@@ -287,24 +288,41 @@ func runAndReport(ctx context.Context, cmd *cobra.Command, cfg tuner.Config, f t
 	return err
 }
 
-// addMaxConfigsFlag adds --max-configurations, the bound on the search
-// space's size (space.BuildOptions.MaxConfigurations).
-func addMaxConfigsFlag(fl *pflag.FlagSet, v *int) {
-	intFlag(fl, v, "max-configurations", space.DefaultMaxConfigurations, 1, math.MaxInt,
+// spaceLimits bound a search space's construction: its valid
+// configurations (space.BuildOptions.MaxConfigurations) and the partial
+// configurations examined to find them (MaxExamined).
+type spaceLimits struct {
+	maxConfigs, maxExamined int
+}
+
+// addSpaceFlags adds --max-configurations and --max-examined.
+func addSpaceFlags(fl *pflag.FlagSet, v *spaceLimits) {
+	intFlag(fl, &v.maxConfigs, "max-configurations", space.DefaultMaxConfigurations, 1, math.MaxInt,
 		"refuse a search space with more valid configurations than this (memory grows with them: about 121 bytes each, space package)")
+	intFlag(fl, &v.maxExamined, "max-examined", defaultMaxExamined, 1, math.MaxInt,
+		"stop building a search space after examining this many partial configurations (about 10^7 a second): restrictions that prune late can make a huge raw space take hours")
 }
 
 // buildSpace builds the search space, stopping within a second when ctx
 // ends (SIGINT, SIGTERM). A space over the limit is bad input.
-func buildSpace(ctx context.Context, s *spec.Spec, limit int) (*space.Space, error) {
-	if limit <= 0 {
-		return nil, badInput("--max-configurations must be positive, got %d", limit)
-	}
+func buildSpace(ctx context.Context, s *spec.Spec, lim spaceLimits) (*space.Space, error) {
+	return buildSpaceExamined(ctx, s, lim.maxConfigs, uint64(lim.maxExamined))
+}
+
+// defaultMaxExamined bounds a search space's construction: about 15
+// minutes at 10^7 partial configurations a second (--max-examined).
+const defaultMaxExamined = 10_000_000_000
+
+// buildSpaceExamined is buildSpace with a bound on the partial
+// configurations examined; progress goes to stderr (a spinner with the
+// count and the time left on a terminal, a line every 10 s otherwise).
+func buildSpaceExamined(ctx context.Context, s *spec.Spec, limit int, maxExamined uint64) (*space.Space, error) {
 	var sp *space.Space
-	err := during(os.Stderr, "building the search space", func() (err error) {
-		sp, err = s.BuildSpaceContext(ctx, space.BuildOptions{MaxConfigurations: limit, LimitName: "--max-configurations"})
-		return err
-	})
+	st := startStep(os.Stderr, "building the search space")
+	sp, err := s.BuildSpaceContext(ctx, space.BuildOptions{MaxConfigurations: limit, LimitName: "--max-configurations",
+		MaxExamined: maxExamined, ExaminedName: "--max-examined",
+		Progress: func(n uint64, f float64) { st.say(spaceDetail(n, f, time.Since(st.start))) }})
+	st.finish()
 	if err != nil && ctx.Err() != nil {
 		return nil, fmt.Errorf("interrupted while building the search space of %s", s.Path)
 	}

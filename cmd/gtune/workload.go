@@ -101,7 +101,7 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 		return err
 	}
 	defer gr.Close()
-	sp, lay, err := workloadSpace(ctx, set, f.orders, f.maxConfigs)
+	sp, lay, err := workloadSpace(ctx, set, f.orders, f.limits.maxConfigs)
 	if err != nil {
 		return err
 	}
