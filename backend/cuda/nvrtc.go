@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -42,6 +44,9 @@ type nvrtcLib struct {
 	getPTX            func(prog uintptr, ptx *byte) nvrtcResult
 	getNumArchs       func(n *int32) nvrtcResult
 	getArchs          func(archs *int32) nvrtcResult
+
+	incOnce sync.Once
+	incOpts []string
 }
 
 var (
@@ -243,7 +248,7 @@ func Compile(ctx context.Context, r CompileRequest) (*backend.Binary, error) {
 	if err := n.check("nvrtcAddNameExpression", n.addNameExpression(prog, r.KernelName)); err != nil {
 		return nil, err
 	}
-	opts := compileOptions(arch, r.Defines, r.Options)
+	opts := append(compileOptions(arch, r.Defines, r.Options), n.includeOptions()...)
 	cstrs := make([][]byte, len(opts))
 	ptrs := make([]*byte, len(opts))
 	for i, o := range opts {
@@ -313,4 +318,48 @@ func (n *nvrtcLib) programLog(prog uintptr) string {
 		return ""
 	}
 	return strings.TrimRight(string(buf[:size-1]), "\x00\n ")
+}
+
+// includeOptions are --include-path options for the CUDA toolkit's headers
+// (include/, and include/cccl/ where CUB, Thrust and libcu++ live since
+// CUDA 13), found once: NVRTC searches no include path by itself, so
+// "#include <cuda_fp16.h>" or <cub/cub.cuh> fails with "cannot open source
+// file", while CuPy (and so Kernel Tuner) adds the toolkit's include/.
+func (n *nvrtcLib) includeOptions() []string {
+	n.incOnce.Do(func() {
+		n.incOpts = toolkitIncludes(n.path, os.Getenv, func(p string) bool {
+			fi, err := os.Stat(p)
+			return err == nil && fi.IsDir()
+		})
+	})
+	return n.incOpts
+}
+
+// toolkitIncludes finds the include folders of the toolkit NVRTC was
+// loaded from (lib: its path; the folder above lib64/ or lib/), else of
+// $CUDA_HOME, $CUDA_PATH or /usr/local/cuda: the first root with an
+// include/ folder, as --include-path options.
+func toolkitIncludes(lib string, getenv func(string) string, isDir func(string) bool) []string {
+	var roots []string
+	if filepath.IsAbs(lib) {
+		roots = append(roots, filepath.Dir(filepath.Dir(lib)))
+	}
+	for _, e := range []string{"CUDA_HOME", "CUDA_PATH"} {
+		if v := getenv(e); v != "" {
+			roots = append(roots, v)
+		}
+	}
+	roots = append(roots, "/usr/local/cuda")
+	for _, r := range roots {
+		inc := filepath.Join(r, "include")
+		if !isDir(inc) {
+			continue
+		}
+		opts := []string{"--include-path=" + inc}
+		if cccl := filepath.Join(inc, "cccl"); isDir(cccl) {
+			opts = append(opts, "--include-path="+cccl)
+		}
+		return opts
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gtune/gtune/backend"
@@ -62,5 +63,32 @@ func TestParameterMismatch(t *testing.T) {
 	scalar := append(args[:2:2], devArg{arg: backend.Arg{Name: "n", Kind: backend.ArgScalar, Type: "int32"}, scalar: make([]byte, 4)})
 	if m := mismatch([]uint64{8, 8, 8}, scalar, "k"); m != "argument mismatch: parameter 3 of the compiled kernel k is 8 bytes, argument n is 4 bytes (int32 value); not launched" {
 		t.Errorf("scalar for a pointer: %q", m)
+	}
+}
+
+// The toolkit's include folders: beside NVRTC's lib64/ when it was loaded
+// by path, else from $CUDA_HOME, $CUDA_PATH, /usr/local/cuda; include/cccl
+// only where it exists.
+func TestToolkitIncludes(t *testing.T) {
+	dirs := map[string]bool{"/opt/cuda-13/include": true, "/opt/cuda-13/include/cccl": true, "/usr/local/cuda/include": true, "/env/include": true}
+	isDir := func(p string) bool { return dirs[p] }
+	env := func(k string) string { return map[string]string{"CUDA_HOME": "/env"}[k] }
+	none := func(string) string { return "" }
+	for _, c := range []struct {
+		lib  string
+		env  func(string) string
+		want string
+	}{
+		{"/opt/cuda-13/lib64/libnvrtc.so.13", env, "--include-path=/opt/cuda-13/include --include-path=/opt/cuda-13/include/cccl"},
+		{"libnvrtc.so.13", env, "--include-path=/env/include"},
+		{"libnvrtc.so.13", none, "--include-path=/usr/local/cuda/include"},
+		{"/elsewhere/lib/libnvrtc.so", none, "--include-path=/usr/local/cuda/include"},
+	} {
+		if got := strings.Join(toolkitIncludes(c.lib, c.env, isDir), " "); got != c.want {
+			t.Errorf("%s: %q, want %q", c.lib, got, c.want)
+		}
+	}
+	if got := toolkitIncludes("x", none, func(string) bool { return false }); got != nil {
+		t.Errorf("no toolkit: %v", got)
 	}
 }
