@@ -13,6 +13,6 @@ run devices
 run tune examples/vector_add/spec.json --backend cuda --energy --db "$OUT/readme.db" --no-progress
 run tune examples/stencil/spec.json --backend cuda --energy --db "$OUT/readme.db" --no-progress
 run tune examples/stencil/spec.json --backend cuda --energy --db "$OUT/readme.db" --no-progress --objective energy
-printf 'block_size,registers,shared_memory\n256,32,0\n1024,64,0\n128,255,49152\n' | { echo "\$ gtune occupancy --device local --batch"; "$G" occupancy --device local --batch; }
-run occupancy --device h100_sxm --block-size 256 --registers 40 --shared-memory 16384
+printf 'block_size,registers,shared_memory\n256,32,0\n1024,64,0\n128,255,49152\n' | { echo "\$ gtune occupancy --sim-device local --batch"; "$G" occupancy --sim-device local --batch; }
+run occupancy --sim-device h100_sxm --block-size 256 --registers 40 --shared-memory 16384
 run sensor-check --backend cuda

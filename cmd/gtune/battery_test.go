@@ -78,7 +78,7 @@ func TestFirstUserCrashes(t *testing.T) {
 	os.Stdin = r
 	w.Write([]byte("\"a\n"))
 	w.Close()
-	code := run([]string{"occupancy", "--batch", "--device", "h100_sxm"}, &out, &errb)
+	code := run([]string{"occupancy", "--batch", "--sim-device", "h100_sxm"}, &out, &errb)
 	os.Stdin = old
 	oneLine(t, "occupancy --batch with an unterminated quote", code, errb.String(), `--batch: parse error on line 1`, "")
 

@@ -26,7 +26,7 @@ func runBeastSpace(out io.Writer, name, deviceID string, list, asJSON bool) erro
 		return badInput("--beast %q: unknown declared space (known: dgemm)", name)
 	}
 	if deviceID == "" {
-		return badInput("--beast %s needs --device, a device-database id (gtune devices --all lists them)", name)
+		return badInput("--beast %s needs --sim-device, a device-database id (gtune devices --all lists them)", name)
 	}
 	d, err := device.Lookup(deviceID)
 	if err != nil {

@@ -231,7 +231,7 @@ func TestBadInput(t *testing.T) {
 // The BEAST DGEMM space from the command line, counted for two GPUs of
 // the device database (beast.TestDGEMM checks the counts by brute force).
 func TestSpaceBeast(t *testing.T) {
-	code, out, errs := gtune(t, "space", "--beast", "dgemm", "--device", "k20c", "--json")
+	code, out, errs := gtune(t, "space", "--beast", "dgemm", "--sim-device", "k20c", "--json")
 	var doc struct {
 		Valid  int `json:"valid"`
 		Device string
@@ -239,12 +239,12 @@ func TestSpaceBeast(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || doc.Valid != 1693 || doc.Device != "k20c" {
 		t.Fatalf("exit %d: %s %s", code, out, errs)
 	}
-	code, _, errs = gtune(t, "space", "--beast", "sgemm", "--device", "k20c")
+	code, _, errs = gtune(t, "space", "--beast", "sgemm", "--sim-device", "k20c")
 	if code != 2 || !strings.Contains(errs, `--beast "sgemm": unknown declared space (known: dgemm)`) {
 		t.Fatalf("unknown space: exit %d: %s", code, errs)
 	}
 	code, _, errs = gtune(t, "space", "--beast", "dgemm")
-	if code != 2 || !strings.Contains(errs, "needs --device") {
+	if code != 2 || !strings.Contains(errs, "needs --sim-device") {
 		t.Fatalf("no device: exit %d: %s", code, errs)
 	}
 }

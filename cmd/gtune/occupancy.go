@@ -75,7 +75,7 @@ are read from stdin and written back with active_blocks_per_sm,occupancy,limiter
 			return nil
 		},
 	}
-	c.Flags().StringVar(&f.device, "device", "h100_sxm", "device-database id, or 'local' for this machine's GPU")
+	c.Flags().StringVar(&f.device, "sim-device", "h100_sxm", "device-database id, or 'local' for this machine's GPU 0")
 	c.Flags().IntVar(&f.blockSize, "block-size", 0, "threads per thread block (product of the block dimensions)")
 	c.Flags().IntVar(&f.registers, "registers", 0, "registers per thread as compiled (0: no register limit)")
 	c.Flags().IntVar(&f.sharedMemory, "shared-memory", 0, "static + dynamic shared memory per thread block, bytes")

@@ -50,7 +50,7 @@ func newSpaceCmd() *cobra.Command {
 	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON document")
 	addSpaceFlags(c.Flags(), &limits)
 	c.Flags().StringVar(&beastName, "beast", "", "a declared search space instead of a SPEC: dgemm (autotuning-gemm-energy-beast.md, Figure 3)")
-	c.Flags().StringVar(&deviceID, "device", "", "with --beast, or a workload: the device-database id whose limits the constraints (the occupancy) read, e.g. h100_sxm")
+	c.Flags().StringVar(&deviceID, "sim-device", "", "with --beast, or a workload: the device-database id whose limits the constraints (the occupancy) read, e.g. h100_sxm")
 	c.Flags().BoolVar(&orders, "orders", false, "a workload: count its launch orders too")
 	c.Flags().Float64Var(&minOcc, "min-occupancy", strategy.DefaultMinOccupancy, "a workload: the occupancy a kernel's configuration needs to stay in the reduced space")
 	return c
