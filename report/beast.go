@@ -18,7 +18,7 @@ import (
 func BeastSpace(out io.Writer, name string, d *device.Description, names []string, n int, cfgs [][]expr.Value, elapsed time.Duration, list, asJSON bool) error {
 	switch {
 	case asJSON:
-		doc := map[string]any{"beast": name, "device": d.ID, "parameters": names, "valid": n, "build_ms": float64(elapsed.Microseconds()) / 1000}
+		doc := map[string]any{"beast": name, "device": EntryRef(d), "parameters": names, "valid": n, "elapsed_s": elapsed.Seconds()}
 		if list {
 			rows := make([]map[string]any, len(cfgs))
 			for i, cfg := range cfgs {

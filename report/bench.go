@@ -91,7 +91,7 @@ func BenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"seeds": seeds, "runs": runs, "workers": workers, "seconds": elapsed.Seconds(),
+	return enc.Encode(map[string]any{"seeds": seeds, "runs": runs, "workers": workers, "elapsed_s": elapsed.Seconds(),
 		"method": benchSeedPolicy, "missing_policy": benchMissingPolicy,
 		"problems": ps, "results": conv(rs), "mean": conv(means)})
 }

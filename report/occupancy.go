@@ -15,19 +15,18 @@ import (
 // block in bytes, carveout in KiB), active blocks and warps per SM, the
 // occupancy (0..1) and the limiting resources.
 type OccupancyDoc struct {
-	Device            string   `json:"device"`
-	Name              string   `json:"name"`
-	ComputeCapability string   `json:"compute_capability"`
-	BlockSize         int      `json:"block_size"`
-	Registers         int      `json:"registers"`
-	SharedMemory      int      `json:"shared_memory"`
-	CarveoutKiB       int      `json:"carveout_kib"`
-	ActiveBlocksPerSM int      `json:"active_blocks_per_sm"`
-	ActiveWarpsPerSM  int      `json:"active_warps_per_sm"`
-	MaxWarpsPerSM     int      `json:"max_warps_per_sm"`
-	Occupancy         float64  `json:"occupancy"`
-	Limiter           string   `json:"limiter"`
-	Limiters          []string `json:"limiters"`
+	Device            DeviceRef `json:"device"`
+	ComputeCapability string    `json:"compute_capability"`
+	BlockSize         int       `json:"block_size"`
+	Registers         int       `json:"registers"`
+	SharedMemory      int       `json:"shared_memory"`
+	CarveoutKiB       int       `json:"carveout_kib"`
+	ActiveBlocksPerSM int       `json:"active_blocks_per_sm"`
+	ActiveWarpsPerSM  int       `json:"active_warps_per_sm"`
+	MaxWarpsPerSM     int       `json:"max_warps_per_sm"`
+	Occupancy         float64   `json:"occupancy"`
+	Limiter           string    `json:"limiter"`
+	Limiters          []string  `json:"limiters"`
 	// BlocksBy are the per-resource limits on blocks per SM; -1: unlimited.
 	BlocksBy map[string]int `json:"blocks_by"`
 }
@@ -42,7 +41,7 @@ func OccupancyJSON(d *device.Description, in occupancy.Input, r occupancy.Result
 		return n
 	}
 	doc := OccupancyDoc{
-		Device: d.ID, Name: d.Name, ComputeCapability: fmt.Sprintf("%d.%d", d.ComputeMajor, d.ComputeMinor),
+		Device: EntryRef(d), ComputeCapability: fmt.Sprintf("%d.%d", d.ComputeMajor, d.ComputeMinor),
 		BlockSize: in.BlockSize, Registers: in.RegistersPerThread, SharedMemory: in.SharedMemoryPerBlock, CarveoutKiB: in.CarveoutKiB,
 		ActiveBlocksPerSM: r.ActiveBlocksPerSM, ActiveWarpsPerSM: r.ActiveWarpsPerSM, MaxWarpsPerSM: d.MaxWarpsPerSM,
 		Occupancy: r.Occupancy, Limiter: string(r.Limiter),

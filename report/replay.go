@@ -85,7 +85,7 @@ func ReplayJSON(w io.Writer, c *cache.Cache, specLabel string, sp *space.Space, 
 	doc := map[string]any{
 		"cache":     c.Path,
 		"format":    c.Format,
-		"device":    r.Device().Local,
+		"device":    LocalRef(r.Device().Local),
 		"spec":      specLabel,
 		"space":     sp.Len(),
 		"recorded":  r.Recorded(),

@@ -105,7 +105,7 @@ func TestRunsAndShowGolden(t *testing.T) {
 		t.Fatalf("rows %+v", rows)
 	}
 	// Times vary from run to run: fix them for the golden file.
-	rows[0].Started, rows[0].DurationS = time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC), 2.5
+	rows[0].Started, rows[0].ElapsedS = time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC), 2.5
 	var buf bytes.Buffer
 	RunsTable(&buf, rows)
 	golden(t, "runs.txt", buf.Bytes())

@@ -14,19 +14,18 @@ import (
 
 // RunRow is one run as `gtune runs` lists it.
 type RunRow struct {
-	ID           int64          `json:"id"`
+	ID           int64          `json:"run"`
 	Started      time.Time      `json:"started"`
 	Status       string         `json:"status"`
 	Kernel       string         `json:"kernel"`
 	Spec         string         `json:"spec"`
-	Device       string         `json:"device"`
-	Backend      string         `json:"backend"`
+	Device       DeviceRef      `json:"device"`
 	Strategy     string         `json:"strategy"`
 	Objective    string         `json:"objective"`
 	Valid        int            `json:"valid"`
 	Invalid      int            `json:"invalid"`
 	ByStatus     map[string]int `json:"by_status"`
-	DurationS    float64        `json:"duration_s,omitempty"` // 0 while running
+	ElapsedS     float64        `json:"elapsed_s,omitempty"` // 0 while running
 	GtuneVersion string         `json:"gtune_version"`
 }
 
@@ -34,8 +33,8 @@ type RunRow struct {
 func Rows(runs []*store.Run, counts map[int64]map[string]int) []RunRow {
 	out := make([]RunRow, len(runs))
 	for i, r := range runs {
-		row := RunRow{ID: r.ID, Started: r.StartedAt, Status: r.Status, Kernel: r.Kernel, Spec: r.SpecPath, Device: r.DeviceName,
-			Backend: r.Backend, Strategy: r.Strategy, Objective: r.Objective, ByStatus: counts[r.ID], GtuneVersion: r.GtuneVersion}
+		row := RunRow{ID: r.ID, Started: r.StartedAt, Status: r.Status, Kernel: r.Kernel, Spec: r.SpecPath, Device: RunRef(r),
+			Strategy: r.Strategy, Objective: r.Objective, ByStatus: counts[r.ID], GtuneVersion: r.GtuneVersion}
 		if row.ByStatus == nil {
 			row.ByStatus = map[string]int{}
 		}
@@ -58,7 +57,7 @@ func Rows(runs []*store.Run, counts map[int64]map[string]int) []RunRow {
 			}
 		}
 		if !r.EndedAt.IsZero() {
-			row.DurationS = r.EndedAt.Sub(r.StartedAt).Seconds()
+			row.ElapsedS = r.EndedAt.Sub(r.StartedAt).Seconds()
 		}
 		out[i] = row
 	}
@@ -71,11 +70,11 @@ func RunsTable(w io.Writer, rows []RunRow) {
 	fmt.Fprintln(tw, "run\tstarted (UTC)\tstatus\tkernel\tdevice\tstrategy\tobjective\tvalid\tinvalid\tduration")
 	for _, r := range rows {
 		dur := "-"
-		if r.DurationS > 0 {
-			dur = (time.Duration(r.DurationS * float64(time.Second))).Round(time.Millisecond).String()
+		if r.ElapsedS > 0 {
+			dur = (time.Duration(r.ElapsedS * float64(time.Second))).Round(time.Millisecond).String()
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.ID, r.Started.UTC().Format("2006-01-02 15:04:05"), r.Status,
-			r.Kernel, r.Device, r.Strategy, r.Objective, r.Valid, r.Invalid, dur)
+			r.Kernel, r.Device.Name, r.Strategy, r.Objective, r.Valid, r.Invalid, dur)
 	}
 	tw.Flush()
 }
@@ -186,8 +185,8 @@ func ShowJSON(w io.Writer, run *store.Run, evals []*store.Evaluation, failedOnly
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(map[string]any{
-		"run": run.ID, "kernel": run.Kernel, "spec": run.SpecPath, "device": run.DeviceName, "device_uuid": run.DeviceUUID,
-		"backend": run.Backend, "strategy": run.Strategy, "objective": run.Objective, "status": run.Status,
+		"run": run.ID, "kernel": run.Kernel, "spec": run.SpecPath, "device": RunRef(run),
+		"strategy": run.Strategy, "objective": run.Objective, "status": run.Status,
 		"started": run.StartedAt, "ended": run.EndedAt, "settings": run.Settings, "evaluations": es,
 	})
 }

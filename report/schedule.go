@@ -16,7 +16,7 @@ import (
 // scheduler makes of it, and its ranking among measured orders.
 type Schedule struct {
 	Workload    string                  `json:"workload"`
-	Device      string                  `json:"device"`
+	Device      DeviceRef               `json:"device"`
 	Profile     string                  `json:"profile"` // where the instruction mix came from: ncu or model
 	Kernels     []schedule.Kernel       `json:"kernels"`
 	Schedule    *schedule.Schedule      `json:"schedule"`
@@ -38,7 +38,7 @@ func PrintSchedule(out io.Writer, s *Schedule, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(s)
 	}
-	fmt.Fprintf(out, "workload %s on %s; instruction mix from %s\n", s.Workload, s.Device, s.Profile)
+	fmt.Fprintf(out, "workload %s on %s; instruction mix from %s\n", s.Workload, s.Device.Name, s.Profile)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kernel\tblocks\tthreads\tregisters\tshared B\tblocks/SM\twarps/SM\tR_sp\tR_dp\tR_mem\tN_mem B\tU_gpu_b\t")
 	for i, k := range s.Kernels {

@@ -21,7 +21,7 @@ func Space(out io.Writer, s *spec.Spec, sp *space.Space, elapsed time.Duration, 
 		doc := map[string]any{
 			"raw": sp.RawCount(), "valid": sp.Len(),
 			"parameters": paramDoc(sp),
-			"build_ms":   float64(elapsed.Microseconds()) / 1000,
+			"elapsed_s":  elapsed.Seconds(),
 		}
 		if s != nil { // nil for a workload's combined space
 			doc["spec"], doc["kernel"], doc["restrictions"] = s.Path, s.KernelName, restrictionDoc(s)

@@ -181,7 +181,7 @@ func Format(v float64) string {
 // status, implausible measurements, the power-capping ratio and db.
 func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 	doc := map[string]any{
-		"device":    sum.Device.Local,
+		"device":    LocalRef(sum.Device.Local),
 		"objective": map[string]any{"name": sum.Objective.Name, "direction": sum.Objective.Direction(), "unit": sum.Objective.Unit},
 		"strategy":  sum.Strategy,
 		"space":     sum.SpaceSize,

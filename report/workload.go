@@ -33,7 +33,7 @@ type WorkloadKernel struct {
 // counted), and the same product over the reduced spaces.
 type WorkloadSpace struct {
 	Workload     string           `json:"workload"`
-	Device       string           `json:"device"`
+	Device       DeviceRef        `json:"device"`
 	MinOccupancy float64          `json:"min_occupancy"`
 	Kernels      []WorkloadKernel `json:"kernels"`
 	Settings     int              `json:"settings"` // combinations of the chip's GPU settings
@@ -50,7 +50,7 @@ func PrintWorkloadSpace(out io.Writer, s *WorkloadSpace, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(s)
 	}
-	fmt.Fprintf(out, "workload %s: %d kernels; occupancy on %s, kept at ≥ %.0f %%\n", s.Workload, len(s.Kernels), s.Device, 100*s.MinOccupancy)
+	fmt.Fprintf(out, "workload %s: %d kernels; occupancy on %s, kept at ≥ %.0f %%\n", s.Workload, len(s.Kernels), s.Device.ID, 100*s.MinOccupancy)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "kernel\tstream\tvalid\treduced\tbest occupancy\tspec")
 	for _, k := range s.Kernels {

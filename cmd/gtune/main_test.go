@@ -234,9 +234,9 @@ func TestSpaceBeast(t *testing.T) {
 	code, out, errs := gtune(t, "space", "--beast", "dgemm", "--sim-device", "k20c", "--json")
 	var doc struct {
 		Valid  int `json:"valid"`
-		Device string
+		Device struct{ ID string }
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || doc.Valid != 1693 || doc.Device != "k20c" {
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || doc.Valid != 1693 || doc.Device.ID != "k20c" {
 		t.Fatalf("exit %d: %s %s", code, out, errs)
 	}
 	code, _, errs = gtune(t, "space", "--beast", "sgemm", "--sim-device", "k20c")

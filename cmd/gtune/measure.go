@@ -257,7 +257,7 @@ func measureOne(ctx context.Context, cmd *cobra.Command, first *spec.Spec, c tun
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		if e := enc.Encode(struct {
-			Device       string               `json:"device"`
+			Device       report.DeviceRef     `json:"device"`
 			Run          int64                `json:"run"`
 			Key          string               `json:"key"`
 			Plan         string               `json:"plan"`
@@ -266,7 +266,7 @@ func measureOne(ctx context.Context, cmd *cobra.Command, first *spec.Spec, c tun
 			Reason       string               `json:"reason,omitempty"`
 			Observations measure.Observations `json:"observations"`
 			DB           string               `json:"db"`
-		}{sum.Device.Name, sum.RunID, o.Key, plan, launches, string(o.Status), o.Reason, o.Typed.Sorted(), db.Path()}); e != nil {
+		}{report.LocalRef(sum.Device.Local), sum.RunID, o.Key, plan, launches, string(o.Status), o.Reason, o.Typed.Sorted(), db.Path()}); e != nil {
 			return e
 		}
 		return err

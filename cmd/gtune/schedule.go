@@ -136,7 +136,7 @@ func runSchedule(ctx context.Context, cmd *cobra.Command, path string, f schedul
 		return err
 	}
 	out := &report.Schedule{
-		Workload: set.Path, Device: d.Name, Profile: source, Kernels: ks, Schedule: sched,
+		Workload: set.Path, Device: report.LocalRef(be.Device().Local), Profile: source, Kernels: ks, Schedule: sched,
 		OrderName:   set.OrderName(sched.Order),
 		BlockRounds: schedule.BlockRounds(dev, ks, sched.Order),
 	}

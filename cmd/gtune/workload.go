@@ -156,7 +156,7 @@ func runWorkloadSpace(cmd *cobra.Command, path, deviceID string, orders bool, li
 	if list {
 		return report.Space(cmd.OutOrStdout(), nil, sp, 0, true, asJSON)
 	}
-	out := &report.WorkloadSpace{Workload: set.Path, Device: dev.ID, MinOccupancy: minOcc, Combined: sp.Len(), Reduced: 1, Settings: 1, Orders: 1}
+	out := &report.WorkloadSpace{Workload: set.Path, Device: report.EntryRef(dev), MinOccupancy: minOcc, Combined: sp.Len(), Reduced: 1, Settings: 1, Orders: 1}
 	for i, m := range set.Members {
 		msp, err := set.MemberSpace(ctx, i, space.BuildOptions{})
 		if err != nil {
