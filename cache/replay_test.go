@@ -213,3 +213,36 @@ func TestReplayEnergy(t *testing.T) {
 		t.Errorf("energy from nvml_power %+v", en)
 	}
 }
+
+// Objective gives exactly what Observations gives for the objectives, for
+// every valid entry (checked on 300 of them, with and without energy), and
+// nothing for an invalid one or another name.
+func TestEntryObjective(t *testing.T) {
+	for _, name := range []string{"convolution_milo_A100.json.gz", "convolution_milo_A4000.json.gz"} {
+		c := load(t, hub(t, name))
+		n := 0
+		for _, k := range c.Keys() {
+			e := c.Entries[k]
+			if !e.Valid() {
+				if _, ok := e.Objective("time"); ok {
+					t.Fatalf("%s %s: invalid entry has a time", name, k)
+				}
+				continue
+			}
+			obs := e.Observations()
+			for _, o := range []string{"time", "energy", "power", "edp"} {
+				want, wok := obs.Get(o)
+				got, ok := e.Objective(o)
+				if ok != wok || (ok && got != want) {
+					t.Fatalf("%s %s %s: %v %v, Observations %v %v", name, k, o, got, ok, want, wok)
+				}
+			}
+			if _, ok := e.Objective("GFLOP/s"); ok {
+				t.Fatalf("%s: a metric from Objective", k)
+			}
+			if n++; n == 300 {
+				break
+			}
+		}
+	}
+}

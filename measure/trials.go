@@ -57,7 +57,7 @@ func BootstrapCI(xs []float64, resamples int, level float64, seed uint64) (lo, h
 	if n%2 == 1 {
 		return bootstrapOdd(xs, resamples, r, li, hi2)
 	}
-	return bootstrapSorted(xs, resamples, r, li, hi2)
+	return bootstrapEven(xs, resamples, r, li, hi2)
 }
 
 // bootstrapSorted is the definition: the median of each resample by
@@ -121,6 +121,51 @@ func bootstrapOdd(xs []float64, resamples int, r *rand.Rand, li, hi int) (float6
 		return xs[order[n-1]]
 	}
 	return at(li), at(hi)
+}
+
+// bootstrapEven is BootstrapCI for an even number of values, with the
+// same draws and the same result as bootstrapSorted: a resample's median
+// is the mean of its (n/2)-th and (n/2+1)-th smallest values, found by
+// counting draws per rank instead of sorting the resample; the medians are
+// then sorted as the definition does. Replays take this path: Kernel
+// Tuner caches record 32 (or 7) launch times, and sorting every resample
+// of every replayed entry made a replay of 100 configurations 20 times
+// slower than reading the cache.
+func bootstrapEven(xs []float64, resamples int, r *rand.Rand, li, hi int) (float64, float64) {
+	n := len(xs)
+	order := make([]int, n) // order[rank] = index into xs
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return xs[order[a]] < xs[order[b]] })
+	rank := make([]int, n) // rank[index]
+	for k, i := range order {
+		rank[i] = k
+	}
+	drawn := make([]int, n)
+	meds := make([]float64, resamples)
+	for m := range meds {
+		clear(drawn)
+		for range n {
+			drawn[rank[r.IntN(n)]]++
+		}
+		// The values at sorted positions n/2-1 and n/2.
+		lo, hi := -1, -1
+		c := 0
+		for k, d := range drawn {
+			c += d
+			if lo < 0 && c > n/2-1 {
+				lo = k
+			}
+			if c > n/2 {
+				hi = k
+				break
+			}
+		}
+		meds[m] = (xs[order[lo]] + xs[order[hi]]) / 2
+	}
+	sort.Float64s(meds)
+	return meds[li], meds[hi]
 }
 
 // Protocol is how a configuration's energy is measured (part 2 of the

@@ -288,7 +288,7 @@ func replayOptimum(r *cache.Replay, sp *space.Space, objective string) (string, 
 		if objective != "time" && objective != "energy" && objective != "power" && objective != "edp" {
 			return "", math.NaN()
 		}
-		v, ok := e.Observations().Get(objective)
+		v, ok := e.Objective(objective)
 		if !ok {
 			continue
 		}
