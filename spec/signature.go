@@ -177,6 +177,11 @@ func (l *loader) checkSignature() error {
 	if !ok {
 		return nil
 	}
+	for i, p := range params {
+		if p.Text == "" {
+			return l.errf("KernelSpecification.KernelFile", "parameter %d of %s in %s is empty (a stray comma: the kernel cannot compile)", i+1, s.KernelName, filepathBase(s.KernelFile))
+		}
+	}
 	args := s.Raw.KernelSpecification.Arguments
 	if len(params) != len(args) {
 		var texts []string
