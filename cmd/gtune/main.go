@@ -93,6 +93,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.PersistentFlags().BoolVar(&quiet, "quiet", false, "no progress (bars, spinners, progress lines) on stderr; results and errors are still printed")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return inputError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})

@@ -19,15 +19,25 @@ import (
 // barProgress draws evaluations done/total, the ETA and the best so far on
 // stderr. It draws nothing when stderr is not a terminal, so logs and CI
 // output stay clean.
+// When stderr is not a terminal (a log, CI, a batch job), a line every
+// plainEvery says how far the run is instead.
 type barProgress struct {
-	w   io.Writer
-	obj objective.Objective
-	bar *progressbar.ProgressBar
+	w     io.Writer
+	obj   objective.Objective
+	bar   *progressbar.ProgressBar
+	term  bool
+	total int
+	start time.Time
+	last  time.Time
 }
 
 func newProgress(w io.Writer, obj objective.Objective) tuner.Progress {
-	return &barProgress{w: w, obj: obj}
+	return &barProgress{w: w, obj: obj, term: isTerminal(w)}
 }
+
+// quiet, set by --quiet, silences progress of every kind on every
+// command; results and errors are still printed.
+var quiet bool
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
@@ -35,6 +45,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 func (p *barProgress) Start(total int) {
+	p.total, p.start, p.last = total, time.Now(), time.Now()
 	p.bar = progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(p.w),
 		progressbar.OptionSetVisibility(isTerminal(p.w)),
@@ -55,6 +66,19 @@ func (p *barProgress) Step(done int, best *tuner.Evaluation) {
 		p.bar.Describe(fmt.Sprintf("best %s %s %s", p.obj.Name, report.Format(best.Value), p.obj.Unit))
 	}
 	_ = p.bar.Set(done)
+	if p.term || time.Since(p.last) < plainEvery {
+		return
+	}
+	p.last = time.Now()
+	el := time.Since(p.start)
+	line := fmt.Sprintf("gtune: tuning: %d of %d configurations, %s elapsed", done, p.total, el.Round(time.Second))
+	if done > 0 && done < p.total {
+		line += fmt.Sprintf(", about %s left", (time.Duration(float64(el) * float64(p.total-done) / float64(done))).Round(time.Second))
+	}
+	if best != nil {
+		line += fmt.Sprintf(", best %s %s %s", p.obj.Name, report.Format(best.Value), p.obj.Unit)
+	}
+	fmt.Fprintln(p.w, line)
 }
 
 func (p *barProgress) Finish() {
@@ -69,7 +93,7 @@ func (p *barProgress) Finish() {
 func activity(w io.Writer, desc string, total int) *progressbar.ProgressBar {
 	return progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetVisibility(isTerminal(w)),
+		progressbar.OptionSetVisibility(isTerminal(w) && !quiet),
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetElapsedTime(true),
@@ -81,8 +105,9 @@ func activity(w io.Writer, desc string, total int) *progressbar.ProgressBar {
 }
 
 // plainEvery is how often a long step says how far it is when stderr is
-// not a terminal (a log, CI, a batch job): one line each time.
-const plainEvery = 10 * time.Second
+// not a terminal (a log, CI, a batch job): one line each time (a variable
+// for the tests).
+var plainEvery = 10 * time.Second
 
 // during runs f with a spinner described by desc on w (see activity),
 // redrawn while f runs; when w is not a terminal, a line every
@@ -109,6 +134,9 @@ type step struct {
 }
 
 func startStep(w io.Writer, desc string) *step {
+	if quiet {
+		w = io.Discard
+	}
 	s := &step{w: w, desc: desc, term: isTerminal(w), start: time.Now(), done: make(chan struct{})}
 	s.lastLine = s.start
 	s.bar = activity(w, desc, -1)

@@ -93,7 +93,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document instead of the table")
 	fl.BoolVar(&f.fresh, "fresh", false, "re-measure configurations already in the database")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the strategy and the simulator")
-	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar")
+	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar or progress lines (as the global --quiet)")
 	addGPUFlags(fl, &f.gpu)
 	addCompileFlags(fl, &f)
 	fl.BoolVar(&f.inOrder, "in-order", false, "evaluate the configurations in the order proposed, not in the order their compilations finish (the default on a real GPU; the simulated GPU's compilations take no time, so it always evaluates in order)")
@@ -267,7 +267,7 @@ func openRunDB(path string) (*store.DB, error) {
 // The error is the run's; an interrupted run says that what was done is
 // in the database.
 func runAndReport(ctx context.Context, cmd *cobra.Command, cfg tuner.Config, f tuneFlags, dbPath string, table func(io.Writer, *tuner.Summary)) error {
-	if !f.noProgress {
+	if !f.noProgress && !quiet {
 		cfg.Progress = newProgress(cmd.ErrOrStderr(), cfg.Objective)
 	}
 	sum, err := tuner.Run(ctx, cfg)
