@@ -306,7 +306,7 @@ var dimNames = [3]string{"X", "Y", "Z"}
 // gridField names the field that sets dimension d of the grid.
 func (s *Spec) gridField(d int) string {
 	switch {
-	case len(s.gridDiv[d]) > 0:
+	case len(s.gridDiv[d]) > 0 || s.gridDivOne[d]:
 		return "GridDiv" + dimNames[d]
 	case s.hasProblem:
 		return "ProblemSize"
@@ -319,6 +319,8 @@ func (s *Spec) gridField(d int) string {
 func (s *Spec) grid(cfg []expr.Value, d int, block int64) (int64, error) {
 	div := block
 	switch {
+	case s.gridDivOne[d]:
+		div = 1
 	case len(s.gridDiv[d]) > 0:
 		div = 1
 		for i, b := range s.gridDiv[d] {
@@ -343,7 +345,18 @@ func (s *Spec) grid(cfg []expr.Value, d int, block int64) (int64, error) {
 		}
 	}
 	if s.hasProblem {
-		return (s.problem[d] + div - 1) / div, nil
+		size := s.problem[d]
+		if b := s.problemBound[d]; b != nil {
+			n, err := s.evalInt(cfg, fmt.Sprintf("ProblemSize[%d]", d), b)
+			if err != nil {
+				return 0, err
+			}
+			if n <= 0 {
+				return 0, s.cfgErr(cfg, fmt.Sprintf("ProblemSize[%d]", d), "is %d; a problem size must be positive", n)
+			}
+			size = n
+		}
+		return (size + div - 1) / div, nil
 	}
 	global, err := s.evalInt(cfg, "GlobalSize."+dimNames[d], s.global[d])
 	if err != nil || s.GlobalSizeType == "CUDA" {

@@ -295,12 +295,31 @@ func TestProblemSize(t *testing.T) {
 	if j.Grid != [3]int{32, 3, 1} {
 		t.Errorf("grid %v", j.Grid)
 	}
+	// Over a tunable parameter, as Kernel Tuner's problem_size="num_blocks":
+	// per configuration; ceil(bx*10 / bx) = 10 blocks, and with
+	// GridDivX [] (grid_div_x=[]) the grid is the problem size itself.
 	os.WriteFile(p, []byte(strings.Replace(string(data), `"ProblemSize": [1000]`, `"ProblemSize": ["bx * 10"]`, 1)), 0o644)
+	if s, err = Load(p); err != nil {
+		t.Fatal(err)
+	}
+	for _, bx := range []int{32, 64} {
+		if j, err := s.Job(vals(bx, 2)); err != nil || j.Grid != [3]int{10, 1, 1} {
+			t.Errorf("ProblemSize bx*10, bx %d: grid %v, %v", bx, j.Grid, err)
+		}
+	}
+	os.WriteFile(p, []byte(strings.Replace(string(data), `"ProblemSize": [1000]`, `"ProblemSize": ["bx"], "GridDivX": []`, 1)), 0o644)
+	if s, err = Load(p); err != nil {
+		t.Fatal(err)
+	}
+	if j, err := s.Job(vals(64, 2)); err != nil || j.Grid != [3]int{64, 1, 1} {
+		t.Errorf("ProblemSize bx, GridDivX []: grid %v, %v", j.Grid, err)
+	}
+	os.WriteFile(p, []byte(strings.Replace(string(data), `"ProblemSize": [1000]`, `"ProblemSize": ["by * 10"]`, 1)), 0o644)
 	_, err = Load(p)
 	var se *Error
 	if !errors.As(err, &se) || se.Field != "KernelSpecification.ProblemSize[0]" ||
-		se.Msg != `reads unknown name "bx" (ProblemSize may read Gtune.Constants only)` {
-		t.Errorf("ProblemSize over a parameter: %v", err)
+		se.Msg != `reads unknown name "by" (ProblemSize may read Gtune.Constants and tunable parameters only)` {
+		t.Errorf("ProblemSize over an unknown name: %v", err)
 	}
 }
 

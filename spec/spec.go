@@ -215,6 +215,14 @@ type Spec struct {
 	shared     *expr.Bound // nil: 0
 	hasProblem bool        // KernelSpecification.ProblemSize given: the grid is derived from it
 	problem    [3]int64    // ProblemSize, 1 where not given
+	// problemSrc and problemBound are the dimensions of a ProblemSize that
+	// reads tunable parameters (Kernel Tuner's problem_size="num_blocks"):
+	// evaluated per configuration; "" and nil where constant.
+	problemSrc   [3]string
+	problemBound [3]*expr.Bound
+	// gridDivOne: GridDiv of the dimension is an empty list (Kernel
+	// Tuner's grid_div_x=[]): the grid is the problem size itself.
+	gridDivOne [3]bool
 	blockNames [3]string   // Kernel Tuner's block_size_names
 	divParam   [3]int      // parameter index of blockNames[d], -1 when it is none: the default grid divisor
 	ktDefines  bool        // Gtune.KernelTunerDefines
@@ -455,7 +463,16 @@ func (l *loader) problemSize() error {
 		if !ok || strings.TrimSpace(src) == "" {
 			return l.errf(field, "must be a whole number or an expression over Gtune.Constants")
 		}
-		v, err := l.evalConst(field, src, "ProblemSize may read Gtune.Constants only")
+		v, err := l.evalConst(field, src, "ProblemSize may read Gtune.Constants and tunable parameters only")
+		var se *Error
+		if err != nil && errors.As(err, &se) && l.readsParam(src) {
+			// Read per configuration once the parameters are known
+			// (geometry); no constant ProblemSize for the other
+			// expressions then.
+			l.s.problemSrc[i] = src
+			s.hasProblem = true
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -466,8 +483,33 @@ func (l *loader) problemSize() error {
 		ps[i], s.problem[i] = expr.Int(n), n
 	}
 	s.hasProblem = len(raw) > 0
+	for _, src := range s.problemSrc {
+		if src != "" {
+			return nil // not a constant
+		}
+	}
 	s.Constants["ProblemSize"] = expr.List(ps)
 	return nil
+}
+
+// readsParam reports whether src names one of the file's tunable
+// parameters (read before they are built: ProblemSize is evaluated with the
+// constants).
+func (l *loader) readsParam(src string) bool {
+	e, err := expr.Parse(src)
+	if err != nil {
+		return false
+	}
+	names := map[string]bool{}
+	for _, tp := range l.s.Raw.ConfigurationSpace.TuningParameters {
+		names[tp.Name] = true
+	}
+	for _, n := range e.Names() {
+		if names[n] {
+			return true
+		}
+	}
+	return false
 }
 
 var paramTypes = []string{"int", "uint", "float", "bool", "string"}
@@ -647,6 +689,19 @@ func (l *loader) geometry() error {
 	if !s.hasProblem && strings.TrimSpace(global[0]) == "" {
 		return l.errf("KernelSpecification.GlobalSize.X", "missing (give GlobalSize, or ProblemSize to derive the grid as Kernel Tuner does)")
 	}
+	for d, src := range s.problemSrc {
+		if src == "" {
+			continue
+		}
+		field := fmt.Sprintf("KernelSpecification.ProblemSize[%d]", d)
+		e, err := l.parse(field, src)
+		if err != nil {
+			return err
+		}
+		if s.problemBound[d], err = l.bind(field, e, nil); err != nil {
+			return err
+		}
+	}
 	for d := range 3 {
 		src := local[d]
 		if strings.TrimSpace(src) == "" {
@@ -687,6 +742,7 @@ func (l *loader) geometry() error {
 		case !s.hasProblem:
 			return err
 		}
+		s.gridDivOne[d] = divs[d] != nil && len(divs[d]) == 0
 		for i, dv := range divs[d] {
 			field := fmt.Sprintf("KernelSpecification.GridDiv%s[%d]", dims[d], i)
 			e, err := l.parse(field, dv)
