@@ -223,9 +223,9 @@ type Spec struct {
 	// gridDivOne: GridDiv of the dimension is an empty list (Kernel
 	// Tuner's grid_div_x=[]): the grid is the problem size itself.
 	gridDivOne [3]bool
-	blockNames [3]string   // Kernel Tuner's block_size_names
-	divParam   [3]int      // parameter index of blockNames[d], -1 when it is none: the default grid divisor
-	ktDefines  bool        // Gtune.KernelTunerDefines
+	blockNames [3]string // Kernel Tuner's block_size_names
+	divParam   [3]int    // parameter index of blockNames[d], -1 when it is none: the default grid divisor
+	ktDefines  bool      // Gtune.KernelTunerDefines
 	unrollRE   map[string]*regexp.Regexp
 }
 
