@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
+
+// Values that differ from run to run: times of day, durations, and the
+// test's temporary folder.
+var (
+	stampRE    = regexp.MustCompile(`"(started|ended)": "[^"]*"`)
+	durationRE = regexp.MustCompile(`"([a-z_]*_s)": [0-9.e+-]+`)
+	ageRE      = regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\d`)
+	elapsedRE  = regexp.MustCompile(`\b\d+(\.\d+)?(ms|µs|s)\b`)
+	// The look-ahead follows the machine's CPU count.
+	lookaheadRE = regexp.MustCompile(`"lookahead": \d+`)
+)
+
+// normalized replaces what varies between runs with placeholders.
+func normalized(out, tmp string) []byte {
+	s := bytes.ReplaceAll([]byte(out), []byte(tmp), []byte("$TMP"))
+	s = stampRE.ReplaceAll(s, []byte(`"$1": "TIME"`))
+	s = durationRE.ReplaceAll(s, []byte(`"$1": 0`))
+	s = ageRE.ReplaceAll(s, []byte("TIME"))
+	s = lookaheadRE.ReplaceAll(s, []byte(`"lookahead": 0`))
+	return elapsedRE.ReplaceAll(s, []byte("DURATION"))
+}
+
+// goldenFile compares got with testdata/name, or rewrites it with -update.
+func goldenFile(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./cmd/gtune -run Golden -update writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// The vocabulary of the commands' output, pinned: the same device object,
+// run ids under "run", durations in seconds named _s, in every document
+// (README, "Flags mean the same in every command").
+func TestCommandOutputGolden(t *testing.T) {
+	// check's compilation is "not checked" on a machine without NVRTC,
+	// CI's; elsewhere too, for the golden file's sake.
+	t.Setenv("GTUNE_LIBNVRTC", "/nonexistent/libnvrtc.so")
+	tmp := t.TempDir()
+	spec := writeSpec(t, "", "")
+	// The spec's folder is a temporary one of its own.
+	specDir := filepath.Dir(spec)
+	db := filepath.Join(tmp, "r.db")
+	if code, _, errs := gtune(t, "tune", spec, "--backend", "sim", "--db", db, "--max-evals", "3", "--strategy", "random_sample", "--seed", "2", "--no-compile-cache"); code != 0 {
+		t.Fatalf("tune: %s", errs)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"runs.json", []string{"runs", "--db", db, "--json"}},
+		{"runs.txt", []string{"runs", "--db", db}},
+		{"show.json", []string{"show", "1", "--db", db, "--json"}},
+		{"check.json", []string{"check", spec, "--json"}},
+		{"occupancy.json", []string{"occupancy", "--sim-device", "h100_sxm", "--block-size", "256", "--registers", "40", "--shared-memory", "16384", "--json"}},
+		{"space.json", []string{"space", spec, "--json"}},
+		{"space-beast.json", []string{"space", "--beast", "dgemm", "--sim-device", "k20c", "--json"}},
+	} {
+		code, out, errs := gtune(t, c.args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.name, code, errs)
+		}
+		goldenFile(t, c.name, normalized(string(normalized(out, specDir)), tmp))
+	}
+}
