@@ -2,14 +2,14 @@
 // gtune itself started with WorkerArg, one compilation at a time each,
 // talking gob over pipes as the GPU worker does (internal/workerproc).
 //
-// Why processes: on the H100 machine (16 cores) NVRTC compilations run
-// from goroutines of one process slowed each other down although the
-// cores were far from busy (a median 5.6 s per convolution compilation
-// with about 4.5 in flight, against 3.5 s alone), while three gtune
-// processes got 1.9× the throughput of one. A process also confines a
-// compiler crash or hang: the configuration it was compiling fails to
-// compile (backend.CompileError naming the crash or the deadline) and the
-// run goes on with a fresh process.
+// Why processes: a process confines a compiler crash or hang: the
+// configuration it was compiling fails to compile (backend.CompileError
+// naming the crash or the deadline) and the run goes on with a fresh
+// process. And on the H100 machine (16 cores) NVRTC compilations served
+// from the CUDA cache (a configuration compiled before on the machine)
+// wait for each other within one process: 236–245 ms each from 16
+// goroutines against 14–21 ms in processes; cold compilations measured no
+// slower in one process (BENCHMARKS.md, "Compile-bound tuning").
 //
 // A backend takes part by describing a compilation as a self-contained
 // Task (the Remote capability) and registering the function that performs
