@@ -429,11 +429,8 @@ func start(ctx context.Context, c Config) (*run, error) {
 	if c.CompileWorkers <= 0 {
 		// One core stays free for the backend's worker when it measures
 		// energy: its polling of the energy counter suffers when every
-		// core compiles (measure.PeriodEstimate). Compile processes
-		// (compileproc) compile in parallel within their number; without
-		// them NVRTC compilations in this process mostly wait for each
-		// other (BENCHMARKS.md, "Compile processes"), and the goroutines
-		// are sized the same way for the cache's sake.
+		// core compiles (measure.PeriodEstimate). With compile processes
+		// (compileproc) there is one compilation in flight per process.
 		c.CompileWorkers = runtime.NumCPU()
 		if hasPool {
 			c.CompileWorkers = pool.Stats().Processes
