@@ -363,3 +363,22 @@ func toolkitIncludes(lib string, getenv func(string) string, isDir func(string) 
 	}
 	return nil
 }
+
+// ToolkitIncludeDirs are the CUDA toolkit's include folders NVRTC
+// compiles with (see includeOptions), found without loading NVRTC when it
+// cannot be loaded here: from $CUDA_HOME, $CUDA_PATH or /usr/local/cuda.
+// None where no toolkit is installed.
+func ToolkitIncludeDirs() []string {
+	lib := ""
+	if n, err := loadNVRTC(); err == nil {
+		lib = n.path
+	}
+	var dirs []string
+	for _, o := range toolkitIncludes(lib, os.Getenv, func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.IsDir()
+	}) {
+		dirs = append(dirs, strings.TrimPrefix(o, "--include-path="))
+	}
+	return dirs
+}

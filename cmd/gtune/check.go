@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -109,6 +112,7 @@ func checkFile(ctx context.Context, path string, f checkFlags) report.CheckFile 
 		return fail(err)
 	}
 	cf.Checked = append(cf.Checked, "spec keys and values", "kernel source: text, KernelName, brackets, arguments against the kernel's parameters")
+	checkIncludes(s, &cf)
 	cf.Warnings = append(cf.Warnings, s.Warnings...)
 	if _, err := resolveObjectives(s, ""); err != nil {
 		cf.Problems = append(cf.Problems, problems(err)...)
@@ -136,8 +140,8 @@ func checkFile(ctx context.Context, path string, f checkFlags) report.CheckFile 
 	if err != nil {
 		return fail(inputError{err})
 	}
-	if need := s.WorkingSetBytes(); d.MemoryBytes > 0 && need > d.MemoryBytes {
-		cf.Problems = append(cf.Problems, fmt.Sprintf("%s: KernelSpecification.Arguments: the arguments take %.2f GiB, more than the %s's %.2f GiB", s.Path, float64(need)/(1<<30), d.Name, float64(d.MemoryBytes)/(1<<30)))
+	if err := argumentsFit(s, d); err != nil {
+		cf.Problems = append(cf.Problems, err.Error())
 	} else {
 		cf.Checked = append(cf.Checked, fmt.Sprintf("argument sizes against the %s's memory", d.Name))
 	}
@@ -195,4 +199,60 @@ func checkCompile(ctx context.Context, s *spec.Spec, sp *space.Space, d *device.
 		}
 	}
 	cf.Checked = append(cf.Checked, fmt.Sprintf("compilation with NVRTC for sm_%d%d: %d of %d configurations compile", d.ComputeMajor, d.ComputeMinor, compiled, len(idx)))
+}
+
+var includeLineRE = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]+)[>"]`)
+
+// checkIncludes looks for the files the kernel source includes: a quoted
+// one in the kernel's folder and the spec's -I folders (a problem when
+// missing: NVRTC would say "cannot open source file"), one in angle
+// brackets in the CUDA toolkit's include folders where a toolkit is here
+// (NVRTC provides some standard headers itself, so one missing there is a
+// warning), else it says they were not checked.
+func checkIncludes(s *spec.Spec, cf *report.CheckFile) {
+	dirs := []string{filepath.Dir(s.KernelFile)}
+	for i, o := range s.CompilerOptions {
+		switch {
+		case o == "-I" && i+1 < len(s.CompilerOptions):
+			dirs = append(dirs, s.CompilerOptions[i+1])
+		case strings.HasPrefix(o, "-I") && len(o) > 2:
+			dirs = append(dirs, o[2:])
+		case strings.HasPrefix(o, "--include-path="):
+			dirs = append(dirs, strings.TrimPrefix(o, "--include-path="))
+		}
+	}
+	toolkit := cuda.ToolkitIncludeDirs()
+	found := func(name string, in []string) bool {
+		for _, d := range in {
+			if fi, err := os.Stat(filepath.Join(d, name)); err == nil && !fi.IsDir() {
+				return true
+			}
+		}
+		return false
+	}
+	var angle []string
+	for _, m := range includeLineRE.FindAllStringSubmatchIndex(s.Source, -1) {
+		quote, name := s.Source[m[2]:m[3]], s.Source[m[4]:m[5]]
+		line := 1 + strings.Count(s.Source[:m[0]], "\n")
+		switch {
+		case quote == `"` && !found(name, append(dirs, toolkit...)):
+			cf.Problems = append(cf.Problems, fmt.Sprintf("%s:%d: #include \"%s\": no such file in %s or the spec's include folders (the kernel cannot compile)", s.KernelFile, line, name, filepath.Dir(s.KernelFile)))
+		case quote == "<" && len(toolkit) > 0 && !found(name, append(toolkit, dirs...)):
+			cf.Warnings = append(cf.Warnings, fmt.Sprintf("%s:%d: #include <%s> is not in the CUDA toolkit's include folders (%s); NVRTC provides some standard headers itself", s.KernelFile, line, name, strings.Join(toolkit, ", ")))
+		case quote == "<" && len(toolkit) == 0:
+			angle = append(angle, "<"+name+">")
+		}
+	}
+	if len(angle) > 0 {
+		cf.NotChecked = append(cf.NotChecked, "headers "+strings.Join(angle, ", ")+": no CUDA toolkit here")
+	}
+}
+
+// argumentsFit refuses a spec whose arguments take more memory than d has
+// (bad input, the same message in check and tune).
+func argumentsFit(s *spec.Spec, d *device.Description) error {
+	if need := s.WorkingSetBytes(); d.MemoryBytes > 0 && need > d.MemoryBytes {
+		return badInput("%s: KernelSpecification.Arguments: the arguments take %.2f GiB, more than the %s's %.2f GiB", s.Path, float64(need)/(1<<30), d.Name, float64(d.MemoryBytes)/(1<<30))
+	}
+	return nil
 }

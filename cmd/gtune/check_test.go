@@ -2,8 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gtune/gtune/backend/cuda"
 )
 
 // check passes a good spec (saying what it could not check here), lists
@@ -43,4 +47,34 @@ func TestCheck(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "KernelSpecification.Arguments: the arguments take 3.00 GiB, more than the ") {
 		t.Fatalf("memory: exit %d\n%s", code, out)
 	}
+}
+
+// A quoted include that is not there is a problem, naming the line; one
+// in angle brackets is looked for in the CUDA toolkit, or said to be
+// unchecked where there is none (CI).
+func TestCheckIncludes(t *testing.T) {
+	spec := writeSpec(t, "", "")
+	k := filepath.Join(filepath.Dir(spec), "kernel.cu")
+	src, err := os.ReadFile(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(filepath.Dir(spec), "here.h"), []byte("// here\n"), 0o644)
+	os.WriteFile(k, append([]byte("#include \"here.h\"\n#include <cuda_fp16.h>\n#include \"missing.h\"\n"), src...), 0o644)
+	code, out, _ := gtune(t, "check", spec)
+	if code != 2 || !strings.Contains(out, "  error: "+k+":3: #include \"missing.h\": no such file in ") || strings.Contains(out, "here.h") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if len(cuda.ToolkitIncludeDirs()) == 0 && !strings.Contains(out, "  not checked: headers <cuda_fp16.h>: no CUDA toolkit here\n") {
+		t.Fatalf("angle include:\n%s", out)
+	}
+}
+
+// tune refuses on the simulator what check refuses: arguments larger than
+// the simulated GPU's memory, before anything is written.
+func TestTuneArgumentsFit(t *testing.T) {
+	spec := writeSpec(t, "", "")
+	db := filepath.Join(t.TempDir(), "r.db")
+	code, _, errs := gtune(t, "tune", spec, "--backend", "sim", "--sim-device", "gtx680", "--db", db)
+	oneLine(t, "tune on a 2 GiB GPU", code, errs, "KernelSpecification.Arguments: the arguments take 3.00 GiB, more than the ", db)
 }

@@ -150,6 +150,19 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if err := s.CheckJobs(ctx, sp); err != nil {
 		return err
 	}
+	// The simulated GPU's memory, as check sees it (a real GPU's is the
+	// driver's business at the first allocation).
+	if simulatedBackend(f.backend) {
+		id := f.simDevice
+		if id == "" && s.Simulation != nil {
+			id = s.Simulation.Device
+		}
+		if d, err := device.Lookup(cmp.Or(id, spec.DefaultSimDevice)); err == nil {
+			if err := argumentsFit(s, d); err != nil {
+				return err
+			}
+		}
+	}
 	for _, w := range s.Warnings {
 		fmt.Fprintln(cmd.ErrOrStderr(), "gtune: warning:", w)
 	}
