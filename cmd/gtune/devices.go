@@ -33,6 +33,7 @@ func newDevicesCmd() *cobra.Command {
 				return nil
 			}
 			var devs []backend.DeviceInfo
+			var ids []string // device-database ids of simulated GPUs
 			if err := cuda.Available(); err == nil {
 				devs, err = listCUDADevices(cmd.Context())
 				if err != nil {
@@ -45,19 +46,27 @@ func newDevicesCmd() *cobra.Command {
 						continue // the simulator models CUDA GPUs of CC >= 3.0
 					}
 					devs = append(devs, sim.New(d, sim.Options{}).Device().Local)
+					ids = append(ids, d.ID)
 				}
 			}
 			if asJSON {
+				refs := make([]report.DeviceRef, len(devs))
+				for i, d := range devs {
+					refs[i] = report.LocalRef(d)
+					if i < len(ids) {
+						refs[i].ID = ids[i]
+					}
+				}
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(devs)
+				return enc.Encode(refs)
 			}
 			report.Devices(cmd.OutOrStdout(), devs)
 			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	c.Flags().BoolVar(&all, "all", false, "list every GPU of the device database (ids for --device and --sim-device)")
+	c.Flags().BoolVar(&all, "all", false, "list every GPU of the device database (the ids --sim-device takes)")
 	return c
 }
 
