@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -34,4 +35,26 @@ func formatValue(v float64) string {
 		return strconv.FormatInt(int64(v), 10)
 	}
 	return strconv.FormatFloat(v, 'g', 5, 64)
+}
+
+// MeasureDoc is gtune measure --json's document: the device, the run, the
+// configuration key, the plan and its launches, the outcome and its typed
+// observations, and the database.
+type MeasureDoc struct {
+	Device       DeviceRef            `json:"device"`
+	Run          int64                `json:"run"`
+	Key          string               `json:"key"`
+	Plan         string               `json:"plan"`
+	Launches     []string             `json:"launches"`
+	Status       string               `json:"status"`
+	Reason       string               `json:"reason,omitempty"`
+	Observations measure.Observations `json:"observations"`
+	DB           string               `json:"db"`
+}
+
+// WriteJSON writes doc indented, as every --json document is.
+func WriteJSON(w io.Writer, doc any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
 }

@@ -190,3 +190,19 @@ func ShowJSON(w io.Writer, run *store.Run, evals []*store.Evaluation, failedOnly
 		"started": run.StartedAt, "ended": run.EndedAt, "settings": run.Settings, "evaluations": es,
 	})
 }
+
+// ImportDoc is gtune import --json's document: the database and the run
+// the file became, the device it names, the file's entries, those
+// imported and the configurations of the space it lacks, the spec's hash
+// and the imported statuses.
+type ImportDoc struct {
+	DB       string         `json:"db"`
+	Device   DeviceRef      `json:"device"`
+	Entries  int            `json:"entries"`
+	Imported int            `json:"imported"`
+	Missing  int            `json:"missing"`
+	Run      int64          `json:"run"`
+	Space    int            `json:"space"`
+	SpecHash string         `json:"spec_hash"`
+	Statuses map[string]int `json:"statuses"`
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/gpuctl"
+	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/tuner"
@@ -175,44 +176,108 @@ func Format(v float64) string {
 	}
 }
 
-// TuneJSON prints a tuning run's summary as one JSON document: device,
+// TuneDoc is gtune tune --json's document. Its fields are in the order of
+// their names, as the map it replaced printed them.
+type TuneDoc struct {
+	Best             *TuneBest         `json:"best,omitempty"`
+	CompileProcesses *CompileProcesses `json:"compile_processes,omitempty"`
+	CompileReused    int               `json:"compile_reused"`
+	Compiled         int               `json:"compiled"`
+	DB               string            `json:"db"`
+	Device           DeviceRef         `json:"device"`
+	ElapsedS         float64           `json:"elapsed_s"`
+	Evaluated        int               `json:"evaluated"`
+	Implausible      []TuneImplausible `json:"implausible,omitempty"`
+	Invalid          int               `json:"invalid"`
+	InvalidByStatus  map[string]int    `json:"invalid_by_status"`
+	Objective        ObjectiveRef      `json:"objective"`
+	Objectives       []ObjectiveRef    `json:"objectives,omitempty"`
+	ParetoFront      any               `json:"pareto_front,omitempty"`
+	PowerCapping     any               `json:"power_capping,omitempty"`
+	Reused           int               `json:"reused"`
+	Run              int64             `json:"run"`
+	Space            int               `json:"space"`
+	Strategy         string            `json:"strategy"`
+	Time             TuneTime          `json:"time"`
+	Top              []KeyValue        `json:"top,omitempty"`
+}
+
+// ObjectiveRef names an objective: its name, direction (minimize or
+// maximize) and unit.
+type ObjectiveRef struct {
+	Direction string `json:"direction"`
+	Name      string `json:"name"`
+	Unit      string `json:"unit"`
+}
+
+// TuneTime is where a run's time went, s (tuner.Time).
+type TuneTime struct {
+	BackendS     float64 `json:"backend_s"`
+	CompileS     float64 `json:"compile_s"`
+	CompileWaitS float64 `json:"compile_wait_s"`
+	FrameworkS   float64 `json:"framework_s"`
+}
+
+// CompileProcesses is what a run's compile processes did (compileproc).
+type CompileProcesses struct {
+	Compilations int64 `json:"compilations"`
+	Died         int64 `json:"died"`
+	PeakRSSMiB   int64 `json:"peak_rss_mib"`
+	Processes    int   `json:"processes"`
+	TimedOut     int64 `json:"timed_out"`
+}
+
+// TuneBest is the best configuration: its key, objectives (the
+// objective's value, time/energy/power/EDP where observed, the metrics),
+// observations and parameters.
+type TuneBest struct {
+	Key          string             `json:"key"`
+	Objectives   map[string]float64 `json:"objectives"`
+	Observations map[string]float64 `json:"observations"`
+	Params       map[string]any     `json:"params"`
+}
+
+// KeyValue is a configuration and its objective value.
+type KeyValue struct {
+	Key   string  `json:"key"`
+	Value float64 `json:"value"`
+}
+
+// TuneImplausible is a measurement left out of the ranking, and why.
+type TuneImplausible struct {
+	Key   string  `json:"key"`
+	Value float64 `json:"value"`
+	Why   string  `json:"why"`
+}
+
+func objectiveRef(o objective.Objective) ObjectiveRef {
+	return ObjectiveRef{Direction: o.Direction(), Name: o.Name, Unit: o.Unit}
+}
+
+// TuneJSON prints a tuning run's summary as one TuneDoc: device,
 // objective (or objectives), best{key, params, objectives, observations},
 // pareto_front when there are several objectives, counts, invalid by
 // status, implausible measurements, the power-capping ratio and db.
 func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
-	doc := map[string]any{
-		"device":    LocalRef(sum.Device.Local),
-		"objective": map[string]any{"name": sum.Objective.Name, "direction": sum.Objective.Direction(), "unit": sum.Objective.Unit},
-		"strategy":  sum.Strategy,
-		"space":     sum.SpaceSize,
-		"evaluated": sum.Evaluated,
-		"reused":    sum.Reused,
-		"compiled":  sum.Compiled,
-		"time": map[string]float64{
-			"backend_s": sum.Time.Backend.Seconds(), "compile_wait_s": sum.Time.CompileWait.Seconds(),
-			"framework_s": sum.Time.Framework.Seconds(), "compile_s": sum.Time.Compile.Seconds(),
-		},
-		"compile_reused": sum.CompileReused,
-		"invalid":        sum.Invalid,
-		"run":            sum.RunID,
-		"elapsed_s":      sum.Elapsed.Seconds(),
-		"db":             dbPath,
+	doc := TuneDoc{
+		Device: LocalRef(sum.Device.Local), Objective: objectiveRef(sum.Objective), Strategy: sum.Strategy,
+		Space: sum.SpaceSize, Evaluated: sum.Evaluated, Reused: sum.Reused, Compiled: sum.Compiled,
+		Time: TuneTime{BackendS: sum.Time.Backend.Seconds(), CompileWaitS: sum.Time.CompileWait.Seconds(),
+			FrameworkS: sum.Time.Framework.Seconds(), CompileS: sum.Time.Compile.Seconds()},
+		CompileReused: sum.CompileReused, Invalid: sum.Invalid, Run: sum.RunID, ElapsedS: sum.Elapsed.Seconds(), DB: dbPath,
+		InvalidByStatus: map[string]int{},
 	}
 	if p := sum.CompilePool; p != nil {
-		doc["compile_processes"] = map[string]any{"processes": p.Processes, "compilations": p.Compiled,
-			"died": p.Crashes, "timed_out": p.Timeouts, "peak_rss_mib": p.PeakRSSKiB >> 10}
+		doc.CompileProcesses = &CompileProcesses{Processes: p.Processes, Compilations: p.Compiled, Died: p.Crashes, TimedOut: p.Timeouts, PeakRSSMiB: p.PeakRSSKiB >> 10}
 	}
 	if len(sum.Objectives) > 1 {
-		var os []map[string]any
 		for _, o := range sum.Objectives {
-			os = append(os, map[string]any{"name": o.Name, "direction": o.Direction(), "unit": o.Unit})
+			doc.Objectives = append(doc.Objectives, objectiveRef(o))
 		}
-		doc["objectives"] = os
-		doc["pareto_front"] = frontJSON(sum)
+		doc.ParetoFront = frontJSON(sum)
 	}
 	if len(sum.Best) > 0 {
 		b := sum.Best[0]
-		params := paramMap(b.Params)
 		objs := map[string]float64{sum.Objective.Name: b.Value}
 		for _, k := range []string{"time", "energy", "power", "edp"} {
 			if v, ok := b.Observations[k]; ok {
@@ -222,29 +287,21 @@ func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 		for k, v := range b.Metrics {
 			objs[k] = v
 		}
-		doc["best"] = map[string]any{"key": b.Key, "params": params, "objectives": objs, "observations": b.Observations}
-		var top []map[string]any
+		doc.Best = &TuneBest{Key: b.Key, Params: paramMap(b.Params), Objectives: objs, Observations: b.Observations}
 		for _, o := range sum.Best {
-			top = append(top, map[string]any{"key": o.Key, "value": o.Value})
+			doc.Top = append(doc.Top, KeyValue{o.Key, o.Value})
 		}
-		doc["top"] = top
 	}
-	reasons := map[string]int{}
 	for _, o := range sum.Evaluations {
 		if !o.Valid() {
-			reasons[string(o.Status)]++
+			doc.InvalidByStatus[string(o.Status)]++
 		}
 	}
-	doc["invalid_by_status"] = reasons
-	if len(sum.Implausible) > 0 {
-		var imp []map[string]any
-		for _, o := range sum.Implausible {
-			imp = append(imp, map[string]any{"key": o.Key, "value": o.Value, "why": o.Implausible})
-		}
-		doc["implausible"] = imp
+	for _, o := range sum.Implausible {
+		doc.Implausible = append(doc.Implausible, TuneImplausible{o.Key, o.Value, o.Implausible})
 	}
 	if r := cappingReport(sum); r != nil {
-		doc["power_capping"] = r
+		doc.PowerCapping = r
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

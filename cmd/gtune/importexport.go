@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/cache"
+	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 )
@@ -107,12 +107,8 @@ func runImport(cmd *cobra.Command, cachePath, specPath, dbPath string, asJSON bo
 	}
 	out := cmd.OutOrStdout()
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{
-			"db": db.Path(), "run": run.ID, "imported": len(evals), "statuses": counts,
-			"missing": counts["missing"], "entries": len(c.Entries), "space": sp.Len(), "device_uuid": run.DeviceUUID, "spec_hash": s.Hash,
-		})
+		return report.WriteJSON(out, report.ImportDoc{DB: db.Path(), Device: report.RunRef(run), Entries: len(c.Entries),
+			Imported: len(evals), Missing: counts["missing"], Run: run.ID, Space: sp.Len(), SpecHash: s.Hash, Statuses: counts})
 	}
 	var parts []string
 	for _, k := range []string{"valid", "compile_failed", "launch_failed", "runtime_failed", "timeout", "verification_failed"} {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/expr"
-	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
@@ -254,19 +252,9 @@ func measureOne(ctx context.Context, cmd *cobra.Command, first *spec.Spec, c tun
 	o := sum.Evaluations[0]
 	out := cmd.OutOrStdout()
 	if f.tune.asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if e := enc.Encode(struct {
-			Device       report.DeviceRef     `json:"device"`
-			Run          int64                `json:"run"`
-			Key          string               `json:"key"`
-			Plan         string               `json:"plan"`
-			Launches     []string             `json:"launches"`
-			Status       string               `json:"status"`
-			Reason       string               `json:"reason,omitempty"`
-			Observations measure.Observations `json:"observations"`
-			DB           string               `json:"db"`
-		}{report.LocalRef(sum.Device.Local), sum.RunID, o.Key, plan, launches, string(o.Status), o.Reason, o.Typed.Sorted(), db.Path()}); e != nil {
+		doc := report.MeasureDoc{Device: report.LocalRef(sum.Device.Local), Run: sum.RunID, Key: o.Key, Plan: plan, Launches: launches,
+			Status: string(o.Status), Reason: o.Reason, Observations: o.Typed.Sorted(), DB: db.Path()}
+		if e := report.WriteJSON(out, doc); e != nil {
 			return e
 		}
 		return err
