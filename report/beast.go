@@ -2,7 +2,6 @@ package report
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -18,21 +17,27 @@ import (
 func BeastSpace(out io.Writer, name string, d *device.Description, names []string, n int, cfgs [][]expr.Value, elapsed time.Duration, list, asJSON bool) error {
 	switch {
 	case asJSON:
-		doc := map[string]any{"beast": name, "device": EntryRef(d), "parameters": names, "valid": n, "elapsed_s": elapsed.Seconds()}
+		// Fields in the order of their names, as the map it replaced.
+		var doc struct {
+			Beast          string           `json:"beast"`
+			Configurations []map[string]any `json:"configurations,omitempty"`
+			Device         DeviceRef        `json:"device"`
+			ElapsedS       float64          `json:"elapsed_s"`
+			Parameters     []string         `json:"parameters"`
+			Valid          int              `json:"valid"`
+		}
+		doc.Beast, doc.Device, doc.Parameters, doc.Valid, doc.ElapsedS = name, EntryRef(d), names, n, elapsed.Seconds()
 		if list {
-			rows := make([]map[string]any, len(cfgs))
+			doc.Configurations = make([]map[string]any, len(cfgs))
 			for i, cfg := range cfgs {
 				m := map[string]any{}
 				for j, v := range cfg {
 					m[names[j]] = v.GoValue()
 				}
-				rows[i] = m
+				doc.Configurations[i] = m
 			}
-			doc["configurations"] = rows
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
+		return WriteJSON(out, doc)
 	case list:
 		w := csv.NewWriter(out)
 		if err := w.Write(names); err != nil {

@@ -182,13 +182,19 @@ func ShowJSON(w io.Writer, run *store.Run, evals []*store.Evaluation, failedOnly
 	if es == nil {
 		es = []ev{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{
-		"run": run.ID, "kernel": run.Kernel, "spec": run.SpecPath, "device": RunRef(run),
-		"strategy": run.Strategy, "objective": run.Objective, "status": run.Status,
-		"started": run.StartedAt, "ended": run.EndedAt, "settings": run.Settings, "evaluations": es,
-	})
+	return WriteJSON(w, struct {
+		Device      DeviceRef      `json:"device"`
+		Ended       time.Time      `json:"ended"`
+		Evaluations []ev           `json:"evaluations"`
+		Kernel      string         `json:"kernel"`
+		Objective   string         `json:"objective"`
+		Run         int64          `json:"run"`
+		Settings    map[string]any `json:"settings"`
+		Spec        string         `json:"spec"`
+		Started     time.Time      `json:"started"`
+		Status      string         `json:"status"`
+		Strategy    string         `json:"strategy"`
+	}{RunRef(run), run.EndedAt, es, run.Kernel, run.Objective, run.ID, run.Settings, run.SpecPath, run.StartedAt, run.Status, run.Strategy})
 }
 
 // ImportDoc is gtune import --json's document: the database and the run

@@ -2,7 +2,6 @@ package report
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -18,28 +17,32 @@ import (
 func Space(out io.Writer, s *spec.Spec, sp *space.Space, elapsed time.Duration, list, asJSON bool) error {
 	switch {
 	case asJSON:
-		doc := map[string]any{
-			"raw": sp.RawCount(), "valid": sp.Len(),
-			"parameters": paramDoc(sp),
-			"elapsed_s":  elapsed.Seconds(),
+		// Fields in the order of their names, as the map it replaced.
+		var doc struct {
+			Configurations []map[string]any `json:"configurations,omitempty"`
+			ElapsedS       float64          `json:"elapsed_s"`
+			Kernel         string           `json:"kernel,omitempty"`
+			Parameters     any              `json:"parameters"`
+			Raw            float64          `json:"raw"`
+			Restrictions   any              `json:"restrictions,omitempty"`
+			Spec           string           `json:"spec,omitempty"`
+			Valid          int              `json:"valid"`
 		}
+		doc.Raw, doc.Valid, doc.Parameters, doc.ElapsedS = sp.RawCount(), sp.Len(), paramDoc(sp), elapsed.Seconds()
 		if s != nil { // nil for a workload's combined space
-			doc["spec"], doc["kernel"], doc["restrictions"] = s.Path, s.KernelName, restrictionDoc(s)
+			doc.Spec, doc.Kernel, doc.Restrictions = s.Path, s.KernelName, restrictionDoc(s)
 		}
 		if list {
-			cfgs := make([]map[string]any, sp.Len())
-			for i := range cfgs {
+			doc.Configurations = make([]map[string]any, sp.Len())
+			for i := range doc.Configurations {
 				m := map[string]any{}
 				for j, v := range sp.Values(i) {
 					m[sp.Params()[j].Name] = v.GoValue()
 				}
-				cfgs[i] = m
+				doc.Configurations[i] = m
 			}
-			doc["configurations"] = cfgs
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
+		return WriteJSON(out, doc)
 	case list:
 		w := csv.NewWriter(out)
 		head := make([]string, len(sp.Params()))
