@@ -94,3 +94,24 @@ func TestCommandOutputGolden(t *testing.T) {
 		goldenFile(t, c.name, normalized(out, filepath.Dir(work)))
 	}
 }
+
+// The replay and strategy-comparison documents over a recorded cache of
+// the shared datasets (skipped without them).
+func TestReplayOutputGolden(t *testing.T) {
+	c := hubFile(t, "convolution_milo_A100.json.gz")
+	spec := hubFile(t, filepath.Join("specs", "convolution_milo.T1.json"))
+	shared := filepath.Dir(c)
+	for _, k := range []struct {
+		name string
+		args []string
+	}{
+		{"replay.json", []string{"replay", c, "--spec", spec, "--strategy", "random_sample", "--max-evals", "20", "--repeats", "2", "--json"}},
+		{"bench-strategies.json", []string{"bench-strategies", "--cache", c, "--strategy", "random_sample", "--strategy", "greedy_ils", "--budgets", "10,40", "--seeds", "3", "--workers", "1", "--json"}},
+	} {
+		code, out, errs := gtune(t, k.args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", k.name, code, errs)
+		}
+		goldenFile(t, k.name, normalized(out, shared))
+	}
+}
