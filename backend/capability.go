@@ -10,6 +10,7 @@ import "github.com/gtune/gtune/device"
 //   - Simulator: the GPU is a model of a device-database description.
 //   - Compiler: what decides a binary besides the job, for caching
 //     binaries between runs (package compilecache).
+//   - Replayer: the outcomes are recorded ones, verified when recorded.
 
 // Simulator is a backend whose GPU is a model of a device-database
 // description (backend/sim): its description is exact (not matched by
@@ -22,6 +23,15 @@ type Simulator interface {
 	Description() device.Description
 	// Simulated marks the capability; it does nothing.
 	Simulated()
+}
+
+// Replayer is a backend that replays recorded outcomes (package cache):
+// verification happened when they were recorded, so a run on it needs no
+// reference output.
+type Replayer interface {
+	Backend
+	// Replays marks the capability; it does nothing.
+	Replays()
 }
 
 // Compiler is a backend whose binaries are decided by the kernel's source,

@@ -364,6 +364,12 @@ func (e *Entry) Energy() (RecordedEnergy, bool) {
 // Close does nothing.
 func (r *Replay) Close() error { return nil }
 
+// Replays is backend.Replayer: the recorded statuses include the
+// verification made when they were recorded.
+func (r *Replay) Replays() {}
+
+var _ backend.Replayer = (*Replay)(nil)
+
 // Charged is the time Kernel Tuner's simulation mode would have charged to
 // the time budget for the configurations run so far: the sum of their
 // recorded compile, verification and benchmark times (framework and
