@@ -17,7 +17,7 @@ var (
 	stampRE    = regexp.MustCompile(`"(started|ended|timestamp)": "[^"]*"`)
 	durationRE = regexp.MustCompile(`"([a-z_]*_s)": [0-9.e+-]+`)
 	ageRE      = regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\d`)
-	elapsedRE  = regexp.MustCompile(`\b\d+(\.\d+)?(ms|µs|s)\b`)
+	elapsedRE  = regexp.MustCompile(`(?m)\b\d+(\.\d+)?(ms|µs|s)\b|\b\d+\.\d+ s$`)
 	// The look-ahead follows the machine's CPU count; why NVRTC cannot
 	// be used (check, on CI) depends on what the process tried first.
 	lookaheadRE = regexp.MustCompile(`"lookahead": \d+`)
