@@ -196,7 +196,6 @@ type Backend struct {
 
 	mu     sync.Mutex
 	idle   []*workerproc.Proc
-	all    map[*workerproc.Proc]bool
 	closed bool
 
 	compiled atomic.Int64
@@ -226,7 +225,7 @@ func Wrap(be backend.Backend, o Options) (*Backend, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Minute
 	}
-	return &Backend{Backend: be, remote: r, opts: o, slots: make(chan struct{}, o.Processes), all: map[*workerproc.Proc]bool{}}, nil
+	return &Backend{Backend: be, remote: r, opts: o, slots: make(chan struct{}, o.Processes)}, nil
 }
 
 // Unwrap is the wrapped backend (backend.Capability looks through it).
@@ -339,29 +338,21 @@ func (b *Backend) take() (*workerproc.Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compileproc: %w", err)
 	}
-	b.mu.Lock()
-	b.all[p] = true
-	b.mu.Unlock()
 	return p, nil
 }
 
 func (b *Backend) put(p *workerproc.Proc) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
-		p.WaitExit(0)
-		delete(b.all, p)
+	if b.closed { // closed while it compiled: end it as Close does
+		p.CloseInput()
+		go p.WaitExit(5 * time.Second)
 		return
 	}
 	b.idle = append(b.idle, p)
 }
 
-func (b *Backend) drop(p *workerproc.Proc) {
-	p.Kill()
-	b.mu.Lock()
-	delete(b.all, p)
-	b.mu.Unlock()
-}
+func (b *Backend) drop(p *workerproc.Proc) { p.Kill() }
 
 // Close ends the workers (end of input, then a kill after 5 s) and closes
 // the wrapped backend.
