@@ -29,7 +29,8 @@ func (l *loader) checkSource() error {
 		return l.errf(field, "%s is not text: byte %d is NUL", name, i)
 	}
 	if !utf8.Valid(src) {
-		return l.errf(field, "%s is not text: it is not valid UTF-8", name)
+		// NVRTC reads bytes: Latin-1 in a comment compiles.
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %s is not valid UTF-8 (another encoding, or binary data)", field, name))
 	}
 	code := stripCode(s.Source)
 	if strings.TrimSpace(code) == "" {

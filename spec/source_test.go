@@ -19,7 +19,6 @@ func TestCheckSource(t *testing.T) {
 		{"empty", "", "KernelSpecification.KernelFile: k.cu holds no code"},
 		{"comments only", "// nothing\n/* here */\n", "KernelSpecification.KernelFile: k.cu holds no code"},
 		{"binary", string(random), "KernelSpecification.KernelFile: k.cu is not text: byte "},
-		{"latin-1", "__global__ void k(float *a, int n) { /* caf\xe9 */ }", "KernelSpecification.KernelFile: k.cu is not text: it is not valid UTF-8"},
 		{"other name", "__global__ void kern(float *a, int n) {}", "KernelSpecification.KernelName: k: no function of that name in k.cu or the local files it includes"},
 		{"name in a comment only", "// k(\n__global__ void kern(float *a, int n) {}", "KernelSpecification.KernelName: k: no function of that name"},
 		{"unclosed brace", "__global__ void k(float *a, int n) {\n  a[0] = n;\n", "k.cu:1: '{' is never closed (the kernel cannot compile)"},
@@ -30,6 +29,11 @@ func TestCheckSource(t *testing.T) {
 		if !errors.As(err, &se) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v\nwant %s", c.name, err, c.want)
 		}
+	}
+	// Latin-1 in a comment compiles with NVRTC: a warning only.
+	s, err := Load(ktSpec(t, "__global__ void k(float *a, int n) { /* caf\xe9 */ }", ""))
+	if err != nil || len(s.Warnings) != 1 || s.Warnings[0] != "KernelSpecification.KernelFile: k.cu is not valid UTF-8 (another encoding, or binary data)" {
+		t.Errorf("Latin-1: %v, warnings %q", err, s.Warnings)
 	}
 	// Accepted: braces in strings and comments, a conditional block per
 	// branch, a templated or namespaced name, a macro-made kernel.
