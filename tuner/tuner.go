@@ -452,6 +452,7 @@ func start(ctx context.Context, c Config) (*run, error) {
 		Settings: map[string]any{
 			"seed": c.Seed, "max_evals": maxEvals, "time_limit_s": timeLimit.Seconds(), "fresh": c.Fresh,
 			"energy": req.Energy, "iterations": req.Iterations,
+			"objective_direction": c.Objective.Direction(),
 		},
 	}
 	if len(c.Objectives) > 1 {

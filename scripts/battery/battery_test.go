@@ -121,12 +121,12 @@ func TestBattery(t *testing.T) {
 	commands := map[string][]string{
 		"tune": {good}, "measure": {good}, "space": {good}, "check": {good}, "runs": nil, "show": {"1"},
 		"export": nil, "import": {"x.json"}, "replay": {"x.json"}, "bench-strategies": nil, "occupancy": nil,
-		"sensor-check": nil, "schedule": {"w.yaml"}, "devices": nil, "restore": nil,
+		"sensor-check": nil, "schedule": {"w.yaml"}, "devices": nil, "restore": nil, "report": {"1"},
 	}
 	for c, args := range commands {
 		cases = append(cases, kase{name: c + " --no-such-flag", args: append(append([]string{c}, args...), "--no-such-flag"), want: 2})
 	}
-	for _, c := range []string{"tune", "measure", "check", "show", "import", "replay", "schedule"} {
+	for _, c := range []string{"tune", "measure", "check", "show", "import", "replay", "schedule", "report"} {
 		cases = append(cases, kase{name: c + " without arguments", args: []string{c}, want: 2})
 	}
 	for _, c := range []string{"tune", "show", "runs", "devices", "replay", "occupancy"} {
@@ -249,6 +249,7 @@ func TestBattery(t *testing.T) {
 		cases = append(cases,
 			kase{name: "runs --db " + p.name, args: []string{"runs", "--db", p.path}, want: 2},
 			kase{name: "show --db " + p.name, args: []string{"show", "1", "--db", p.path}, want: 2},
+			kase{name: "report --db " + p.name, args: []string{"report", "1", "--db", p.path}, want: 2},
 			kase{name: "export --db " + p.name, args: []string{"export", "--db", p.path, "--run", "1", "--format", "kerneltuner"}, want: 2})
 	}
 	cases = append(cases, kase{name: "show a run id that is not a number", args: []string{"show", "one"}, want: 2})

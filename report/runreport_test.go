@@ -1,0 +1,57 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gtune/gtune/store"
+)
+
+func ev(key string, perf, eff, t, e float64) *store.Evaluation {
+	obj := t
+	return &store.Evaluation{Key: key, Status: "valid", Objective: &obj,
+		Observations: map[string]float64{"time": t, "energy": e},
+		Metrics:      map[string]float64{"GFLOP/s": perf, "GFLOP/s/W": eff}}
+}
+
+// The hull of a known set: B lies above the line from A to D, C below
+// the line from B to D; E and F are beaten in both.
+func TestEfficiencyHull(t *testing.T) {
+	pts := []*store.Evaluation{
+		ev("C", 80, 1.6, 1, 1), ev("A", 100, 1, 1, 1), ev("E", 85, 1.2, 1, 1),
+		ev("D", 70, 2.0, 1, 1), ev("F", 60, 1.9, 1, 1), ev("B", 90, 1.5, 1, 1),
+	}
+	var keys []string
+	for _, e := range efficiencyHull(pts, "GFLOP/s", "GFLOP/s/W") {
+		keys = append(keys, e.Key)
+	}
+	if strings.Join(keys, ",") != "A,B,D" {
+		t.Fatalf("hull %v, want A,B,D", keys)
+	}
+	if p, e, ok := hullMetrics(pts); !ok || p != "GFLOP/s" || e != "GFLOP/s/W" {
+		t.Fatalf("metrics %q %q %v", p, e, ok)
+	}
+}
+
+// The time × energy front, fastest first, and the best so far: the
+// smallest for a minimized objective, the largest for a maximized one.
+func TestFrontAndBestSoFar(t *testing.T) {
+	pts := []*store.Evaluation{ev("slow-frugal", 0, 0, 3, 1), ev("fast", 0, 0, 1, 3), ev("worse", 0, 0, 3, 3), ev("mid", 0, 0, 2, 2)}
+	var keys []string
+	for _, e := range timeEnergyFront(pts) {
+		keys = append(keys, e.Key)
+	}
+	if strings.Join(keys, ",") != "fast,mid,slow-frugal" {
+		t.Fatalf("front %v", keys)
+	}
+	min := bestSoFarPlot(pts, false, 4, 3)
+	max := bestSoFarPlot(pts, true, 4, 3)
+	wantMin := "         3 |*   \n           |    \n         1 | ***\n           +----\n            1  4 evaluations\n"
+	wantMax := "         3 |    \n           |    \n         3 |****\n           +----\n            1  4 evaluations\n"
+	if min != wantMin {
+		t.Errorf("minimized:\n%s\nwant\n%s", min, wantMin)
+	}
+	if max != wantMax {
+		t.Errorf("maximized:\n%s\nwant\n%s", max, wantMax)
+	}
+}
