@@ -75,11 +75,20 @@ func (l *loader) checkKernelName(code string) error {
 			dirs = append(dirs, d)
 		}
 	}
-	// In the source as written: stripCode blanks the included names.
+	// In the source as written: stripCode blanks the included names. A
+	// quoted include is looked for from the kernel's folder on, one in
+	// angle brackets in the include folders only; one of those not found
+	// is a system header (it cannot hold the kernel), a quoted one not
+	// found stops the check (the kernel may be in what cannot be read).
 	for _, m := range includeRE.FindAllStringSubmatch(s.Source, -1) {
+		angle, name := m[1] == "<", m[2]
+		search := dirs
+		if angle {
+			search = dirs[1:]
+		}
 		found := false
-		for _, d := range dirs {
-			b, err := os.ReadFile(filepath.Join(d, m[1]))
+		for _, d := range search {
+			b, err := os.ReadFile(filepath.Join(d, name))
 			if err != nil {
 				continue
 			}
@@ -89,15 +98,15 @@ func (l *loader) checkKernelName(code string) error {
 			}
 			break
 		}
-		if !found {
-			return nil // the kernel may be in what cannot be read here
+		if !found && !angle {
+			return nil
 		}
 	}
 	return l.errf("KernelSpecification.KernelName", "%s: no function of that name in %s or the local files it includes", s.KernelName, filepathBase(s.KernelFile))
 }
 
 var (
-	includeRE = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*include[ \t]*"([^"]+)"`)
+	includeRE = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]+)[>"]`)
 	condRE    = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*if`)
 )
 

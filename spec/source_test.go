@@ -3,6 +3,8 @@ package spec
 import (
 	"errors"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -46,5 +48,23 @@ func TestCheckSource(t *testing.T) {
 		if _, err := Load(ktSpec(t, k, "")); err != nil {
 			t.Errorf("%q refused: %v", k, err)
 		}
+	}
+}
+
+// A kernel in a header included in angle brackets from an include folder
+// is found there; a system header cannot hold it.
+func TestKernelInAngleInclude(t *testing.T) {
+	p := ktSpec(t, "#include <mine/k.cuh>\n", `, "Gtune": {"Constants": {"unused": 1}}`)
+	dir := filepath.Dir(p)
+	os.MkdirAll(filepath.Join(dir, "inc", "mine"), 0o755)
+	os.WriteFile(filepath.Join(dir, "inc", "mine", "k.cuh"), []byte("__global__ void k(float *a, int n) {}\n"), 0o644)
+	data, _ := os.ReadFile(p)
+	os.WriteFile(p, []byte(strings.Replace(string(data), `"KernelFile": "k.cu",`, `"KernelFile": "k.cu", "CompilerOptions": ["-Iinc"],`, 1)), 0o644)
+	if _, err := Load(p); err != nil {
+		t.Fatalf("kernel in <mine/k.cuh>: %v", err)
+	}
+	_, err := Load(ktSpec(t, "#include <cuda_fp16.h>\n__global__ void other(float *a, int n) {}\n", ""))
+	if err == nil || !strings.Contains(err.Error(), "KernelSpecification.KernelName: k: no function of that name") {
+		t.Fatalf("kernel missing beside a system header: %v", err)
 	}
 }
