@@ -87,15 +87,7 @@ func bootstrapSorted(xs []float64, resamples int, r *rand.Rand, li, hi int) (flo
 // resamples cost a quarter of a millisecond.
 func bootstrapOdd(xs []float64, resamples int, r *rand.Rand, li, hi int) (float64, float64) {
 	n := len(xs)
-	order := make([]int, n) // order[rank] = index into xs
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return xs[order[a]] < xs[order[b]] })
-	rank := make([]int, n) // rank[index]
-	for k, i := range order {
-		rank[i] = k
-	}
+	order, rank := ranks(xs)
 	drawn := make([]int, n)   // draws per rank in one resample
 	medians := make([]int, n) // resample medians per rank
 	for range resamples {
@@ -123,6 +115,21 @@ func bootstrapOdd(xs []float64, resamples int, r *rand.Rand, li, hi int) (float6
 	return at(li), at(hi)
 }
 
+// ranks gives order (order[rank] = index into xs, ties in index order)
+// and its inverse rank[index].
+func ranks(xs []float64) (order, rank []int) {
+	order = make([]int, len(xs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return xs[order[a]] < xs[order[b]] })
+	rank = make([]int, len(xs))
+	for k, i := range order {
+		rank[i] = k
+	}
+	return order, rank
+}
+
 // bootstrapEven is BootstrapCI for an even number of values, with the
 // same draws and the same result as bootstrapSorted: a resample's median
 // is the mean of its (n/2)-th and (n/2+1)-th smallest values, found by
@@ -133,15 +140,7 @@ func bootstrapOdd(xs []float64, resamples int, r *rand.Rand, li, hi int) (float6
 // slower than reading the cache.
 func bootstrapEven(xs []float64, resamples int, r *rand.Rand, li, hi int) (float64, float64) {
 	n := len(xs)
-	order := make([]int, n) // order[rank] = index into xs
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return xs[order[a]] < xs[order[b]] })
-	rank := make([]int, n) // rank[index]
-	for k, i := range order {
-		rank[i] = k
-	}
+	order, rank := ranks(xs)
 	drawn := make([]int, n)
 	meds := make([]float64, resamples)
 	for m := range meds {

@@ -61,34 +61,14 @@ func (l *loader) checkKernelName(code string) error {
 	if re.MatchString(code) {
 		return nil
 	}
-	dirs := []string{filepath.Dir(s.KernelFile)}
-	for i := 0; i+1 < len(s.CompilerOptions); i++ {
-		if s.CompilerOptions[i] == "-I" {
-			dirs = append(dirs, s.CompilerOptions[i+1])
-		}
-	}
-	for _, o := range s.CompilerOptions {
-		if d, ok := strings.CutPrefix(o, "-I"); ok && d != "" {
-			dirs = append(dirs, d)
-		}
-		if d, ok := strings.CutPrefix(o, "--include-path="); ok {
-			dirs = append(dirs, d)
-		}
-	}
-	// In the source as written: stripCode blanks the included names. A
-	// quoted include is looked for from the kernel's folder on, one in
+	// A quoted include is looked for from the kernel's folder on, one in
 	// angle brackets in the include folders only; one of those not found
 	// is a system header (it cannot hold the kernel), a quoted one not
 	// found stops the check (the kernel may be in what cannot be read).
-	for _, m := range includeRE.FindAllStringSubmatch(s.Source, -1) {
-		angle, name := m[1] == "<", m[2]
-		search := dirs
-		if angle {
-			search = dirs[1:]
-		}
+	for _, inc := range s.Includes() {
 		found := false
-		for _, d := range search {
-			b, err := os.ReadFile(filepath.Join(d, name))
+		for _, d := range s.IncludeDirs(inc.Angle) {
+			b, err := os.ReadFile(filepath.Join(d, inc.Name))
 			if err != nil {
 				continue
 			}
@@ -98,11 +78,53 @@ func (l *loader) checkKernelName(code string) error {
 			}
 			break
 		}
-		if !found && !angle {
+		if !found && !inc.Angle {
 			return nil
 		}
 	}
 	return l.errf("KernelSpecification.KernelName", "%s: no function of that name in %s or the local files it includes", s.KernelName, filepathBase(s.KernelFile))
+}
+
+// Include is one #include directive of the kernel source: the file
+// named, whether in angle brackets, and its line (1-based).
+type Include struct {
+	Name  string
+	Angle bool
+	Line  int
+}
+
+// Includes lists the kernel source's #include directives, in order
+// (commented-out ones too: the text is read as written, where string
+// literals still hold the names). Empty for a spec loaded with NoSource.
+func (s *Spec) Includes() []Include {
+	var out []Include
+	for _, m := range includeRE.FindAllStringSubmatchIndex(s.Source, -1) {
+		out = append(out, Include{Name: s.Source[m[4]:m[5]], Angle: s.Source[m[2]:m[3]] == "<",
+			Line: 1 + strings.Count(s.Source[:m[0]], "\n")})
+	}
+	return out
+}
+
+// IncludeDirs are the folders NVRTC searches for an include, as the
+// spec's compiler options give them (-I DIR, -IDIR, --include-path=DIR,
+// resolved at load), after the kernel's own folder for a quoted include
+// (angle false).
+func (s *Spec) IncludeDirs(angle bool) []string {
+	var dirs []string
+	if !angle {
+		dirs = append(dirs, filepath.Dir(s.KernelFile))
+	}
+	for i, o := range s.CompilerOptions {
+		switch {
+		case o == "-I" && i+1 < len(s.CompilerOptions):
+			dirs = append(dirs, s.CompilerOptions[i+1])
+		case strings.HasPrefix(o, "-I") && len(o) > 2:
+			dirs = append(dirs, o[2:])
+		case strings.HasPrefix(o, "--include-path="):
+			dirs = append(dirs, strings.TrimPrefix(o, "--include-path="))
+		}
+	}
+	return dirs
 }
 
 var (

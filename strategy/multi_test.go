@@ -37,13 +37,7 @@ func newMultiCase(t *testing.T, clocks []int) *multiCase {
 		t.Fatal(err)
 	}
 	ps := []space.Param{{Name: "a.x", Values: xs}, {Name: "b.x", Values: xs}}
-	if len(clocks) > 0 {
-		p := space.Param{Name: ClockParam}
-		for _, c := range clocks {
-			p.Values = append(p.Values, expr.Int(int64(c)))
-		}
-		ps = append(ps, p)
-	}
+	ps = withClocks(ps, clocks)
 	sp, err := space.Build(ps, nil, nil)
 	if err != nil {
 		t.Fatal(err)

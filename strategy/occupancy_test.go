@@ -20,13 +20,7 @@ func occSpace(t *testing.T, blocks []int, clocks []int) *space.Space {
 	for _, b := range blocks {
 		ps[0].Values = append(ps[0].Values, expr.Int(int64(b)))
 	}
-	if len(clocks) > 0 {
-		p := space.Param{Name: ClockParam}
-		for _, c := range clocks {
-			p.Values = append(p.Values, expr.Int(int64(c)))
-		}
-		ps = append(ps, p)
-	}
+	ps = withClocks(ps, clocks)
 	sp, err := space.Build(ps, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -296,4 +290,17 @@ func TestClockParamIsTheBackendName(t *testing.T) {
 	if ClockParam != backend.ParamCoreClock {
 		t.Fatalf("strategy.ClockParam %q, backend.ParamCoreClock %q", ClockParam, backend.ParamCoreClock)
 	}
+}
+
+// withClocks adds the SM-clock parameter with clocks (MHz) to ps, when
+// there are any.
+func withClocks(ps []space.Param, clocks []int) []space.Param {
+	if len(clocks) == 0 {
+		return ps
+	}
+	p := space.Param{Name: ClockParam}
+	for _, c := range clocks {
+		p.Values = append(p.Values, expr.Int(int64(c)))
+	}
+	return append(ps, p)
 }

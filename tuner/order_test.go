@@ -12,6 +12,7 @@ import (
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 )
@@ -28,11 +29,9 @@ func (s slowCompile) Compile(ctx context.Context, j *backend.Job) (*backend.Bina
 	return s.Backend.Compile(ctx, j)
 }
 
-// orderRun tunes six configurations of the vector_add example (random
-// sample, seed 3) on two compile workers with the given compile times and
-// returns the keys in the order they were evaluated (the database's, the
-// order the strategy was told).
-func orderRun(t *testing.T, completion bool, delay func(string) time.Duration) (evaluated []string) {
+// vectorAddSim is the vector_add example, its space, the simulated H100
+// (seed 1) and a results database of the test's own, closed at its end.
+func vectorAddSim(t *testing.T) (*spec.Spec, *space.Space, *sim.Sim, *store.DB) {
 	t.Helper()
 	s, err := spec.Load(filepath.Join("..", "examples", "vector_add", "spec.json"))
 	if err != nil {
@@ -47,12 +46,22 @@ func orderRun(t *testing.T, completion bool, delay func(string) time.Duration) (
 		t.Fatal(err)
 	}
 	be := sim.New(d, sim.Options{Seed: 1})
-	defer be.Close()
+	t.Cleanup(func() { be.Close() })
 	db, err := store.Open(filepath.Join(t.TempDir(), "o.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
+	return s, sp, be, db
+}
+
+// orderRun tunes six configurations of the vector_add example (random
+// sample, seed 3) on two compile workers with the given compile times and
+// returns the keys in the order they were evaluated (the database's, the
+// order the strategy was told).
+func orderRun(t *testing.T, completion bool, delay func(string) time.Duration) (evaluated []string) {
+	t.Helper()
+	s, sp, be, db := vectorAddSim(t)
 	sum, err := Run(context.Background(), Config{Spec: s, Space: sp, Backend: slowCompile{be, delay}, DB: db, Objective: objective.Objective{Name: objective.Time, Unit: "ms"}, Strategy: "random_sample", Seed: 3,
 		MaxEvals: 6, CompileWorkers: 2, CompletionOrder: completion})
 	if err != nil {

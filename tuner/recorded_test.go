@@ -3,16 +3,13 @@ package tuner
 import (
 	"context"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gtune/gtune/backend"
-	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/cache"
-	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
@@ -59,25 +56,7 @@ func init() {
 // and a results database.
 func recordedSetup(t *testing.T) (*spec.Spec, *space.Space, backend.Backend, *store.DB) {
 	t.Helper()
-	s, err := spec.Load(filepath.Join("..", "examples", "vector_add", "spec.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := s.BuildSpace()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := device.Lookup("h100_sxm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	be := sim.New(d, sim.Options{Seed: 1})
-	t.Cleanup(func() { be.Close() })
-	db, err := store.Open(filepath.Join(t.TempDir(), "r.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	s, sp, be, db := vectorAddSim(t)
 	rng := rand.New(rand.NewPCG(7, 11))
 	delays := map[string]time.Duration{}
 	for i, j := range rng.Perm(6) {

@@ -141,9 +141,9 @@ func WorkerMain() {
 }
 
 // ProcessMemory is the memory set aside per compile process when sizing
-// the pool, bytes: above the peak resident memory of NVRTC compiling the
-// largest kernels gtune has tuned (measured in BENCHMARKS.md, "Compile
-// processes").
+// the pool, bytes: well above the peak resident memory of a compile
+// process measured on benchmark_hub's convolution (129–268 MiB;
+// BENCHMARKS.md, "Compile-bound tuning on an NVIDIA H100").
 const ProcessMemory = 1 << 30
 
 // Size is the pool size for a machine of cores CPUs and availBytes of

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -201,26 +200,13 @@ func checkCompile(ctx context.Context, s *spec.Spec, sp *space.Space, d *device.
 	cf.Checked = append(cf.Checked, fmt.Sprintf("compilation with NVRTC for sm_%d%d: %d of %d configurations compile", d.ComputeMajor, d.ComputeMinor, compiled, len(idx)))
 }
 
-var includeLineRE = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]+)[>"]`)
-
 // checkIncludes looks for the files the kernel source includes: a quoted
-// one in the kernel's folder and the spec's -I folders (a problem when
-// missing: NVRTC would say "cannot open source file"), one in angle
-// brackets in the CUDA toolkit's include folders where a toolkit is here
-// (NVRTC provides some standard headers itself, so one missing there is a
-// warning), else it says they were not checked.
+// one from the kernel's folder on (a problem when missing: NVRTC would say
+// "cannot open source file"), one in angle brackets in the include folders
+// and the CUDA toolkit's where a toolkit is here (NVRTC provides some
+// standard headers itself, so one missing there is a warning), else it
+// says they were not checked.
 func checkIncludes(s *spec.Spec, cf *report.CheckFile) {
-	dirs := []string{filepath.Dir(s.KernelFile)}
-	for i, o := range s.CompilerOptions {
-		switch {
-		case o == "-I" && i+1 < len(s.CompilerOptions):
-			dirs = append(dirs, s.CompilerOptions[i+1])
-		case strings.HasPrefix(o, "-I") && len(o) > 2:
-			dirs = append(dirs, o[2:])
-		case strings.HasPrefix(o, "--include-path="):
-			dirs = append(dirs, strings.TrimPrefix(o, "--include-path="))
-		}
-	}
 	toolkit := cuda.ToolkitIncludeDirs()
 	found := func(name string, in []string) bool {
 		for _, d := range in {
@@ -231,16 +217,15 @@ func checkIncludes(s *spec.Spec, cf *report.CheckFile) {
 		return false
 	}
 	var angle []string
-	for _, m := range includeLineRE.FindAllStringSubmatchIndex(s.Source, -1) {
-		quote, name := s.Source[m[2]:m[3]], s.Source[m[4]:m[5]]
-		line := 1 + strings.Count(s.Source[:m[0]], "\n")
+	for _, inc := range s.Includes() {
+		dirs := append(s.IncludeDirs(inc.Angle), toolkit...)
 		switch {
-		case quote == `"` && !found(name, append(dirs, toolkit...)):
-			cf.Problems = append(cf.Problems, fmt.Sprintf("%s:%d: #include \"%s\": no such file in %s or the spec's include folders (the kernel cannot compile)", s.KernelFile, line, name, filepath.Dir(s.KernelFile)))
-		case quote == "<" && len(toolkit) > 0 && !found(name, append(toolkit, dirs...)):
-			cf.Warnings = append(cf.Warnings, fmt.Sprintf("%s:%d: #include <%s> is not in the CUDA toolkit's include folders (%s); NVRTC provides some standard headers itself", s.KernelFile, line, name, strings.Join(toolkit, ", ")))
-		case quote == "<" && len(toolkit) == 0:
-			angle = append(angle, "<"+name+">")
+		case !inc.Angle && !found(inc.Name, dirs):
+			cf.Problems = append(cf.Problems, fmt.Sprintf("%s:%d: #include \"%s\": no such file in %s or the spec's include folders (the kernel cannot compile)", s.KernelFile, inc.Line, inc.Name, filepath.Dir(s.KernelFile)))
+		case inc.Angle && len(toolkit) > 0 && !found(inc.Name, dirs):
+			cf.Warnings = append(cf.Warnings, fmt.Sprintf("%s:%d: #include <%s> is not in the CUDA toolkit's include folders (%s); NVRTC provides some standard headers itself", s.KernelFile, inc.Line, inc.Name, strings.Join(toolkit, ", ")))
+		case inc.Angle && len(toolkit) == 0:
+			angle = append(angle, "<"+inc.Name+">")
 		}
 	}
 	if len(angle) > 0 {

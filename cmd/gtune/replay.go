@@ -106,15 +106,6 @@ const (
 )
 
 func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f replayFlags) (err error) {
-	if f.repeats < 1 {
-		return badInput("--repeats must be ≥ 1, got %d", f.repeats)
-	}
-	if f.maxEvals < 0 {
-		return badInput("--max-evals must be ≥ 0, got %d", f.maxEvals)
-	}
-	if f.timeLimit < 0 {
-		return badInput("--time-limit must be ≥ 0, got %s", f.timeLimit)
-	}
 	c, err := loadCache(cmd.ErrOrStderr(), cachePath)
 	if err != nil {
 		return err

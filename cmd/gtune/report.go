@@ -1,13 +1,9 @@
 package main
 
 import (
-	"errors"
-	"strconv"
-
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/report"
-	"github.com/gtune/gtune/store"
 )
 
 func init() { subcommands = append(subcommands, newReportCmd) }
@@ -24,26 +20,11 @@ fastest first, with what each step costs in speed and gains in efficiency:
 autotuning-gemm-energy-beast.md, Figure 5 and Table II) and a text plot of the best objective so far.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.ParseInt(args[0], 10, 64)
+			db, run, evals, err := openStoredRun(dbPath, args[0])
 			if err != nil {
-				return badInput("RUN %q: want a run number (gtune runs lists them)", args[0])
-			}
-			db, err := store.OpenReadOnly(dbPath)
-			if err != nil {
-				return inputError{err}
+				return err
 			}
 			defer db.Close()
-			run, err := db.Run(id)
-			if errors.Is(err, store.ErrNotFound) {
-				return badInput("%s holds no run %d (gtune runs --db %s lists them)", db.Path(), id, db.Path())
-			}
-			if err != nil {
-				return err
-			}
-			evals, err := db.Evaluations(id)
-			if err != nil {
-				return err
-			}
 			report.RunReport(cmd.OutOrStdout(), run, evals)
 			return nil
 		},

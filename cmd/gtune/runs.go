@@ -54,26 +54,11 @@ func newShowCmd() *cobra.Command {
 		Short: "Show a run's evaluations, with why each failed configuration failed (--failed: only those, reasons in full)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.ParseInt(args[0], 10, 64)
+			db, run, evals, err := openStoredRun(dbPath, args[0])
 			if err != nil {
-				return badInput("RUN %q: want a run number (gtune runs lists them)", args[0])
-			}
-			db, err := store.OpenReadOnly(dbPath)
-			if err != nil {
-				return inputError{err}
+				return err
 			}
 			defer db.Close()
-			run, err := db.Run(id)
-			if errors.Is(err, store.ErrNotFound) {
-				return badInput("%s holds no run %d (gtune runs --db %s lists them)", db.Path(), id, db.Path())
-			}
-			if err != nil {
-				return err
-			}
-			evals, err := db.Evaluations(id)
-			if err != nil {
-				return err
-			}
 			if asJSON {
 				return report.ShowJSON(cmd.OutOrStdout(), run, evals, failed)
 			}
@@ -89,4 +74,32 @@ func newShowCmd() *cobra.Command {
 	c.Flags().BoolVar(&failed, "failed", false, "only the configurations that failed, with their full reasons")
 	c.Flags().BoolVar(&observations, "observations", false, "also every observation of each configuration, with unit and method")
 	return c
+}
+
+// openStoredRun opens the results database read-only and reads run arg
+// (its number) and its evaluations in the order made. Errors: a bad
+// number, a database that cannot be read or holds no such run (bad
+// input); a read error. The caller closes db.
+func openStoredRun(dbPath, arg string) (*store.DB, *store.Run, []*store.Evaluation, error) {
+	id, err := strconv.ParseInt(arg, 10, 64)
+	if err != nil {
+		return nil, nil, nil, badInput("RUN %q: want a run number (gtune runs lists them)", arg)
+	}
+	db, err := store.OpenReadOnly(dbPath)
+	if err != nil {
+		return nil, nil, nil, inputError{err}
+	}
+	run, err := db.Run(id)
+	if errors.Is(err, store.ErrNotFound) {
+		err = badInput("%s holds no run %d (gtune runs --db %s lists them)", db.Path(), id, db.Path())
+	}
+	var evals []*store.Evaluation
+	if err == nil {
+		evals, err = db.Evaluations(id)
+	}
+	if err != nil {
+		db.Close()
+		return nil, nil, nil, err
+	}
+	return db, run, evals, nil
 }

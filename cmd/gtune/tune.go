@@ -130,12 +130,6 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if err != nil {
 		return err
 	}
-	if f.maxEvals < 0 {
-		return badInput("--max-evals must be ≥ 0, got %d", f.maxEvals)
-	}
-	if f.timeLimit < 0 {
-		return badInput("--time-limit must be ≥ 0, got %s", f.timeLimit)
-	}
 	if err := gpuctl.Preflight(s, f.gpu, simulatedBackend(f.backend)); err != nil {
 		return err
 	}
@@ -436,11 +430,9 @@ func openBackend(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) 
 	if err != nil {
 		return nil, err
 	}
+	// The flags' ranges are checked where they are parsed: -1 (the
+	// default) lets gtune decide, 0 compiles in this process.
 	n := f.compileProcs
-	if n < -1 {
-		be.Close()
-		return nil, badInput("--compile-processes %d: must be 0 (compile in this process), a number of processes, or left out", n)
-	}
 	if n == -1 {
 		if _, simulated := backend.Capability[backend.Simulator](be); simulated {
 			return be, nil
@@ -449,10 +441,6 @@ func openBackend(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) 
 	}
 	if n == 0 {
 		return be, nil
-	}
-	if f.compileTimeout <= 0 {
-		be.Close()
-		return nil, badInput("--compile-timeout %v: must be positive", f.compileTimeout)
 	}
 	pool, err := compileproc.Wrap(be, compileproc.Options{Processes: n, Timeout: f.compileTimeout})
 	if err != nil {

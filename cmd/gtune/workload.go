@@ -28,9 +28,6 @@ func loadWorkload(path string) (*workload.Set, error) {
 // workloadSpace builds the combined space of set (with the launch orders
 // when orders), refusing an empty one.
 func workloadSpace(ctx context.Context, set *workload.Set, orders bool, limit int) (*space.Space, *workload.Layout, error) {
-	if limit <= 0 {
-		return nil, nil, badInput("--max-configurations must be positive, got %d", limit)
-	}
 	sp, lay, err := set.Space(ctx, orders, space.BuildOptions{MaxConfigurations: limit, LimitName: "--max-configurations"})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -64,9 +61,6 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	}
 	if _, err := resolveStrategy(&first, stratName); err != nil {
 		return err
-	}
-	if f.maxEvals < 0 || f.timeLimit < 0 {
-		return badInput("--max-evals and --time-limit must be ≥ 0")
 	}
 	if len(f.compilerOptions) > 0 {
 		for _, m := range set.Members {
