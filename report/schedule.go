@@ -29,6 +29,9 @@ type Schedule struct {
 type OrderRanking struct {
 	Objective string `json:"objective"`
 	schedule.Ranking
+	// Sample is set when the measured orders are a sample of all of
+	// them: the percentile's 95 % interval over all orders.
+	Sample *schedule.Sample `json:"sample,omitempty"`
 }
 
 // PrintSchedule prints s as a table, or one JSON document.
@@ -74,6 +77,10 @@ func PrintSchedule(out io.Writer, s *Schedule, asJSON bool) error {
 			r.N, r.Objective, r.Best, unit, r.Median, r.Worst, r.Value, unit)
 		fmt.Fprintf(out, "  percentile %.1f, %.2f %% from the best, %.3f× over the median, %.3f× over the worst\n",
 			r.Percentile, 100*r.FromBest, r.OverMedian, r.OverWorst)
+		if sm := r.Sample; sm != nil {
+			fmt.Fprintf(out, "  the measured orders are a sample of the %d: percentile over all of them %.1f to %.1f (95 %%, Clopper-Pearson)\n",
+				sm.Orders, sm.Low, sm.High)
+		}
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Ranking places one launch order among every order measured, in the
@@ -23,6 +25,8 @@ type Ranking struct {
 	// "performance gain" or "energy improvement" over the median and the
 	// worst order).
 	OverMedian, OverWorst float64
+	// others is the number of orders Value was compared with.
+	others int
 }
 
 // Rank ranks value among values (every order's measurement, value's
@@ -61,8 +65,42 @@ func Rank(values []float64, value float64) (Ranking, error) {
 		others = float64(len(s))
 	}
 	r.Percentile = 100 * (worse + ties/2) / others
+	r.others = int(others)
 	r.FromBest = value/r.Best - 1
 	r.OverMedian = r.Median / value
 	r.OverWorst = r.Worst / value
 	return r, nil
+}
+
+// Sample is the place of a ranking made on a sample of the orders: the
+// orders there are (Orders, n! for n kernels) and the 95 % interval of
+// the percentile over all of them (Low, High, percent).
+type Sample struct {
+	Orders    int     `json:"orders"`
+	Low, High float64 // percent
+}
+
+// SampledFrom returns the Sample of r when its N measured orders are a
+// uniform random sample of orders launch orders, or nil when they are
+// all of them (N ≥ orders: the percentile is exact). The interval is
+// Clopper and Pearson's exact 95 % interval for a binomial share: of the
+// N−1 other sampled orders (N when r's own order is not among them),
+// Percentile/100 of them are worse. It answers the question of the
+// issue's Table 4 for the eight-kernel set (symbiotic-scheduling-
+// concurrent-kernels.md, Table 4: the percentile of 40,320 orders, of
+// which a sample is measured).
+func (r Ranking) SampledFrom(orders int) *Sample {
+	if r.N >= orders {
+		return nil
+	}
+	n := float64(r.others)
+	k := r.Percentile / 100 * n
+	s := &Sample{Orders: orders, Low: 0, High: 100}
+	if k > 0 {
+		s.Low = 100 * distuv.Beta{Alpha: k, Beta: n - k + 1}.Quantile(0.025)
+	}
+	if k < n {
+		s.High = 100 * distuv.Beta{Alpha: k + 1, Beta: n - k}.Quantile(0.975)
+	}
+	return s
 }

@@ -4,12 +4,16 @@
 #   probe    the GPU as found, ncu's version and whether it has the metrics
 #            package profile reads
 #   orders6  every launch order of the six-kernel experiments in $SIX
-#            (default all four of examples/concurrent/workloads), time;
-#            those in $ENERGY (default all four) with energy too (one
+#            (default all five of examples/concurrent/workloads), time;
+#            those in $ENERGY (default none) with energy too (one
 #            0.2 s window per order)
-#   orders8  every launch order (40,320) of EpBsEsSw-8, one timed run each
-#            (about 20 ms per order: more than one call's 600 s; run it
-#            again and it resumes from $DB; $LIMIT8 bounds it alone)
+#   orders8  a uniform random sample of $SAMPLE8 (default 5,000) of the
+#            40,320 launch orders of EpBsEsSw-8, one timed run each (all of
+#            them, at about 20 ms an order, do not fit one call's 600 s;
+#            $LIMIT8 bounds it alone)
+#   energy   each set in $ENERGYSETS in its own database: every order with
+#            energy (one 0.2 s window per order), then gtune schedule
+#            ranks its order by energy and by time ($ELIMIT bounds each)
 #   rodinia  the workload $RODINIA (default examples/workloads/rodinia-4.yaml):
 #            Algorithm 3 (multi_occupancy_greedy) and Algorithm 4
 #            (multi_occupancy_greedy_energy at the clocks as found), each
@@ -19,8 +23,11 @@
 #            spec alone, with energy; a random sample of the full space
 #   serial   after rodinia: the best plan and the four kernels each at
 #            its own optimum, on four streams and on one, with energy
-#   schedule gtune schedule of every experiment, instruction mix from ncu
-#            and from the model (JSON)
+#   schedule gtune schedule of every experiment in $EXPERIMENTS,
+#            instruction mix from ncu and from the model (JSON), ranked
+#            among the orders in $DB; an order the sample of orders8 lacks
+#            is measured first, into a copy of $DB, so that the sample
+#            stays uniform
 #   refine   order_search from the ncu-profiled symbiotic order (needs the
 #            schedule stage's JSON, in $SCHED, default $OUT), each
 #            experiment in its own database
@@ -41,12 +48,12 @@ mkdir -p "$WORK"
 DB=${DB:-.bin/concurrent.db}
 # $RESTORE: a folder holding a previous call's db.tgz.* parts, to resume from
 [[ -n "${RESTORE:-}" ]] && cat "$RESTORE"/db.tgz.* | tar xzf - -C "$(dirname "$DB")"
-STAGES=${STAGES:-probe orders6 rodinia schedule refine}
-SIX=${SIX:-epbswarp-6 bsblk-6 epshm-6 epbsshm-6}
-ENERGY=${ENERGY:-$SIX}
+STAGES=${STAGES:-probe orders6 orders8 schedule refine}
+SIX=${SIX:-epbswarp-6 bsblk-6 epshm-6 epbsshm-6 epbsmix-6}
+ENERGY=${ENERGY:-}
 SCHED=${SCHED:-$OUT}
 W=examples/concurrent/workloads
-EXPERIMENTS="epbswarp-6 bsblk-6 epshm-6 epbsshm-6 epbsessw-8"
+EXPERIMENTS=${EXPERIMENTS:-epbswarp-6 bsblk-6 epshm-6 epbsshm-6 epbsmix-6 epbsessw-8}
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 timed() { # name command...: runs it, prints its wall time
   local name=$1; shift
@@ -82,11 +89,12 @@ fi
 if has orders6; then
   for x in $SIX; do
     e=""; [[ " $ENERGY " == *" $x "* ]] && e=--energy
+    [[ -z "$e" ]] && e=--energy=false
     timed "$x" "$G" tune "$W/$x.yaml" --backend "$BACKEND" --strategy brute_force --orders $e --db "$DB" --no-progress --json
   done
 fi
 if has orders8; then
-  LIMIT=${LIMIT8:-${LIMIT:-560}} timed epbsessw-8 "$G" tune "$W/epbsessw-8.yaml" --backend "$BACKEND" --strategy brute_force --orders --db "$DB" --no-progress --json
+  LIMIT=${LIMIT8:-${LIMIT:-560}} timed epbsessw-8 "$G" tune "$W/epbsessw-8.yaml" --backend "$BACKEND" --strategy random_sample --max-evals "${SAMPLE8:-5000}" --seed 1 --orders --energy=false --db "$DB" --no-progress --json
 fi
 if has orders6 || has orders8; then export_csv "$DB" ""; fi
 if has rodinia; then
@@ -148,8 +156,28 @@ fi
 if has schedule; then
   for x in $EXPERIMENTS; do
     for p in ${PROFILES:-ncu model}; do
-      timed "schedule-$x-$p" "$G" schedule "$W/$x.yaml" --backend "$BACKEND" --profile "$p" --db "$WORK"/schedule.db --json
+      timed "schedule-$x-$p" "$G" schedule "$W/$x.yaml" --backend "$BACKEND" --profile "$p" --db "$DB" --json
+      if ! python3 -c "import json,sys; sys.exit(0 if json.load(open('$OUT/schedule-$x-$p.json')).get('ranking') else 1)" 2>/dev/null; then
+        # not among the measured orders (a sample): measure it alone into a copy
+        order=$(python3 -c "import json; print(json.load(open('$OUT/schedule-$x-$p.json'))['order'])") || continue
+        cp "$DB" "$WORK/rank-$x-$p.db"
+        timed "measure-$x-$p" "$G" tune "$W/$x.yaml" --backend "$BACKEND" --orders --energy=false --strategy order_search --strategy-param "start=$order" --max-evals 1 --db "$WORK/rank-$x-$p.db" --no-progress --json
+        timed "schedule-$x-$p" "$G" schedule "$W/$x.yaml" --backend "$BACKEND" --profile "$p" --db "$WORK/rank-$x-$p.db" --json
+        rm -f "$WORK/rank-$x-$p.db"
+      fi
     done
+  done
+fi
+if has energy; then
+  for x in ${ENERGYSETS:-epbsmix-6 epbsshm-6}; do
+    rm -f "$WORK/energy-$x.db"
+    LIMIT=${ELIMIT:-${LIMIT:-560}} timed "energy-$x" "$G" tune "$W/$x.yaml" --backend "$BACKEND" --strategy brute_force --orders --energy --db "$WORK/energy-$x.db" --no-progress --json
+    for p in ${PROFILES:-ncu model}; do
+      for o in energy time; do
+        timed "energy-schedule-$x-$p-$o" "$G" schedule "$W/$x.yaml" --backend "$BACKEND" --profile "$p" --objective "$o" --db "$WORK/energy-$x.db" --json
+      done
+    done
+    export_csv "$WORK/energy-$x.db" "energy-$x-"
   done
 fi
 if has refine; then

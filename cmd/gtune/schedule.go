@@ -238,7 +238,7 @@ func rankOrder(ctx context.Context, set *workload.Set, db *store.DB, uuid string
 	if err != nil {
 		return nil, err
 	}
-	return &report.OrderRanking{Objective: objective, Ranking: r}, nil
+	return &report.OrderRanking{Objective: objective, Ranking: r, Sample: r.SampledFrom(len(spo.Params()[layo.Order].Values))}, nil
 }
 
 // ncuMixes profiles one launch of every kernel of configuration cfg of

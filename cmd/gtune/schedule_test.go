@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gtune/gtune/report"
 )
 
 // gtune schedule on the simulated GPU: the four-kernel worked case of
@@ -38,5 +41,41 @@ func TestScheduleWorkload(t *testing.T) {
 	}
 	if code, _, errs := gtune(t, "schedule", w, "--backend", "sim", "--db", db, "--profile", "nvprof"); code == 0 || !strings.Contains(errs, "--profile") {
 		t.Errorf("bad --profile: exit %d, %s", code, errs)
+	}
+}
+
+// A sample of the 40,320 orders of EpBsEsSw-8 on the simulated GPU: the
+// schedule's order is ranked once it is measured too, with the
+// percentile's 95 % interval over all orders (the device script's
+// orders8 and schedule stages).
+func TestScheduleSampledOrders(t *testing.T) {
+	w := filepath.Join("..", "..", "examples", "concurrent", "workloads", "epbsessw-8.yaml")
+	db := filepath.Join(t.TempDir(), "w.db")
+	if code, _, errs := gtune(t, "tune", w, "--backend", "sim", "--db", db, "--orders", "--strategy", "random_sample", "--max-evals", "30", "--seed", "1", "--no-progress"); code != 0 {
+		t.Fatalf("tune --orders: %s", errs)
+	}
+	var s report.Schedule
+	code, out, errs := gtune(t, "schedule", w, "--backend", "sim", "--db", db, "--json")
+	if code != 0 || json.Unmarshal([]byte(out), &s) != nil {
+		t.Fatalf("exit %d, %s\n%s", code, errs, out)
+	}
+	if s.Ranking != nil {
+		t.Skipf("the sample holds the schedule's order %s already", s.OrderName)
+	}
+	if code, _, errs := gtune(t, "tune", w, "--backend", "sim", "--db", db, "--orders", "--strategy", "order_search", "--strategy-param", "start="+s.OrderName, "--max-evals", "1", "--no-progress"); code != 0 {
+		t.Fatalf("measuring the order: %s", errs)
+	}
+	code, out, errs = gtune(t, "schedule", w, "--backend", "sim", "--db", db, "--json")
+	s = report.Schedule{}
+	if code != 0 || json.Unmarshal([]byte(out), &s) != nil || s.Ranking == nil || s.Ranking.Sample == nil {
+		t.Fatalf("exit %d, %s\n%s", code, errs, out)
+	}
+	r := s.Ranking
+	if r.N != 31 || r.Sample.Orders != 40320 || !(r.Sample.Low <= r.Percentile && r.Percentile <= r.Sample.High) || r.Sample.High-r.Sample.Low < 10 {
+		t.Errorf("ranking %+v, sample %+v", r.Ranking, *r.Sample)
+	}
+	code, out, _ = gtune(t, "schedule", w, "--backend", "sim", "--db", db)
+	if code != 0 || !strings.Contains(out, "a sample of the 40320: percentile over all of them") {
+		t.Errorf("text: exit %d\n%s", code, out)
 	}
 }
