@@ -213,9 +213,20 @@ type Point struct {
 
 // ParetoFront returns the IDs of the points no other point dominates
 // (another point dominates p when it is no worse in every score and better
-// in at least one), sorted by the first score. O(n²), which is fine for the
-// thousands of configurations one run holds.
+// in at least one), sorted by the first score (points with equal scores
+// in their order in ps). Two scores take O(n log n) (sorted by both, one
+// sweep: a point is on the front when its second score is below every
+// earlier one's, or it repeats the last point kept), so that a report of
+// a run of 10^5 configurations is quick; more take O(n²).
 func ParetoFront(ps []Point) []int {
+	if front, ok := paretoFront2(ps); ok {
+		return front
+	}
+	return paretoFrontAll(ps)
+}
+
+// paretoFrontAll is ParetoFront by comparing every pair of points.
+func paretoFrontAll(ps []Point) []int {
 	var front []Point
 	for i, p := range ps {
 		dominated := false
@@ -235,6 +246,37 @@ func ParetoFront(ps []Point) []int {
 		ids[i] = p.ID
 	}
 	return ids
+}
+
+// paretoFront2 is ParetoFront for points of two scores, none NaN; ok
+// false for others.
+func paretoFront2(ps []Point) ([]int, bool) {
+	for _, p := range ps {
+		if len(p.Scores) != 2 || math.IsNaN(p.Scores[0]) || math.IsNaN(p.Scores[1]) {
+			return nil, false
+		}
+	}
+	idx := make([]int, len(ps))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		pa, pb := ps[idx[a]].Scores, ps[idx[b]].Scores
+		if pa[0] != pb[0] {
+			return pa[0] < pb[0]
+		}
+		return pa[1] < pb[1]
+	})
+	var ids []int
+	var last []float64
+	for _, i := range idx {
+		s := ps[i].Scores
+		if last == nil || s[1] < last[1] || s[0] == last[0] && s[1] == last[1] {
+			ids = append(ids, ps[i].ID)
+			last = s
+		}
+	}
+	return ids, true
 }
 
 func dominates(q, p Point) bool {

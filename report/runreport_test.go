@@ -55,3 +55,28 @@ func TestFrontAndBestSoFar(t *testing.T) {
 		t.Errorf("maximized:\n%s\nwant\n%s", max, wantMax)
 	}
 }
+
+// Hull edge cases by hand: collinear points keep only the ends (the
+// middle one is a mix of the two); a duplicate is kept once; one point
+// is its own hull; a point faster but less efficient than every other
+// opens the hull.
+func TestEfficiencyHullCases(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		pts  []*store.Evaluation
+		want string
+	}{
+		{"collinear", []*store.Evaluation{ev("B", 90, 1.5, 1, 1), ev("A", 100, 1, 1, 1), ev("C", 80, 2, 1, 1)}, "A,C"},
+		{"duplicates", []*store.Evaluation{ev("A", 100, 1, 1, 1), ev("A2", 100, 1, 1, 1), ev("C", 80, 2, 1, 1)}, "A,C"},
+		{"single", []*store.Evaluation{ev("A", 100, 1, 1, 1)}, "A"},
+		{"fastest is most efficient", []*store.Evaluation{ev("B", 90, 1.5, 1, 1), ev("A", 100, 2, 1, 1)}, "A"},
+	} {
+		var keys []string
+		for _, e := range efficiencyHull(c.pts, "GFLOP/s", "GFLOP/s/W") {
+			keys = append(keys, e.Key)
+		}
+		if got := strings.Join(keys, ","); got != c.want {
+			t.Errorf("%s: hull %s, want %s", c.name, got, c.want)
+		}
+	}
+}

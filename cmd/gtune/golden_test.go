@@ -78,7 +78,7 @@ func TestCommandOutputGolden(t *testing.T) {
 	}{
 		{"runs.json", []string{"runs", "--db", db, "--json"}},
 		{"runs.txt", []string{"runs", "--db", db}},
-		{"report.txt", []string{"report", "1", "--db", db}},
+		{"report.txt", []string{"report", "1", "--db", db, "--text"}},
 		{"show.json", []string{"show", "1", "--db", db, "--json"}},
 		{"check.json", []string{"check", spec, "--json"}},
 		{"occupancy.json", []string{"occupancy", "--sim-device", "h100_sxm", "--block-size", "256", "--registers", "40", "--shared-memory", "16384", "--json"}},

@@ -1,34 +1,94 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/report"
+	"github.com/gtune/gtune/store"
 )
 
 func init() { subcommands = append(subcommands, newReportCmd) }
 
 func newReportCmd() *cobra.Command {
-	var dbPath string
+	var dbPath, out string
+	var asText bool
 	c := &cobra.Command{
-		Use:   "report RUN",
-		Short: "Report a run for a terminal: best configurations, the Pareto front of time × energy, the convex hull of performance × efficiency, the best-so-far curve",
-		Long: `report reads a run of the results database (read-only) and prints its facts, the best configuration
-by time, energy and EDP, the Pareto front of time × energy, the convex hull of performance × efficiency
-(a rate metric of the spec, such as GFLOP/s or GB/s, against one per watt; the configurations on it,
-fastest first, with what each step costs in speed and gains in efficiency:
-autotuning-gemm-energy-beast.md, Figure 5 and Table II) and a text plot of the best objective so far.`,
-		Args: cobra.ExactArgs(1),
+		Use:   "report [RUN...]",
+		Short: "Report runs as one self-contained HTML file (charts of the Pareto front, the convex hull, GPU settings, progress, parameter effects, correlations), or for a terminal with --text",
+		Long: `report reads runs of the results database (read-only; by default its newest run) and writes one HTML
+file that any browser opens offline (nothing is fetched: the charts are SVG drawn by gonum/plot, hovering a
+point shows its configuration, tables sort by any column). Several runs of one kernel, on different GPUs or
+clocks, share each chart's axes. Sections: the runs' facts; the best configurations; the Pareto front of
+time × energy; the convex hull of performance × efficiency and its configurations in hull order
+(autotuning-gemm-energy-beast.md, Figure 5 and Table II); time, energy, power and EDP against each GPU
+setting with the ridge frequency and the power-capping ratio; the best objective so far against evaluations
+and tuning time; the objective against each tunable parameter; Pearson's and Spearman's coefficients of
+every observation and metric with the performance and the efficiency objective (Figures 6-9).
+
+--text prints each run for a terminal instead: its facts, the best configuration by time, energy and EDP,
+the Pareto front, the hull's configurations and a text plot of the best objective so far.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, run, evals, err := openStoredRun(dbPath, args[0])
+			db, err := store.OpenReadOnly(dbPath)
 			if err != nil {
-				return err
+				return inputError{err}
 			}
 			defer db.Close()
-			report.RunReport(cmd.OutOrStdout(), run, evals)
+			if len(args) == 0 {
+				runs, err := db.Runs()
+				if err != nil {
+					return err
+				}
+				if len(runs) == 0 {
+					return badInput("%s holds no run", db.Path())
+				}
+				newest := runs[0]
+				for _, r := range runs {
+					if r.ID > newest.ID {
+						newest = r
+					}
+				}
+				args = []string{strconv.FormatInt(newest.ID, 10)}
+			}
+			var runs []report.HTMLRun
+			for _, a := range args {
+				run, evals, err := storedRun(db, a)
+				if err != nil {
+					return err
+				}
+				runs = append(runs, report.HTMLRun{Run: run, Evals: evals})
+			}
+			if asText {
+				for i, r := range runs {
+					if i > 0 {
+						fmt.Fprintln(cmd.OutOrStdout())
+					}
+					report.RunReport(cmd.OutOrStdout(), r.Run, r.Evals)
+				}
+				return nil
+			}
+			f, err := os.Create(out)
+			if err != nil {
+				return inputError{fmt.Errorf("-o %s: %w", out, err)}
+			}
+			if err := report.WriteHTML(f, runs, time.Now()); err != nil {
+				f.Close()
+				os.Remove(out)
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "gtune: wrote %s (%d run(s))\n", out, len(runs))
 			return nil
 		},
 	}
 	c.Flags().StringVar(&dbPath, "db", "gtune.db", "results database (SQLite)")
+	c.Flags().StringVarP(&out, "output", "o", "report.html", "the HTML file to write")
+	c.Flags().BoolVar(&asText, "text", false, "print the report for a terminal instead of writing HTML")
 	return c
 }

@@ -81,25 +81,38 @@ func newShowCmd() *cobra.Command {
 // number, a database that cannot be read or holds no such run (bad
 // input); a read error. The caller closes db.
 func openStoredRun(dbPath, arg string) (*store.DB, *store.Run, []*store.Evaluation, error) {
-	id, err := strconv.ParseInt(arg, 10, 64)
-	if err != nil {
+	if _, err := strconv.ParseInt(arg, 10, 64); err != nil {
 		return nil, nil, nil, badInput("RUN %q: want a run number (gtune runs lists them)", arg)
 	}
 	db, err := store.OpenReadOnly(dbPath)
 	if err != nil {
 		return nil, nil, nil, inputError{err}
 	}
-	run, err := db.Run(id)
-	if errors.Is(err, store.ErrNotFound) {
-		err = badInput("%s holds no run %d (gtune runs --db %s lists them)", db.Path(), id, db.Path())
-	}
-	var evals []*store.Evaluation
-	if err == nil {
-		evals, err = db.Evaluations(id)
-	}
+	run, evals, err := storedRun(db, arg)
 	if err != nil {
 		db.Close()
 		return nil, nil, nil, err
 	}
 	return db, run, evals, nil
+}
+
+// storedRun reads run arg (its number) of db and its evaluations in the
+// order made. Errors: arg is not a number, or db holds no such run.
+func storedRun(db *store.DB, arg string) (*store.Run, []*store.Evaluation, error) {
+	id, err := strconv.ParseInt(arg, 10, 64)
+	if err != nil {
+		return nil, nil, badInput("RUN %q: want a run number (gtune runs lists them)", arg)
+	}
+	run, err := db.Run(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, badInput("%s holds no run %d (gtune runs --db %s lists them)", db.Path(), id, db.Path())
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	evals, err := db.Evaluations(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return run, evals, nil
 }

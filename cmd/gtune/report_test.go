@@ -1,0 +1,73 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gtune/gtune/report"
+)
+
+// gtune report -o on two simulated runs of examples/matmul (with energy,
+// the second with the SM clock as a GPU setting): one HTML file with
+// every section, each chart with its points, no URL anywhere (nothing
+// is fetched), and the text report with --text.
+func TestReportHTML(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	spec := filepath.Join("..", "..", "examples", "matmul", "spec.json")
+	if code, _, errs := gtune(t, "tune", spec, "--backend", "sim", "--energy", "--db", db, "--no-progress", "--quiet"); code != 0 {
+		t.Fatalf("tune: %s", errs)
+	}
+	if code, _, errs := gtune(t, "tune", spec, "--backend", "sim", "--energy", "--gpu-settings", "g2", "--clock-step", "300", "--allow-gpu-settings",
+		"--db", db, "--no-progress", "--quiet"); code != 0 {
+		t.Fatalf("tune --gpu-settings: %s", errs)
+	}
+	out := filepath.Join(dir, "r.html")
+	code, _, errs := gtune(t, "report", "1", "2", "--db", db, "-o", out)
+	if code != 0 || !strings.Contains(errs, "wrote "+out+" (2 run(s))") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, s := range report.Sections {
+		if !strings.Contains(page, `<section id="`+s+`">`) {
+			t.Errorf("section %s missing", s)
+		}
+	}
+	for _, bad := range []string{"http:", "https:", "<script src", "<link", "@import", "url("} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page names %q: it must fetch nothing", bad)
+		}
+	}
+	charts := regexp.MustCompile(`<div class="chart" data-points="(\d+)">`).FindAllStringSubmatch(page, -1)
+	if len(charts) < 15 {
+		t.Errorf("%d charts, want at least 15 (front, 2 hulls, 8 GPU-setting curves, progress, parameters, correlations)", len(charts))
+	}
+	for i, c := range charts {
+		if n, _ := strconv.Atoi(c[1]); n < 1 {
+			t.Errorf("chart %d has no points", i+1)
+		}
+	}
+	for _, want := range []string{"run 2: ridge frequency", "GFLOP/s", "Spearman with GFLOPS/W", "the front, fastest first", "the hull&#39;s configurations in hull order"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	code, text, _ := gtune(t, "report", "2", "--db", db, "--text")
+	if code != 0 || !strings.Contains(text, "Pareto front, time × energy") {
+		t.Errorf("--text: exit %d\n%s", code, text)
+	}
+	if code, _, errs := gtune(t, "report", "3", "--db", db, "-o", filepath.Join(dir, "x.html")); code != 2 || !strings.Contains(errs, "holds no run 3") {
+		t.Errorf("missing run: exit %d, %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.html")); err == nil {
+		t.Error("a failed report left a file")
+	}
+}
