@@ -136,6 +136,8 @@ func (c chart) SVG() (template.HTML, error) {
 		p.NominalX(c.NominalX...)
 	}
 	thinned := 0
+	var linePoints []point
+	var legend []legendEntry
 	for i, s := range c.Series {
 		if !s.Line && !s.Marked && len(s.Points) > maxScatter {
 			// A browser draws some thousands of markers briskly and a
@@ -171,7 +173,7 @@ func (c chart) SVG() (template.HTML, error) {
 			l.Width = vg.Points(1.5)
 			p.Add(l)
 			if s.Name != "" {
-				p.Legend.Add(s.Name, l)
+				legend = append(legend, legendEntry{s.Name, col, "line"})
 			}
 		} else {
 			sc, err := plotter.NewScatter(xys)
@@ -187,10 +189,23 @@ func (c chart) SVG() (template.HTML, error) {
 			}
 			p.Add(sc)
 			if s.Name != "" {
-				p.Legend.Add(s.Name, sc)
+				kind := "ring"
+				if s.Marked {
+					kind = "dot"
+				}
+				legend = append(legend, legendEntry{s.Name, col, kind})
 			}
 		}
-		rec.points = append(rec.points, s.Points...)
+		if s.Line {
+			linePoints = append(linePoints, s.Points...)
+		} else {
+			rec.points = append(rec.points, s.Points...)
+		}
+	}
+	// A line's points are hovered where markers draw them too; a chart
+	// of lines alone hovers the lines' points.
+	if len(rec.points) == 0 && c.Bars == nil {
+		rec.points = linePoints
 	}
 	for _, m := range c.Marks {
 		if bad(m.X) {
@@ -205,13 +220,12 @@ func (c chart) SVG() (template.HTML, error) {
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		p.Add(l)
 		if m.Label != "" {
-			p.Legend.Add(m.Label, l)
+			legend = append(legend, legendEntry{m.Label, l.Color.(color.RGBA), "dash"})
 		}
 	}
 	if thinned > 1 {
 		p.Title.Text = fmt.Sprintf("%s (every %d. configuration shown)", c.Title, thinned)
 	}
-	p.Legend.Top = true
 	p.Add(rec)
 	w, h := c.Width, c.Height
 	if w == 0 {
@@ -231,12 +245,29 @@ func (c chart) SVG() (template.HTML, error) {
 	// the document names no URL at all.
 	svg = svgXMLNS.ReplaceAllString(svg, "")
 	var b strings.Builder
-	fmt.Fprintf(&b, `<div class="chart" data-points="%d">`, len(hover))
+	fmt.Fprintf(&b, `<div class="chart" data-points="%d"><div class="plotbox">`, len(hover))
 	b.WriteString(strings.Replace(svg, "<svg ", `<svg class="plot" `, 1))
 	fmt.Fprintf(&b, `<svg class="hover" viewBox="0 0 %.2f %.2f">`, float64(w.Points()), float64(h.Points()))
 	for _, q := range hover {
 		fmt.Fprintf(&b, `<circle cx="%.2f" cy="%.2f" r="4"><title>%s</title></circle>`, q.X, float64(h.Points())-q.Y, html.EscapeString(q.Label))
 	}
 	b.WriteString("</svg></div>")
+	// The legend is HTML under the plot, where it hides no point.
+	if len(legend) > 0 {
+		b.WriteString(`<div class="legend">`)
+		for _, l := range legend {
+			fmt.Fprintf(&b, `<span class="%s" style="--c:#%02x%02x%02x"></span>%s `, l.kind, l.color.R, l.color.G, l.color.B, html.EscapeString(l.name))
+		}
+		b.WriteString("</div>")
+	}
+	b.WriteString("</div>")
 	return template.HTML(b.String()), nil
+}
+
+// legendEntry is one line of a chart's legend: a series' name, colour
+// and how it is drawn (ring, dot, line or dash).
+type legendEntry struct {
+	name  string
+	color color.RGBA
+	kind  string
 }

@@ -26,9 +26,14 @@ type HTMLRun struct {
 	Evals []*store.Evaluation
 }
 
-// Section names of the HTML report, in page order (the id of each
-// <section>): a test and scripts/report-check read them.
+// Sections are the section names of the HTML report of runs, in page
+// order (the id of each <section>); BenchSection follows them when the
+// report has bench-strategies results. A test and scripts/report-check
+// read them.
 var Sections = []string{"facts", "best", "pareto", "hull", "gpu-settings", "progress", "parameters", "correlations"}
+
+// BenchSection is the section of bench-strategies results.
+const BenchSection = "strategies"
 
 //go:embed html.tmpl
 var htmlTemplate string
@@ -78,22 +83,36 @@ type htmlPage struct {
 // Figures 6–9). Charts are SVG drawn by gonum/plot; hovering a point
 // shows its configuration. The page fetches nothing: no script, style,
 // font or image comes from elsewhere. generated is printed as the
-// report's date (a test passes a fixed one). Errors: no run, or a chart
-// gonum/plot cannot draw.
-func WriteHTML(w io.Writer, runs []HTMLRun, generated time.Time) error {
-	if len(runs) == 0 {
-		return fmt.Errorf("report: no run to report")
+// report's date (a test passes a fixed one). bench are bench-strategies
+// --json documents, charted after the runs as the fraction of the
+// optimum each strategy reaches against its budget. Errors: neither a
+// run nor a bench document, or a chart gonum/plot cannot draw.
+func WriteHTML(w io.Writer, runs []HTMLRun, bench []BenchDoc, generated time.Time) error {
+	if len(runs) == 0 && len(bench) == 0 {
+		return fmt.Errorf("report: no run and no bench-strategies result to report")
 	}
 	page := htmlPage{Generated: generated.UTC().Format("2006-01-02 15:04 UTC")}
 	var names []string
 	for _, r := range runs {
 		names = append(names, fmt.Sprintf("run %d (%s on %s)", r.Run.ID, r.Run.Kernel, r.Run.DeviceName))
 	}
+	for _, d := range bench {
+		names = append(names, d.Name)
+	}
 	page.Title = "gtune report: " + strings.Join(names, ", ")
-	for _, build := range []func([]HTMLRun) (htmlSection, error){
-		factsSection, bestSection, paretoSection, hullSection, settingsSection, progressSection, parametersSection, correlationSection,
-	} {
-		s, err := build(runs)
+	if len(runs) > 0 {
+		for _, build := range []func([]HTMLRun) (htmlSection, error){
+			factsSection, bestSection, paretoSection, hullSection, settingsSection, progressSection, parametersSection, correlationSection,
+		} {
+			s, err := build(runs)
+			if err != nil {
+				return err
+			}
+			page.Sections = append(page.Sections, s)
+		}
+	}
+	if len(bench) > 0 {
+		s, err := benchSection(bench)
 		if err != nil {
 			return err
 		}

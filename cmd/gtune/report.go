@@ -16,6 +16,7 @@ func init() { subcommands = append(subcommands, newReportCmd) }
 
 func newReportCmd() *cobra.Command {
 	var dbPath, out string
+	var bench []string
 	var asText bool
 	c := &cobra.Command{
 		Use:   "report [RUN...]",
@@ -33,34 +34,28 @@ every observation and metric with the performance and the efficiency objective (
 --text prints each run for a terminal instead: its facts, the best configuration by time, energy and EDP,
 the Pareto front, the hull's configurations and a text plot of the best objective so far.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := store.OpenReadOnly(dbPath)
-			if err != nil {
-				return inputError{err}
-			}
-			defer db.Close()
-			if len(args) == 0 {
-				runs, err := db.Runs()
+			var docs []report.BenchDoc
+			for _, name := range bench {
+				f, err := os.Open(name)
 				if err != nil {
-					return err
+					return inputError{fmt.Errorf("--bench: %w", err)}
 				}
-				if len(runs) == 0 {
-					return badInput("%s holds no run", db.Path())
+				d, err := report.ReadBenchDoc(f, name)
+				f.Close()
+				if err != nil {
+					return inputError{fmt.Errorf("--bench %w", err)}
 				}
-				newest := runs[0]
-				for _, r := range runs {
-					if r.ID > newest.ID {
-						newest = r
-					}
-				}
-				args = []string{strconv.FormatInt(newest.ID, 10)}
+				docs = append(docs, d)
+			}
+			if asText && len(docs) > 0 {
+				return badInput("--bench is charted in the HTML report; gtune bench-strategies prints its table for a terminal")
 			}
 			var runs []report.HTMLRun
-			for _, a := range args {
-				run, evals, err := storedRun(db, a)
-				if err != nil {
+			if len(args) > 0 || len(docs) == 0 {
+				var err error
+				if runs, err = readRuns(dbPath, args); err != nil {
 					return err
 				}
-				runs = append(runs, report.HTMLRun{Run: run, Evals: evals})
 			}
 			if asText {
 				for i, r := range runs {
@@ -75,7 +70,7 @@ the Pareto front, the hull's configurations and a text plot of the best objectiv
 			if err != nil {
 				return inputError{fmt.Errorf("-o %s: %w", out, err)}
 			}
-			if err := report.WriteHTML(f, runs, time.Now()); err != nil {
+			if err := report.WriteHTML(f, runs, docs, time.Now()); err != nil {
 				f.Close()
 				os.Remove(out)
 				return err
@@ -83,12 +78,48 @@ the Pareto front, the hull's configurations and a text plot of the best objectiv
 			if err := f.Close(); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "gtune: wrote %s (%d run(s))\n", out, len(runs))
+			fmt.Fprintf(cmd.ErrOrStderr(), "gtune: wrote %s (%d run(s), %d bench-strategies result(s))\n", out, len(runs), len(docs))
 			return nil
 		},
 	}
 	c.Flags().StringVar(&dbPath, "db", "gtune.db", "results database (SQLite)")
 	c.Flags().StringVarP(&out, "output", "o", "report.html", "the HTML file to write")
+	c.Flags().StringArrayVar(&bench, "bench", nil, "a gtune bench-strategies --json document to chart (repeatable); with no RUN, the database is not read")
 	c.Flags().BoolVar(&asText, "text", false, "print the report for a terminal instead of writing HTML")
 	return c
+}
+
+// readRuns reads runs args (their numbers; none: the newest run) of the
+// database at dbPath, opened read-only.
+func readRuns(dbPath string, args []string) ([]report.HTMLRun, error) {
+	db, err := store.OpenReadOnly(dbPath)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	defer db.Close()
+	if len(args) == 0 {
+		all, err := db.Runs()
+		if err != nil {
+			return nil, err
+		}
+		if len(all) == 0 {
+			return nil, badInput("%s holds no run", db.Path())
+		}
+		newest := all[0]
+		for _, r := range all {
+			if r.ID > newest.ID {
+				newest = r
+			}
+		}
+		args = []string{strconv.FormatInt(newest.ID, 10)}
+	}
+	var runs []report.HTMLRun
+	for _, a := range args {
+		run, evals, err := storedRun(db, a)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, report.HTMLRun{Run: run, Evals: evals})
+	}
+	return runs, nil
 }

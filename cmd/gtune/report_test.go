@@ -28,7 +28,7 @@ func TestReportHTML(t *testing.T) {
 	}
 	out := filepath.Join(dir, "r.html")
 	code, _, errs := gtune(t, "report", "1", "2", "--db", db, "-o", out)
-	if code != 0 || !strings.Contains(errs, "wrote "+out+" (2 run(s))") {
+	if code != 0 || !strings.Contains(errs, "wrote "+out+" (2 run(s), 0 bench-strategies result(s))") {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	b, err := os.ReadFile(out)
@@ -69,5 +69,36 @@ func TestReportHTML(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.html")); err == nil {
 		t.Error("a failed report left a file")
+	}
+}
+
+// gtune report --bench charts a bench-strategies --json document (the
+// golden one of TestGoldenOutputs) without a database: one chart per
+// problem and the mean, the scores table.
+func TestReportBench(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "b.html")
+	doc := filepath.Join("testdata", "bench-strategies.json")
+	code, _, errs := gtune(t, "report", "--bench", doc, "-o", out, "--db", filepath.Join(dir, "absent.db"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, _ := os.ReadFile(out)
+	page := string(b)
+	if !strings.Contains(page, `<section id="`+report.BenchSection+`">`) || strings.Contains(page, `<section id="facts">`) {
+		t.Errorf("sections wrong:\n%.400s", page)
+	}
+	if n := strings.Count(page, `<div class="chart" data-points="4">`); n != 2 { // mean and the one problem: 2 strategies × 2 budgets
+		t.Errorf("%d charts of 4 points, want 2", n)
+	}
+	for _, want := range []string{"greedy_ils", "random_sample", "convolution_milo_A100", "0.8075"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	notJSON := filepath.Join(dir, "x.json")
+	os.WriteFile(notJSON, []byte(`{"runs": 1}`), 0o644)
+	if code, _, errs := gtune(t, "report", "--bench", notJSON, "-o", out); code != 2 || !strings.Contains(errs, "no results") {
+		t.Errorf("a document without results: exit %d, %s", code, errs)
 	}
 }
