@@ -94,6 +94,10 @@ func (h hoverRecorder) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
+// The charts' text is sans serif, as the page's (gonum/plot reads its
+// default font when a plot is made; the report is its only user here).
+func init() { plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"} }
+
 func bad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
 var (
@@ -104,7 +108,6 @@ var (
 // SVG renders c: the chart's SVG and the overlay, inside one positioned
 // element. Errors come from gonum/plot (a series it cannot plot).
 func (c chart) SVG() (template.HTML, error) {
-	plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
 	p := plot.New()
 	p.Title.Text = c.Title
 	p.X.Label.Text = c.XLabel
@@ -224,7 +227,7 @@ func (c chart) SVG() (template.HTML, error) {
 		}
 	}
 	if thinned > 1 {
-		p.Title.Text = fmt.Sprintf("%s (every %d. configuration shown)", c.Title, thinned)
+		p.Title.Text = fmt.Sprintf("%s (1 in %d configurations shown)", c.Title, thinned)
 	}
 	p.Add(rec)
 	w, h := c.Width, c.Height
