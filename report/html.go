@@ -19,6 +19,17 @@ import (
 	"github.com/gtune/gtune/store"
 )
 
+// HTMLOptions are the choices of an HTML report.
+type HTMLOptions struct {
+	// Generated is printed as the report's date (a test passes a fixed
+	// one).
+	Generated time.Time
+	// Pareto names the two quantities of the Pareto front: observations
+	// or metrics, a rate (…/s) or efficiency (…/W) maximized, any other
+	// minimized. Zero: time and energy.
+	Pareto [2]string
+}
+
 // HTMLRun is one stored run for the HTML report: the run and its
 // evaluations in the order they were made (store.DB.Evaluations).
 type HTMLRun struct {
@@ -82,16 +93,18 @@ type htmlPage struct {
 // strongest as scatter plots (autotuning-gemm-energy-beast.md,
 // Figures 6–9). Charts are SVG drawn by gonum/plot; hovering a point
 // shows its configuration. The page fetches nothing: no script, style,
-// font or image comes from elsewhere. generated is printed as the
-// report's date (a test passes a fixed one). bench are bench-strategies
+// font or image comes from elsewhere. bench are bench-strategies
 // --json documents, charted after the runs as the fraction of the
 // optimum each strategy reaches against its budget. Errors: neither a
 // run nor a bench document, or a chart gonum/plot cannot draw.
-func WriteHTML(w io.Writer, runs []HTMLRun, bench []BenchDoc, generated time.Time) error {
+func WriteHTML(w io.Writer, runs []HTMLRun, bench []BenchDoc, opts HTMLOptions) error {
 	if len(runs) == 0 && len(bench) == 0 {
 		return fmt.Errorf("report: no run and no bench-strategies result to report")
 	}
-	page := htmlPage{Generated: generated.UTC().Format("2006-01-02 15:04 UTC")}
+	if opts.Pareto == [2]string{} {
+		opts.Pareto = [2]string{"time", "energy"}
+	}
+	page := htmlPage{Generated: opts.Generated.UTC().Format("2006-01-02 15:04 UTC")}
 	var names []string
 	for _, r := range runs {
 		names = append(names, fmt.Sprintf("run %d (%s on %s)", r.Run.ID, r.Run.Kernel, r.Run.DeviceName))
@@ -101,8 +114,9 @@ func WriteHTML(w io.Writer, runs []HTMLRun, bench []BenchDoc, generated time.Tim
 	}
 	page.Title = "gtune report: " + strings.Join(names, ", ")
 	if len(runs) > 0 {
+		pareto := func(runs []HTMLRun) (htmlSection, error) { return paretoSection(runs, opts.Pareto) }
 		for _, build := range []func([]HTMLRun) (htmlSection, error){
-			factsSection, bestSection, paretoSection, hullSection, settingsSection, progressSection, parametersSection, correlationSection,
+			factsSection, bestSection, pareto, hullSection, settingsSection, progressSection, parametersSection, correlationSection,
 		} {
 			s, err := build(runs)
 			if err != nil {
@@ -405,44 +419,44 @@ func paramNumber(v any) (float64, bool) {
 	return 0, false
 }
 
-func paretoSection(runs []HTMLRun) (htmlSection, error) {
-	s := htmlSection{ID: "pareto", Title: "Pareto front: time × energy",
-		Intro: "Every valid configuration (rings) and the Pareto front (filled): the configurations no other one beats in both time and energy."}
-	c := chart{Title: "time × energy", XLabel: "time (ms)", YLabel: "energy (J)"}
+func paretoSection(runs []HTMLRun, axes [2]string) (htmlSection, error) {
+	a, b := axes[0], axes[1]
+	s := htmlSection{ID: "pareto", Title: "Pareto front: " + a + " × " + b,
+		Intro: "Every valid configuration (rings) and the Pareto front (filled): the configurations no other one beats in both " + a + " and " + b + " (gtune report --pareto A,B picks the two)."}
+	c := chart{Title: a + " × " + b, XLabel: a, YLabel: b}
 	for i, r := range runs {
 		valid := validOf(r.Evals)
 		var all, fr []point
 		for _, e := range valid {
-			t, okT := e.Observations["time"]
-			en, okE := e.Observations["energy"]
-			if okT && okE {
-				all = append(all, point{X: t, Y: en, of: e, run: r.Run})
+			x, okA := quantity(e, a)
+			y, okB := quantity(e, b)
+			if okA && okB {
+				all = append(all, point{X: x, Y: y, of: e, run: r.Run})
 			}
 		}
-		front := timeEnergyFront(valid)
-		for _, e := range front {
-			fr = append(fr, point{X: e.Observations["time"], Y: e.Observations["energy"], of: e, run: r.Run})
-		}
 		if len(all) == 0 {
-			s.Notes = append(s.Notes, runName(r.Run)+": energy was not measured (tune with --energy)")
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: no configuration has both %s and %s (energy needs tune --energy)", runName(r.Run), a, b))
 			continue
+		}
+		front := paretoFront(valid, a, b)
+		for _, e := range front {
+			x, _ := quantity(e, a)
+			y, _ := quantity(e, b)
+			fr = append(fr, point{X: x, Y: y, of: e, run: r.Run})
 		}
 		col := palette[i%len(palette)]
 		c.Series = append(c.Series, series{Name: runName(r.Run), Points: all, Color: col},
 			series{Points: fr, Line: true, Color: col}, series{Name: runName(r.Run) + " front", Points: fr, Marked: true, Color: col})
-		t := htmlTable{Caption: fmt.Sprintf("%s: the front, fastest first (%d of %d valid configurations)", runName(r.Run), len(front), len(valid)),
-			Head: []string{"configuration", "time (ms)", "energy (J)", "power (W)"}}
+		t := htmlTable{Caption: fmt.Sprintf("%s: the front, best %s first (%d of %d valid configurations)", runName(r.Run), a, len(front), len(valid)),
+			Head: []string{"configuration", a, b, "time (ms)", "energy (J)", "power (W)"}}
 		for _, e := range front {
-			t.Rows = append(t.Rows, []htmlCell{text(e.Key), obsCell(e.Observations, "time"), obsCell(e.Observations, "energy"), obsCell(e.Observations, "power")})
+			x, _ := quantity(e, a)
+			y, _ := quantity(e, b)
+			t.Rows = append(t.Rows, []htmlCell{text(e.Key), num(x), num(y), obsCell(e.Observations, "time"), obsCell(e.Observations, "energy"), obsCell(e.Observations, "power")})
 		}
 		s.Tables = append(s.Tables, t)
 	}
-	if len(c.Series) > 0 {
-		if err := s.add(c); err != nil {
-			return s, err
-		}
-	}
-	return s, nil
+	return s, s.add(c)
 }
 
 // label is what hovering a configuration's point shows.

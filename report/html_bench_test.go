@@ -33,7 +33,7 @@ func syntheticRun(n int) HTMLRun {
 func BenchmarkWriteHTML10k(b *testing.B) {
 	r := []HTMLRun{syntheticRun(10000)}
 	for b.Loop() {
-		if err := WriteHTML(io.Discard, r, nil, time.Time{}); err != nil {
+		if err := WriteHTML(io.Discard, r, nil, HTMLOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

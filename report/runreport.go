@@ -104,12 +104,41 @@ func bestBy(valid []*store.Evaluation, name string) (*store.Evaluation, float64,
 // timeEnergyFront is the Pareto front of time × energy, fastest first;
 // empty when energy was not measured.
 func timeEnergyFront(valid []*store.Evaluation) []*store.Evaluation {
+	return paretoFront(valid, "time", "energy")
+}
+
+// quantity is an evaluation's observation or metric named name.
+func quantity(e *store.Evaluation, name string) (float64, bool) {
+	if v, ok := e.Observations[name]; ok {
+		return v, true
+	}
+	v, ok := e.Metrics[name]
+	return v, ok
+}
+
+// maximized reports whether a quantity is better when larger: a rate
+// (GFLOP/s, GB/s) or an efficiency (GFLOPS/W, GFLOP/s/W); every other
+// one (time, energy, power, EDP) is better when smaller.
+func maximized(name string) bool {
+	return strings.HasSuffix(name, "/s") || strings.HasSuffix(name, "/W")
+}
+
+// paretoFront is the Pareto front of the valid evaluations that have
+// both quantities a and b (observations or metrics, each minimized or
+// maximized as maximized says), ordered by a, best first.
+func paretoFront(valid []*store.Evaluation, a, b string) []*store.Evaluation {
+	sign := func(name string) float64 {
+		if maximized(name) {
+			return -1
+		}
+		return 1
+	}
 	var ps []objective.Point
 	for i, e := range valid {
-		t, okT := e.Observations["time"]
-		en, okE := e.Observations["energy"]
-		if okT && okE && !math.IsNaN(t) && !math.IsNaN(en) {
-			ps = append(ps, objective.Point{ID: i, Scores: []float64{t, en}})
+		x, okA := quantity(e, a)
+		y, okB := quantity(e, b)
+		if okA && okB && !math.IsNaN(x) && !math.IsNaN(y) {
+			ps = append(ps, objective.Point{ID: i, Scores: []float64{sign(a) * x, sign(b) * y}})
 		}
 	}
 	var out []*store.Evaluation

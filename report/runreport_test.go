@@ -80,3 +80,22 @@ func TestEfficiencyHullCases(t *testing.T) {
 		}
 	}
 }
+
+// A front of a maximized rate against a minimized observation: A is the
+// fastest, B draws less power, C is beaten by B in both; best rate first.
+func TestParetoFrontMaximized(t *testing.T) {
+	pts := []*store.Evaluation{ev("C", 80, 0, 1, 1), ev("A", 100, 0, 1, 1), ev("B", 90, 0, 1, 1)}
+	for i, p := range []float64{250, 300, 200} {
+		pts[i].Observations["power"] = p
+	}
+	var keys []string
+	for _, e := range paretoFront(pts, "GFLOP/s", "power") {
+		keys = append(keys, e.Key)
+	}
+	if strings.Join(keys, ",") != "A,B" {
+		t.Fatalf("front %v, want A,B", keys)
+	}
+	if !maximized("GFLOP/s") || !maximized("GFLOPS/W") || maximized("time") || maximized("edp") {
+		t.Error("directions")
+	}
+}

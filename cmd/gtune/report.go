@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ func init() { subcommands = append(subcommands, newReportCmd) }
 func newReportCmd() *cobra.Command {
 	var dbPath, out string
 	var bench []string
+	var pareto string
 	var asText bool
 	c := &cobra.Command{
 		Use:   "report [RUN...]",
@@ -66,11 +68,17 @@ the Pareto front, the hull's configurations and a text plot of the best objectiv
 				}
 				return nil
 			}
+			opts := report.HTMLOptions{Generated: time.Now()}
+			if a, b, ok := strings.Cut(pareto, ","); !ok || a == "" || b == "" || a == b || strings.Contains(b, ",") {
+				return badInput("--pareto %q: want two different quantities, A,B (observations or metrics, such as time,energy or GFLOP/s,GFLOPS/W)", pareto)
+			} else {
+				opts.Pareto = [2]string{a, b}
+			}
 			f, err := os.Create(out)
 			if err != nil {
 				return inputError{fmt.Errorf("-o %s: %w", out, err)}
 			}
-			if err := report.WriteHTML(f, runs, docs, time.Now()); err != nil {
+			if err := report.WriteHTML(f, runs, docs, opts); err != nil {
 				f.Close()
 				os.Remove(out)
 				return err
@@ -85,6 +93,7 @@ the Pareto front, the hull's configurations and a text plot of the best objectiv
 	c.Flags().StringVar(&dbPath, "db", "gtune.db", "results database (SQLite)")
 	c.Flags().StringVarP(&out, "output", "o", "report.html", "the HTML file to write")
 	c.Flags().StringArrayVar(&bench, "bench", nil, "a gtune bench-strategies --json document to chart (repeatable); with no RUN, the database is not read")
+	c.Flags().StringVar(&pareto, "pareto", "time,energy", "the two quantities of the Pareto front, A,B: observations or metrics; a rate (…/s) or efficiency (…/W) is maximized, any other minimized")
 	c.Flags().BoolVar(&asText, "text", false, "print the report for a terminal instead of writing HTML")
 	return c
 }

@@ -55,10 +55,19 @@ func TestReportHTML(t *testing.T) {
 			t.Errorf("chart %d has no points", i+1)
 		}
 	}
-	for _, want := range []string{"run 2: ridge frequency", "GFLOP/s", "Spearman with GFLOPS/W", "the front, fastest first", "the hull&#39;s configurations in hull order"} {
+	for _, want := range []string{"run 2: ridge frequency", "GFLOP/s", "Spearman with GFLOPS/W", "the front, best time first", "the hull&#39;s configurations in hull order"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+	// Any two quantities: the front of GFLOP/s (maximized) × power.
+	code, _, errs = gtune(t, "report", "2", "--db", db, "-o", out, "--pareto", "GFLOP/s,power")
+	b, _ = os.ReadFile(out)
+	if code != 0 || !strings.Contains(string(b), "Pareto front: GFLOP/s × power") || !strings.Contains(string(b), "the front, best GFLOP/s first") {
+		t.Errorf("--pareto GFLOP/s,power: exit %d, %s", code, errs)
+	}
+	if code, _, errs := gtune(t, "report", "2", "--db", db, "-o", out, "--pareto", "time"); code != 2 || !strings.Contains(errs, "--pareto") {
+		t.Errorf("--pareto time: exit %d, %s", code, errs)
 	}
 	code, text, _ := gtune(t, "report", "2", "--db", db, "--text")
 	if code != 0 || !strings.Contains(text, "Pareto front, time × energy") {

@@ -38,7 +38,7 @@ func TestCheckInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteHTML(f, []report.HTMLRun{{Run: run, Evals: evals}}, nil, start); err != nil {
+	if err := report.WriteHTML(f, []report.HTMLRun{{Run: run, Evals: evals}}, nil, report.HTMLOptions{Generated: start}); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
