@@ -807,7 +807,7 @@ func statisticOf(name string, q map[string][]float64) bool {
 
 func correlationSection(runs []HTMLRun) (htmlSection, error) {
 	s := htmlSection{ID: "correlations", Title: "Correlations",
-		Intro: "Pearson's and Spearman's coefficients of every observation, metric and numeric tunable parameter with the performance and the efficiency objective, over the valid configurations (gonum/stat), strongest first (statistics of one observation, such as time_median or energy_trial_1, left out); then the three strongest against the performance objective as scatter plots (the GEMM energy paper's Figures 6–9)."}
+		Intro: "Pearson's and Spearman's coefficients of every observation, metric and numeric tunable parameter with the performance and the efficiency objective, over the valid configurations (gonum/stat), strongest first (statistics of one observation, such as time_median or energy_trial_1, left out); then the three strongest against each objective as scatter plots (the GEMM energy paper's Figures 6–9)."}
 	for _, r := range runs {
 		valid := validOf(r.Evals)
 		if len(valid) < 3 {
@@ -861,15 +861,19 @@ func correlationSection(runs []HTMLRun) (htmlSection, error) {
 			t.Rows = append(t.Rows, row)
 		}
 		s.Tables = append(s.Tables, t)
-		for _, c := range lists[0][:min(len(lists[0]), 3)] {
-			var pts []point
-			for i, e := range valid {
-				pts = append(pts, point{X: q[c.Quantity][i], Y: q[targets[0]][i], of: e, run: r.Run})
-			}
-			ch := chart{Title: fmt.Sprintf("%s against %s (ρ = %.3f)", targets[0], c.Quantity, c.Spearman), XLabel: c.Quantity, YLabel: targets[0],
-				Width: 5 * vg.Inch, Height: 3.2 * vg.Inch, Series: []series{{Points: pts}}}
-			if err := s.add(ch); err != nil {
-				return s, err
+		// The strongest three against each target (Figure 9 plots the
+		// profiler metrics against both GFLOP/s and GFLOP/s/W).
+		for k, tg := range targets {
+			for _, c := range lists[k][:min(len(lists[k]), 3)] {
+				var pts []point
+				for i, e := range valid {
+					pts = append(pts, point{X: q[c.Quantity][i], Y: q[tg][i], of: e, run: r.Run})
+				}
+				ch := chart{Title: fmt.Sprintf("%s against %s (ρ = %.3f)", tg, c.Quantity, c.Spearman), XLabel: c.Quantity, YLabel: tg,
+					Width: 5 * vg.Inch, Height: 3.2 * vg.Inch, Series: []series{{Points: pts, Color: palette[k%len(palette)]}}}
+				if err := s.add(ch); err != nil {
+					return s, err
+				}
 			}
 		}
 	}
