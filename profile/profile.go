@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -110,12 +111,27 @@ type Launch struct {
 	Mix    Mix
 }
 
-// ParseNcuCSV reads ncu's raw CSV page (a header line of column names, a
-// line of units, then one line per profiled launch, in launch order;
-// lines before the header, such as ncu's "==PROF==" notes, are skipped)
-// and gives each launch's mix. Errors: no header, a metric missing or not
-// a number (ncu prints "n/a" for a metric the GPU does not have).
-func ParseNcuCSV(r io.Reader) ([]Launch, error) {
+// LaunchMetrics is one launch ncu profiled: its kernel's name as ncu
+// prints it, and each metric's value and unit (ncu's base units with
+// --print-units base: byte, inst, %, cycle, ...).
+type LaunchMetrics struct {
+	Kernel string
+	Values map[string]float64
+	Units  map[string]string
+}
+
+// metaColumns are the columns of ncu's raw CSV page that describe the
+// launch rather than measure it.
+var metaColumns = map[string]bool{"ID": true, "Process ID": true, "Process Name": true, "Host Name": true, "Kernel Name": true,
+	"Context": true, "Stream": true, "Block Size": true, "Grid Size": true, "Device": true, "CC": true}
+
+// ParseNcuMetrics reads ncu's raw CSV page (a header line of column
+// names, a line of units, then one line per profiled launch, in launch
+// order; lines before the header, such as ncu's "==PROF==" notes, are
+// skipped) and gives every metric of each launch. A metric ncu could
+// not give ("n/a", a GPU without it) is left out of that launch.
+// Errors: no header, or no launch.
+func ParseNcuMetrics(r io.Reader) ([]LaunchMetrics, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -129,42 +145,67 @@ func ParseNcuCSV(r io.Reader) ([]Launch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("profile: ncu CSV: %w", err)
 	}
-	col := map[string]int{}
-	for k, name := range rows[0] {
-		col[name] = k
-	}
-	kc, ok := col["Kernel Name"]
-	if !ok {
+	head := rows[0]
+	kc := slices.Index(head, "Kernel Name")
+	if kc < 0 {
 		return nil, errors.New("profile: ncu CSV has no Kernel Name column")
 	}
-	var out []Launch
+	units := map[string]string{}
+	var out []LaunchMetrics
 	for _, row := range rows[1:] {
-		if len(row) != len(rows[0]) || row[kc] == "" {
-			continue // the units line
+		if len(row) != len(head) {
+			continue
 		}
-		v := map[string]float64{}
-		for _, m := range NcuMetrics {
-			k, ok := col[m]
-			if !ok {
-				return nil, fmt.Errorf("profile: ncu printed no column %s", m)
+		if row[kc] == "" { // the units line
+			for k, name := range head {
+				units[name] = row[k]
+			}
+			continue
+		}
+		l := LaunchMetrics{Kernel: row[kc], Values: map[string]float64{}, Units: map[string]string{}}
+		for k, name := range head {
+			if metaColumns[name] {
+				continue
 			}
 			x, err := strconv.ParseFloat(strings.ReplaceAll(row[k], ",", ""), 64)
 			if err != nil {
-				return nil, fmt.Errorf("profile: ncu metric %s of %s is %q", m, row[kc], row[k])
+				continue
 			}
-			v[m] = x
+			l.Values[name], l.Units[name] = x, units[name]
 		}
-		out = append(out, Launch{Kernel: row[kc], Mix: Mix{
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("profile: ncu profiled no launch")
+	}
+	return out, nil
+}
+
+// ParseNcuCSV reads ncu's raw CSV page (ParseNcuMetrics) and gives each
+// launch's mix. Errors: those of ParseNcuMetrics, a metric of
+// NcuMetrics missing or not a number (ncu prints "n/a" for a metric the
+// GPU does not have).
+func ParseNcuCSV(r io.Reader) ([]Launch, error) {
+	ls, err := ParseNcuMetrics(r)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Launch, len(ls))
+	for i, l := range ls {
+		for _, m := range NcuMetrics {
+			if _, ok := l.Values[m]; !ok {
+				return nil, fmt.Errorf("profile: ncu gave no value of %s for %s", m, l.Kernel)
+			}
+		}
+		v := l.Values
+		out[i] = Launch{Kernel: l.Kernel, Mix: Mix{
 			Instructions: v["smsp__inst_executed.sum"],
 			SP:           v["smsp__sass_thread_inst_executed_op_fp32_pred_on.sum"] / 32,
 			DP:           v["smsp__sass_thread_inst_executed_op_fp64_pred_on.sum"] / 32,
 			Mem:          v["smsp__inst_executed_op_global_ld.sum"] + v["smsp__inst_executed_op_global_st.sum"],
 			MemBytes:     v["dram__bytes_read.sum"] + v["dram__bytes_write.sum"],
 			Source:       "ncu",
-		}})
-	}
-	if len(out) == 0 {
-		return nil, errors.New("profile: ncu profiled no launch")
+		}}
 	}
 	return out, nil
 }

@@ -63,3 +63,28 @@ func TestFromWork(t *testing.T) {
 		t.Error("no work: no error")
 	}
 }
+
+// Every metric of the recorded page with its unit, the launch's
+// description columns left out; an "n/a" metric is left out of its
+// launch, not an error.
+func TestParseNcuMetrics(t *testing.T) {
+	f, _ := os.ReadFile("testdata/ncu-raw.csv")
+	ls, err := ParseNcuMetrics(strings.NewReader(strings.Replace(string(f), `"134,217,728","0"`, `"134,217,728","n/a"`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 || ls[0].Kernel != "ep_kernel" {
+		t.Fatalf("launches %+v", ls)
+	}
+	l := ls[0]
+	if len(l.Values) != 6 || l.Values["dram__bytes_read.sum"] != 268435456 || l.Units["dram__bytes_read.sum"] != "byte" ||
+		l.Values["smsp__inst_executed.sum"] != 10485760 || l.Units["smsp__inst_executed.sum"] != "inst" {
+		t.Errorf("values %v units %v", l.Values, l.Units)
+	}
+	if _, ok := l.Values["smsp__sass_thread_inst_executed_op_fp64_pred_on.sum"]; ok {
+		t.Error("the n/a metric has a value")
+	}
+	if _, ok := l.Values["Grid Size"]; ok {
+		t.Error("a description column was read as a metric")
+	}
+}

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/gtune/gtune/measure"
 )
 
 // ProcessAlive reports whether a process with this pid exists on this
@@ -36,6 +38,53 @@ func (db *DB) Annotate(id int64, note, flag string) error {
 		return fmt.Errorf("store: annotating evaluation %d: %v", id, err)
 	} else if n != 1 {
 		return fmt.Errorf("store: annotating evaluation %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// AddObservations adds observations made after an evaluation was stored
+// (a profiler pass over a run's configurations: Nsight Compute metrics)
+// to evaluation id: one typed row each, replacing one of the same name
+// and scope, and the whole-plan ones in the evaluation's observation map
+// too, which reports and metrics read. Errors: an observation that is
+// NaN or lacks a name or method (measure.Observations.Validate); an unknown
+// evaluation id; a write failure. Nothing is written on error.
+func (db *DB) AddObservations(id int64, obs measure.Observations) error {
+	if err := obs.Validate(); err != nil {
+		return fmt.Errorf("store: observations of evaluation %d: %v", id, err)
+	}
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	if err := db.commitBatchLocked(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: observations of evaluation %d: %v", id, err)
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM evaluations WHERE id = ?`, id).Scan(&n); err != nil {
+		return fmt.Errorf("store: observations of evaluation %d: %v", id, err)
+	} else if n != 1 {
+		return fmt.Errorf("store: observations of evaluation %d: %w", id, ErrNotFound)
+	}
+	for _, o := range obs {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO observations (evaluation_id, launch, name, unit, value, method) VALUES (?, ?, ?, ?, ?, ?)`,
+			id, o.Launch, o.Name, o.Unit, o.Value, o.Method); err != nil {
+			return fmt.Errorf("store: observations of evaluation %d: %s: %v", id, o.Name, err)
+		}
+		if o.Launch != measure.PlanScope {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE evaluations SET observations = json_set(CASE WHEN observations = '' THEN '{}' ELSE observations END, ?, ?) WHERE id = ?`,
+			"$."+fmt.Sprintf("%q", o.Name), o.Value, id); err != nil {
+			return fmt.Errorf("store: observations of evaluation %d: %s: %v", id, o.Name, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: observations of evaluation %d: %v", id, err)
 	}
 	return nil
 }

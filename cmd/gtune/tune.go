@@ -50,6 +50,9 @@ type tuneFlags struct {
 	inOrder        bool
 	seed           uint64
 	gpu            gpuctl.Options
+	// observe is --observe (ncu[:METRIC,...]: a profiling pass after the
+	// run), ncu the Nsight Compute command.
+	observe, ncu string
 }
 
 func newTuneCmd() *cobra.Command {
@@ -70,6 +73,9 @@ together on one GPU: the combined space of their configurations (and GPU setting
 				return err
 			}
 			if workload.IsFile(args[0]) {
+				if f.observe != "" {
+					return badInput("--observe profiles the configurations of a spec; the kernels of a workload: gtune schedule WORKLOAD --profile ncu")
+				}
 				return runTuneWorkload(cmd.Context(), cmd, args[0], f)
 			}
 			if f.orders {
@@ -79,6 +85,8 @@ together on one GPU: the combined space of their configurations (and GPU setting
 		},
 	}
 	fl := c.Flags()
+	fl.StringVar(&f.observe, "observe", "", "ncu or ncu:METRIC,...: after the run, profile each valid configuration with Nsight Compute (read-only, --clock-control none) in a separate pass and store the metrics as observations (default: DRAM, L2 and L1 throughput, achieved occupancy, IPC, warp stall reasons)")
+	fl.StringVar(&f.ncu, "ncu", "ncu", "the Nsight Compute command (--observe ncu)")
 	fl.StringVar(&f.backend, "backend", "auto", "GPU backend: auto (CUDA when a driver is present, else the simulator), cuda or sim")
 	intFlag(fl, &f.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
 	fl.StringVar(&f.simDevice, "sim-device", "", "device-database id of the simulated GPU (default: the spec's Gtune.Simulation.Device, else h100_sxm)")
@@ -129,6 +137,16 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	stratName, err := resolveStrategy(s, f.strategy)
 	if err != nil {
 		return err
+	}
+	observe, err := parseObserve(f.observe)
+	if err != nil {
+		return err
+	}
+	if len(observe) > 0 && simulatedBackend(f.backend) {
+		return badInput("--observe ncu profiles a real GPU with Nsight Compute; the simulated GPU has no counters (--backend cuda on a machine with a GPU and ncu)")
+	}
+	if len(observe) > 0 && (f.gpu.Strategy != "" || slices.ContainsFunc(s.Params, func(p space.Param) bool { return strings.HasPrefix(p.Name, "nvml_") })) {
+		return badInput("--observe ncu profiles at the GPU's clocks as found; it does not combine with GPU settings as tunable parameters")
 	}
 	if err := gpuctl.Preflight(s, f.gpu, simulatedBackend(f.backend)); err != nil {
 		return err
@@ -205,9 +223,13 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	cfg.Backend = gr.Wrap(be)
 	cfg.CompileCache = openCompileCache(cmd, f)
 	cfg.CompletionOrder = completionOrder(be, f)
-	return runAndReport(ctx, cmd, cfg, f, db.Path(), func(out io.Writer, sum *tuner.Summary) {
+	sum, err := runAndReport(ctx, cmd, cfg, f, db.Path(), func(out io.Writer, sum *tuner.Summary) {
 		report.TuneTable(out, s.Metrics, sum, db.Path())
 	})
+	if err != nil || len(observe) == 0 {
+		return err
+	}
+	return ncuObserve(ctx, cmd.ErrOrStderr(), s, sp, db, sum.RunID, observe, f)
 }
 
 // addCompileFlags adds --compile-cache, --no-compile-cache,
@@ -273,26 +295,26 @@ func openRunDB(path string) (*store.DB, error) {
 // --no-progress) and prints its summary: JSON with --json, else table.
 // The error is the run's; an interrupted run says that what was done is
 // in the database.
-func runAndReport(ctx context.Context, cmd *cobra.Command, cfg tuner.Config, f tuneFlags, dbPath string, table func(io.Writer, *tuner.Summary)) error {
+func runAndReport(ctx context.Context, cmd *cobra.Command, cfg tuner.Config, f tuneFlags, dbPath string, table func(io.Writer, *tuner.Summary)) (*tuner.Summary, error) {
 	if !f.noProgress && !quiet {
 		cfg.Progress = newProgress(cmd.ErrOrStderr(), cfg.Objective)
 	}
 	sum, err := tuner.Run(ctx, cfg)
 	if sum == nil {
-		return err
+		return nil, err
 	}
 	out := cmd.OutOrStdout()
 	if f.asJSON {
 		if e := report.TuneJSON(out, sum, dbPath); e != nil {
-			return e
+			return sum, e
 		}
 	} else {
 		table(out, sum)
 	}
 	if sum.Interrupted {
-		return errors.New("interrupted; the evaluations done so far are in the database")
+		return sum, errors.New("interrupted; the evaluations done so far are in the database")
 	}
-	return err
+	return sum, err
 }
 
 // spaceLimits bound a search space's construction: its valid

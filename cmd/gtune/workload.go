@@ -114,10 +114,11 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	cfg.Backend = gr.Wrap(be)
 	cfg.CompileCache = openCompileCache(cmd, f)
 	cfg.CompletionOrder = completionOrder(be, f)
-	return runAndReport(ctx, cmd, cfg, f, db.Path(), func(out io.Writer, sum *tuner.Summary) {
+	_, err = runAndReport(ctx, cmd, cfg, f, db.Path(), func(out io.Writer, sum *tuner.Summary) {
 		report.TuneTable(out, nil, sum, db.Path())
 		report.KernelTimes(out, set, sum)
 	})
+	return err
 }
 
 // runWorkloadSpace is gtune space WORKLOAD: each kernel's space and its

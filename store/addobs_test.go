@@ -1,0 +1,69 @@
+package store
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/gtune/gtune/measure"
+)
+
+// Observations added after the evaluation was stored (a profiler pass):
+// typed rows readable with their unit and method, the whole-plan ones in
+// the observation map too, a second pass replacing the first, a launch's
+// own kept out of the map; a bad observation or an unknown evaluation
+// writes nothing.
+func TestAddObservations(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "a.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r := &Run{SpecHash: "h", SpecPath: "s.json", Kernel: "k", Objective: "time", Strategy: "brute_force", DeviceName: "d", DeviceUUID: "u", Backend: "sim"}
+	if err := db.BeginRun(r); err != nil {
+		t.Fatal(err)
+	}
+	v := 0.01
+	e := &Evaluation{RunID: r.ID, Key: "1", Params: []Param{{Name: "x", Value: 1}}, Status: "valid", Objective: &v,
+		Observations: map[string]float64{"time": 0.01}}
+	if err := db.Add(e); err != nil {
+		t.Fatal(err)
+	}
+	dram := "dram__bytes_read.sum"
+	first := measure.Observations{
+		{Name: dram, Unit: "byte", Value: 100, Method: "ncu", Launch: measure.PlanScope},
+		{Name: "sm__warps_active.avg.pct_of_peak_sustained_active", Unit: "%", Value: 61.5, Method: "ncu", Launch: measure.PlanScope},
+		{Name: dram, Unit: "byte", Value: 100, Method: "ncu", Launch: 0},
+	}
+	if err := db.AddObservations(e.ID, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AddObservations(e.ID, measure.Observations{{Name: dram, Unit: "byte", Value: 120, Method: "ncu", Launch: measure.PlanScope}}); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := db.Evaluations(r.ID)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("%v %v", evs, err)
+	}
+	if o := evs[0].Observations; o[dram] != 120 || o["sm__warps_active.avg.pct_of_peak_sustained_active"] != 61.5 || o["time"] != 0.01 || len(o) != 3 {
+		t.Errorf("observation map %v", o)
+	}
+	typed, err := db.Observations(e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x, ok := typed.Get(dram); !ok || x != 120 {
+		t.Errorf("typed %s: %v %v", dram, x, ok)
+	}
+	if x, ok := typed.GetLaunch(dram, 0); !ok || x != 100 {
+		t.Errorf("typed %s of launch 0: %v %v", dram, x, ok)
+	}
+	if err := db.AddObservations(e.ID+7, first); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown evaluation: %v", err)
+	}
+	bad := measure.Observations{{Name: "x", Unit: "", Value: math.NaN(), Method: "ncu", Launch: measure.PlanScope}}
+	if err := db.AddObservations(e.ID, bad); err == nil {
+		t.Error("a NaN observation was written")
+	}
+}
