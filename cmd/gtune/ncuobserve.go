@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -136,9 +137,11 @@ func ncuProfileOne(ctx context.Context, s *spec.Spec, sp *space.Space, key strin
 	prof.Measurement.Energy = &off
 	prof.Measurement.Observers = nil
 	logPath := filepath.Join(dir, "ncu.csv")
-	// The warm-up, the timed run and any reference run are all
-	// profiled; the last launch of the kernel is the configuration's.
-	wrapper := []string{f.ncu, "--target-processes", "all", "--clock-control", "none", "--launch-count", "4",
+	// Only the spec's kernel is profiled (gtune's own kernels, such as a
+	// cache flush, are not): the warm-up, the timed run and any
+	// reference run; the last launch is the configuration's.
+	wrapper := []string{f.ncu, "--target-processes", "all", "--clock-control", "none",
+		"--kernel-name", "regex:^" + regexp.QuoteMeta(s.KernelName), "--launch-count", "4",
 		"--metrics", strings.Join(metrics, ","), "--csv", "--page", "raw", "--print-units", "base", "--log-file", logPath}
 	be, err := cuda.Open(ctx, f.device, cuda.Options{Wrapper: wrapper, Stderr: io.Discard})
 	if err != nil {
