@@ -407,3 +407,13 @@ func (s *Spec) work(cfg []expr.Value, sim *Simulation) (*backend.Work, error) {
 	}
 	return w, nil
 }
+
+// WithoutVerification returns a copy of s that checks no output: no
+// reference run and no comparison (a profiling pass measures a
+// configuration already verified; a reference run would be profiled
+// too). The copy shares everything else with s.
+func (s *Spec) WithoutVerification() *Spec {
+	c := *s
+	c.verify = nil
+	return &c
+}

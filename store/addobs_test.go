@@ -15,21 +15,7 @@ import (
 // own kept out of the map; a bad observation or an unknown evaluation
 // writes nothing.
 func TestAddObservations(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "a.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	r := &Run{SpecHash: "h", SpecPath: "s.json", Kernel: "k", Objective: "time", Strategy: "brute_force", DeviceName: "d", DeviceUUID: "u", Backend: "sim"}
-	if err := db.BeginRun(r); err != nil {
-		t.Fatal(err)
-	}
-	v := 0.01
-	e := &Evaluation{RunID: r.ID, Key: "1", Params: []Param{{Name: "x", Value: 1}}, Status: "valid", Objective: &v,
-		Observations: map[string]float64{"time": 0.01}}
-	if err := db.Add(e); err != nil {
-		t.Fatal(err)
-	}
+	db, r, e := oneEvaluation(t)
 	dram := "dram__bytes_read.sum"
 	first := measure.Observations{
 		{Name: dram, Unit: "byte", Value: 100, Method: "ncu", Launch: measure.PlanScope},
@@ -66,4 +52,26 @@ func TestAddObservations(t *testing.T) {
 	if err := db.AddObservations(e.ID, bad); err == nil {
 		t.Error("a NaN observation was written")
 	}
+}
+
+// oneEvaluation opens a fresh database holding one run of one valid
+// evaluation (key "1", time 0.01 ms); the test closes db at its end.
+func oneEvaluation(t *testing.T) (*DB, *Run, *Evaluation) {
+	t.Helper()
+	db, err := Open(filepath.Join(t.TempDir(), "a.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	r := &Run{SpecHash: "h", SpecPath: "s.json", Kernel: "k", Objective: "time", Strategy: "brute_force", DeviceName: "d", DeviceUUID: "u", Backend: "sim"}
+	if err := db.BeginRun(r); err != nil {
+		t.Fatal(err)
+	}
+	v := 0.01
+	e := &Evaluation{RunID: r.ID, Key: "1", Params: []Param{{Name: "x", Value: 1}}, Status: "valid", Objective: &v,
+		Observations: map[string]float64{"time": 0.01}}
+	if err := db.Add(e); err != nil {
+		t.Fatal(err)
+	}
+	return db, r, e
 }

@@ -540,21 +540,7 @@ func TestParamKinds(t *testing.T) {
 }
 
 func TestAnnotate(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "a.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	r := &Run{SpecHash: "h", SpecPath: "s.json", Kernel: "k", Objective: "time", Strategy: "brute_force", DeviceName: "d", DeviceUUID: "u", Backend: "sim"}
-	if err := db.BeginRun(r); err != nil {
-		t.Fatal(err)
-	}
-	v := 0.01
-	e := &Evaluation{RunID: r.ID, Key: "1", Params: []Param{{Name: "x", Value: 1}}, Status: "valid", Objective: &v,
-		Observations: map[string]float64{"time": 0.01}}
-	if err := db.Add(e); err != nil {
-		t.Fatal(err)
-	}
+	db, r, e := oneEvaluation(t)
 	if err := db.Annotate(e.ID, "implausible: too fast", "implausible"); err != nil {
 		t.Fatal(err)
 	}
@@ -576,7 +562,7 @@ func TestAnnotate(t *testing.T) {
 	if err := db.SetBatch(100, 0); err != nil {
 		t.Fatal(err)
 	}
-	f := &Evaluation{RunID: r.ID, Key: "2", Params: []Param{{Name: "x", Value: 2}}, Status: "valid", Objective: &v,
+	f := &Evaluation{RunID: r.ID, Key: "2", Params: []Param{{Name: "x", Value: 2}}, Status: "valid", Objective: e.Objective,
 		Observations: map[string]float64{"time": 0.02}}
 	if err := db.Add(f); err != nil {
 		t.Fatal(err)

@@ -131,46 +131,20 @@ func ncuProfileOne(ctx context.Context, s *spec.Spec, sp *space.Space, key strin
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	prof := *s
+	prof := s.WithoutVerification()
 	prof.Measurement.Iterations = 1
 	off := false
 	prof.Measurement.Energy = &off
 	prof.Measurement.Observers = nil
-	logPath := filepath.Join(dir, "ncu.csv")
 	// Only the spec's kernel is profiled (gtune's own kernels, such as a
-	// cache flush, are not): the warm-up, the timed run and any
-	// reference run; the last launch is the configuration's.
-	wrapper := []string{f.ncu, "--target-processes", "all", "--clock-control", "none",
+	// cache flush, are not): the warm-up and the timed run (no reference
+	// run: verification is off); the last launch is the timed run.
+	args := []string{"--target-processes", "all", "--clock-control", "none",
 		"--kernel-name", "regex:^" + regexp.QuoteMeta(s.KernelName), "--launch-count", "4",
-		"--metrics", strings.Join(metrics, ","), "--csv", "--page", "raw", "--print-units", "base", "--log-file", logPath}
-	be, err := cuda.Open(ctx, f.device, cuda.Options{Wrapper: wrapper, Stderr: io.Discard})
-	if err != nil {
-		return nil, fmt.Errorf("starting the worker under ncu: %w", err)
-	}
-	scratch, err := store.Open(filepath.Join(dir, "ncu.db"))
-	if err != nil {
-		be.Close()
-		return nil, err
-	}
-	defer scratch.Close()
-	sum, err := tuner.Run(ctx, tuner.Config{
-		Spec: &prof, Space: one, Backend: be, DB: scratch,
-		Objective: objective.Objective{Name: objective.Time, Unit: "ms"},
-		Strategy:  "brute_force", RunKind: "profile", MaxEvals: 1, Fresh: true, GtuneVersion: version,
-	})
-	be.Close() // ncu writes its report when the worker exits
+		"--metrics", strings.Join(metrics, ","), "--csv", "--page", "raw", "--print-units", "base"}
+	log, err := measureUnderNcu(ctx, f.ncu, args, f.device, dir, tuner.Config{Spec: prof, Space: one})
 	if err != nil {
 		return nil, err
-	}
-	if len(sum.Evaluations) != 1 || !sum.Evaluations[0].Valid() {
-		if len(sum.Evaluations) == 0 {
-			return nil, errors.New("not measured under ncu")
-		}
-		return nil, fmt.Errorf("under ncu: %s: %s", sum.Evaluations[0].Status, sum.Evaluations[0].Reason)
-	}
-	log, err := os.Open(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("ncu wrote no report: %w", err)
 	}
 	defer log.Close()
 	ls, err := profile.ParseNcuMetrics(log)
@@ -195,4 +169,45 @@ func ncuProfileOne(ctx context.Context, s *spec.Spec, sp *space.Space, key strin
 		obs = append(obs, measure.Observation{Name: m, Unit: last.Units[m], Value: v, Method: "ncu", Launch: measure.PlanScope})
 	}
 	return obs, nil
+}
+
+// measureUnderNcu measures the one configuration of c (its Spec or
+// Workload and Space set) once, fresh, in a CUDA worker on GPU device
+// started under ncu with ncuArgs (read-only arguments: --clock-control
+// none) and its report written to a log file in dir, into a scratch
+// database in dir; it returns the log, ncu's CSV, which the caller
+// closes. Errors: the worker does not start under ncu, the plan is not
+// valid there, ncu writes no report.
+func measureUnderNcu(ctx context.Context, ncu string, ncuArgs []string, device int, dir string, c tuner.Config) (*os.File, error) {
+	logPath := filepath.Join(dir, "ncu.csv")
+	wrapper := append(append([]string{ncu}, ncuArgs...), "--log-file", logPath)
+	be, err := cuda.Open(ctx, device, cuda.Options{Wrapper: wrapper, Stderr: io.Discard})
+	if err != nil {
+		return nil, fmt.Errorf("starting the worker under ncu: %w", err)
+	}
+	db, err := store.Open(filepath.Join(dir, "ncu.db"))
+	if err != nil {
+		be.Close()
+		return nil, err
+	}
+	defer db.Close()
+	c.Backend, c.DB = be, db
+	c.Objective = objective.Objective{Name: objective.Time, Unit: "ms"}
+	c.Strategy, c.RunKind, c.MaxEvals, c.Fresh, c.GtuneVersion = "brute_force", "profile", 1, true, version
+	sum, err := tuner.Run(ctx, c)
+	be.Close() // ncu writes its report when the worker exits
+	if err != nil {
+		return nil, err
+	}
+	if o := sum.Evaluations; len(o) != 1 || !o[0].Valid() {
+		if len(o) == 0 {
+			return nil, errors.New("not measured under ncu")
+		}
+		return nil, fmt.Errorf("under ncu: %s: %s", o[0].Status, o[0].Reason)
+	}
+	log, err := os.Open(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("ncu wrote no report: %w", err)
+	}
+	return log, nil
 }

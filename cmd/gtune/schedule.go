@@ -2,20 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/backend"
-	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/expr"
-	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/profile"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/schedule"
@@ -268,37 +264,9 @@ func ncuMixes(ctx context.Context, f scheduleFlags, set *workload.Set, lay *work
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	logPath := filepath.Join(tmp, "ncu.csv")
-	wrapper := append([]string{f.ncu}, profile.NcuArgs(len(set.Members))...)
-	wrapper = append(wrapper, "--log-file", logPath)
-	be, err := cuda.Open(ctx, f.tune.device, cuda.Options{Wrapper: wrapper, Stderr: io.Discard})
-	if err != nil {
-		return nil, fmt.Errorf("starting the worker under ncu: %w", err)
-	}
-	db, err := store.Open(filepath.Join(tmp, "ncu.db"))
-	if err != nil {
-		be.Close()
-		return nil, err
-	}
-	defer db.Close()
-	sum, err := tuner.Run(ctx, tuner.Config{
-		Workload: one, Layout: oneLay, Space: sp, Backend: be, DB: db,
-		Objective: objective.Objective{Name: objective.Time, Unit: "ms"},
-		Strategy:  "brute_force", RunKind: "profile", MaxEvals: 1, Fresh: true, GtuneVersion: version,
-	})
-	be.Close() // ncu writes its report when the worker exits
+	log, err := measureUnderNcu(ctx, f.ncu, profile.NcuArgs(len(set.Members)), f.tune.device, tmp, tuner.Config{Workload: one, Layout: oneLay, Space: sp})
 	if err != nil {
 		return nil, err
-	}
-	if o := sum.Evaluations; len(o) != 1 || !o[0].Valid() {
-		if len(o) == 0 {
-			return nil, errors.New("the workload under ncu was not measured")
-		}
-		return nil, fmt.Errorf("the workload under ncu: %s: %s", o[0].Status, o[0].Reason)
-	}
-	log, err := os.Open(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("ncu wrote no report: %w", err)
 	}
 	defer log.Close()
 	ls, err := profile.ParseNcuCSV(log)
