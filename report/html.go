@@ -675,6 +675,10 @@ func jitter(key string) float64 {
 	return (float64(h.Sum32()%1000)/999 - 0.5) / 2
 }
 
+// maxCategories is the most values of one parameter its strip plot
+// sets side by side (a launch order of six kernels has 720).
+const maxCategories = 32
+
 func parametersSection(runs []HTMLRun) (htmlSection, error) {
 	s := htmlSection{ID: "parameters", Title: "Parameter effects",
 		Intro: "The run's objective against each tunable parameter that varies: one point per valid configuration, spread sideways within its value."}
@@ -705,6 +709,10 @@ func parametersSection(runs []HTMLRun) (htmlSection, error) {
 	for _, name := range names {
 		v := params[name]
 		if len(v.order) < 2 {
+			continue
+		}
+		if len(v.order) > maxCategories {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: %d values, too many to set side by side (the best configurations' table sorts by it)", name, len(v.order)))
 			continue
 		}
 		if shown == 16 {
