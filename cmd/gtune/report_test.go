@@ -111,3 +111,33 @@ func TestReportBench(t *testing.T) {
 		t.Errorf("a document without results: exit %d, %s", code, errs)
 	}
 }
+
+// The report of Kernel Tuner's measured energy caches (its synthetic
+// FP32 kernel on an A100 and an RTX A4000, shared/datasets), replayed
+// into one database: the ridge frequency fitted to each GPU's power is
+// 1005 MHz on the A100, its energy-optimal clock, and 960 MHz on the
+// A4000; both runs share the GPU-settings charts.
+func TestReportKernelTunerEnergyCaches(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "k.db")
+	for _, f := range []string{"synthetic_fp32_cache_NVIDIA_A100-PCIE-40GB.json", "synthetic_fp32_cache_NVIDIA_RTX_A4000.json"} {
+		p := filepath.Join("..", "..", "..", "shared", "datasets", "kernel_tuner_energy", f)
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("kernel_tuner_energy cache %s not present: %v", p, err)
+		}
+		if code, _, errs := gtune(t, "replay", p, "--objective", "energy", "--strategy", "brute_force", "--db", db); code != 0 {
+			t.Fatalf("replay %s: %s", f, errs)
+		}
+	}
+	out := filepath.Join(dir, "k.html")
+	if code, _, errs := gtune(t, "report", "1", "2", "--db", db, "-o", out); code != 0 {
+		t.Fatalf("report: %s", errs)
+	}
+	b, _ := os.ReadFile(out)
+	page := string(b)
+	for _, want := range []string{"run 1: ridge frequency 1005 MHz (power fit over 10 clocks)", "run 2: ridge frequency 960 MHz (power fit over 10 clocks)", "energy (J) against SM clock (MHz)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
