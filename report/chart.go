@@ -226,9 +226,6 @@ func (c chart) SVG() (template.HTML, error) {
 			legend = append(legend, legendEntry{m.Label, l.Color.(color.RGBA), "dash"})
 		}
 	}
-	if thinned > 1 {
-		p.Title.Text = fmt.Sprintf("%s (1 in %d configurations shown)", c.Title, thinned)
-	}
 	p.Add(rec)
 	w, h := c.Width, c.Height
 	if w == 0 {
@@ -255,11 +252,15 @@ func (c chart) SVG() (template.HTML, error) {
 		fmt.Fprintf(&b, `<circle cx="%.2f" cy="%.2f" r="4"><title>%s</title></circle>`, q.X, float64(h.Points())-q.Y, html.EscapeString(q.Label))
 	}
 	b.WriteString("</svg></div>")
-	// The legend is HTML under the plot, where it hides no point.
-	if len(legend) > 0 {
+	// The legend is HTML under the plot, where it hides no point, and
+	// says how many of the configurations a thinned plot shows.
+	if len(legend) > 0 || thinned > 1 {
 		b.WriteString(`<div class="legend">`)
 		for _, l := range legend {
 			fmt.Fprintf(&b, `<span class="%s" style="--c:#%02x%02x%02x"></span>%s `, l.kind, l.color.R, l.color.G, l.color.B, html.EscapeString(l.name))
+		}
+		if thinned > 1 {
+			fmt.Fprintf(&b, `<em>1 in %d configurations shown</em>`, thinned)
 		}
 		b.WriteString("</div>")
 	}

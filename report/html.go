@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/gtune/gtune/gpuctl"
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/store"
 )
 
@@ -800,6 +801,18 @@ func quantities(valid []*store.Evaluation) map[string][]float64 {
 	return q
 }
 
+// runRecord are the tuner's own records of a configuration
+// (measure.RunQuantities): how long its measurement and compilation
+// took says nothing of the kernel (the measurement's time follows the
+// kernel's time by construction).
+var runRecord = func() map[string]bool {
+	m := map[string]bool{}
+	for _, q := range measure.RunQuantities {
+		m[q.Name] = true
+	}
+	return m
+}()
+
 // statisticOf reports whether quantity name is a statistic of another
 // observation in q (time_median, time_ci_high, energy_trial_2 of time and
 // energy): it correlates with whatever its observation does and says
@@ -815,7 +828,7 @@ func statisticOf(name string, q map[string][]float64) bool {
 
 func correlationSection(runs []HTMLRun) (htmlSection, error) {
 	s := htmlSection{ID: "correlations", Title: "Correlations",
-		Intro: "Pearson's and Spearman's coefficients of every observation, metric and numeric tunable parameter with the performance and the efficiency objective, over the valid configurations (gonum/stat), strongest first (statistics of one observation, such as time_median or energy_trial_1, left out); then the three strongest against each objective as scatter plots (the GEMM energy paper's Figures 6–9)."}
+		Intro: "Pearson's and Spearman's coefficients of every observation, metric and numeric tunable parameter with the performance and the efficiency objective, over the valid configurations (gonum/stat), strongest first (statistics of one observation, such as time_median or energy_trial_1, and the tuner's own records, compile_time and benchmark_time, left out); then the three strongest against each objective as scatter plots (the GEMM energy paper's Figures 6–9)."}
 	for _, r := range runs {
 		valid := validOf(r.Evals)
 		if len(valid) < 3 {
@@ -825,7 +838,7 @@ func correlationSection(runs []HTMLRun) (htmlSection, error) {
 		q := quantities(valid)
 		targets := correlationTargets(valid)
 		for name := range q {
-			if statisticOf(name, q) {
+			if statisticOf(name, q) || runRecord[name] {
 				delete(q, name)
 			}
 		}
