@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -27,15 +30,22 @@ func newReportCmd() *cobra.Command {
 file that any browser opens offline (nothing is fetched: the charts are SVG drawn by gonum/plot, hovering a
 point shows its configuration, tables sort by any column). Several runs of one kernel, on different GPUs or
 clocks, share each chart's axes. Sections: the runs' facts; the best configurations; the Pareto front of
-time × energy; the convex hull of performance × efficiency and its configurations in hull order
+time × energy (--pareto A,B: of any two observations or metrics); the convex hull of performance × efficiency and its configurations in hull order
 (autotuning-gemm-energy-beast.md, Figure 5 and Table II); time, energy, power and EDP against each GPU
 setting with the ridge frequency and the power-capping ratio; the best objective so far against evaluations
 and tuning time; the objective against each tunable parameter; Pearson's and Spearman's coefficients of
-every observation and metric with the performance and the efficiency objective (Figures 6-9).
+every observation and metric with the performance and the efficiency objective (Figures 6-9). --bench FILE
+adds the fraction of the optimum each strategy of a gtune bench-strategies --json result reaches against
+its budget (without RUN, no database is read).
 
 --text prints each run for a terminal instead: its facts, the best configuration by time, energy and EDP,
 the Pareto front, the hull's configurations and a text plot of the best objective so far.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			a, b, ok := strings.Cut(pareto, ",")
+			if !ok || a == "" || b == "" || a == b || strings.Contains(b, ",") {
+				return badInput("--pareto %q: want two different quantities, A,B (observations or metrics, such as time,energy or GFLOP/s,GFLOPS/W)", pareto)
+			}
+			opts := report.HTMLOptions{Pareto: [2]string{a, b}}
 			var docs []report.BenchDoc
 			for _, name := range bench {
 				f, err := os.Open(name)
@@ -68,22 +78,29 @@ the Pareto front, the hull's configurations and a text plot of the best objectiv
 				}
 				return nil
 			}
-			opts := report.HTMLOptions{Generated: time.Now()}
-			if a, b, ok := strings.Cut(pareto, ","); !ok || a == "" || b == "" || a == b || strings.Contains(b, ",") {
-				return badInput("--pareto %q: want two different quantities, A,B (observations or metrics, such as time,energy or GFLOP/s,GFLOPS/W)", pareto)
-			} else {
-				opts.Pareto = [2]string{a, b}
-			}
-			f, err := os.Create(out)
+			opts.Generated = time.Now()
+			// Written beside and renamed: a failed report leaves the
+			// file that was there.
+			f, err := os.CreateTemp(filepath.Dir(out), ".gtune-report-*")
 			if err != nil {
-				return inputError{fmt.Errorf("-o %s: %w", out, err)}
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					err = pe.Err
+				}
+				return inputError{fmt.Errorf("-o %s: cannot write in %s: %w", out, filepath.Dir(out), err)}
 			}
-			if err := report.WriteHTML(f, runs, docs, opts); err != nil {
-				f.Close()
-				os.Remove(out)
-				return err
+			err = report.WriteHTML(f, runs, docs, opts)
+			if e := f.Close(); err == nil {
+				err = e
 			}
-			if err := f.Close(); err != nil {
+			if err == nil {
+				err = os.Chmod(f.Name(), 0o644)
+			}
+			if err == nil {
+				err = os.Rename(f.Name(), out)
+			}
+			if err != nil {
+				os.Remove(f.Name())
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "gtune: wrote %s (%d run(s), %d bench-strategies result(s))\n", out, len(runs), len(docs))
