@@ -187,7 +187,7 @@ func factsSection(runs []HTMLRun) (htmlSection, error) {
 		head = append(head, runName(r.Run))
 	}
 	rows := map[string][]htmlCell{}
-	order := []string{"kernel", "spec", "device", "device UUID", "driver", "backend", "strategy", "objective", "budget",
+	order := []string{"kernel", "spec", "device", "device UUID", "driver", "GPU as found", "backend", "strategy", "objective", "budget",
 		"started", "wall time", "status", "evaluations", "by status", "compile per configuration", "gtune's overhead per configuration", "gtune version", "settings"}
 	for _, r := range runs {
 		run := r.Run
@@ -217,10 +217,20 @@ func factsSection(runs []HTMLRun) (htmlSection, error) {
 		if !run.EndedAt.IsZero() {
 			wall = fmt.Sprintf("%.1f s", run.EndedAt.Sub(run.StartedAt).Seconds())
 		}
+		var found []string
+		for _, f := range []struct{ key, format string }{
+			{"device_sm_clock_mhz", "SM clock %g MHz"}, {"device_max_sm_clock_mhz", "(at most %g MHz)"},
+			{"device_mem_clock_mhz", "memory clock %g MHz"}, {"device_power_limit_w", "power limit %g W"},
+		} {
+			if v, ok := run.Settings[f.key].(float64); ok {
+				found = append(found, fmt.Sprintf(f.format, v))
+			}
+		}
 		settings, _ := json.Marshal(run.Settings)
 		n := float64(max(len(r.Evals), 1))
 		vals := map[string]string{
 			"kernel": run.Kernel, "spec": run.SpecPath, "device": run.DeviceName, "device UUID": run.DeviceUUID, "driver": run.Driver,
+			"GPU as found": strings.Join(found, " "),
 			"backend": run.Backend, "strategy": run.Strategy, "objective": run.Objective + " (" + dir + ")", "budget": strings.Join(budget, ", "),
 			"started": run.StartedAt.UTC().Format(time.RFC3339), "wall time": wall, "status": run.Status,
 			"evaluations": strconv.Itoa(len(r.Evals)), "by status": strings.Join(parts, ", "),

@@ -455,6 +455,15 @@ func start(ctx context.Context, c Config) (*run, error) {
 			"objective_direction": c.Objective.Direction(),
 		},
 	}
+	// The GPU as found when the run began (read-only NVML readings; the
+	// report's facts): its clocks (the SM clock idle, as it usually is
+	// then) and its enforced power limit.
+	for k, v := range map[string]float64{"device_sm_clock_mhz": float64(dev.SMClockMHz), "device_max_sm_clock_mhz": float64(dev.MaxSMClockMHz),
+		"device_mem_clock_mhz": float64(dev.MemClockMHz), "device_power_limit_w": dev.PowerLimitW} {
+		if v > 0 {
+			sr.Settings[k] = v
+		}
+	}
 	if len(c.Objectives) > 1 {
 		names := make([]string, len(c.Objectives))
 		for i, o := range c.Objectives {

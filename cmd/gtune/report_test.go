@@ -55,7 +55,7 @@ func TestReportHTML(t *testing.T) {
 			t.Errorf("chart %d has no points", i+1)
 		}
 	}
-	for _, want := range []string{"run 2: ridge frequency", "GFLOP/s", "Spearman with GFLOPS/W", "the front, best time first", "the hull&#39;s configurations in hull order"} {
+	for _, want := range []string{"run 2: ridge frequency", "GFLOP/s", "SM clock 1980 MHz (at most 1980 MHz) memory clock 2619 MHz power limit 700 W", "Spearman with GFLOPS/W", "the front, best time first", "the hull&#39;s configurations in hull order"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
