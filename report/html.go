@@ -231,7 +231,7 @@ func factsSection(runs []HTMLRun) (htmlSection, error) {
 		vals := map[string]string{
 			"kernel": run.Kernel, "spec": run.SpecPath, "device": run.DeviceName, "device UUID": run.DeviceUUID, "driver": run.Driver,
 			"GPU as found": strings.Join(found, " "),
-			"backend": run.Backend, "strategy": run.Strategy, "objective": run.Objective + " (" + dir + ")", "budget": strings.Join(budget, ", "),
+			"backend":      run.Backend, "strategy": run.Strategy, "objective": run.Objective + " (" + dir + ")", "budget": strings.Join(budget, ", "),
 			"started": run.StartedAt.UTC().Format(time.RFC3339), "wall time": wall, "status": run.Status,
 			"evaluations": strconv.Itoa(len(r.Evals)), "by status": strings.Join(parts, ", "),
 			"compile per configuration": fmt.Sprintf("%.1f ms", compile/n), "gtune's overhead per configuration": fmt.Sprintf("%.2f ms", frame/n),
