@@ -3,13 +3,13 @@ package report
 import (
 	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/device"
+	goldenfile "github.com/gtune/gtune/internal/golden"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/store"
@@ -21,20 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got, *update, "go test ./report -update")
 }
 
 func outcome(key string, bx int, t, e float64) *tuner.Evaluation {

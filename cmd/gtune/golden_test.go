@@ -3,10 +3,11 @@ package main
 import (
 	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
+
+	"github.com/gtune/gtune/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
@@ -43,20 +44,7 @@ func normalized(out, tmp string) []byte {
 // goldenFile compares got with testdata/name, or rewrites it with -update.
 func goldenFile(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./cmd/gtune -run Golden -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got, *update, "go test ./cmd/gtune -run Golden -update")
 }
 
 // The vocabulary of the commands' output, pinned: the same device object,
