@@ -9,6 +9,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -98,6 +99,43 @@ func (h hoverRecorder) Plot(c draw.Canvas, p *plot.Plot) {
 // default font when a plot is made; the report is its only user here).
 func init() { plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"} }
 
+// charWidth is about the mean width of a character of the charts' 12 pt
+// titles and labels, for wrapping them.
+const charWidth = vg.Length(7)
+
+// wrap breaks s into lines of at most max characters where it can: after
+// a space, a dot (not a decimal point) or an underscore run, which is where Nsight Compute's
+// metric names (dram__throughput.avg.pct_of_peak_sustained_elapsed)
+// part; a piece longer than max stays whole. gonum/plot draws each line.
+func wrap(s string, max int) string {
+	if max < 8 || len([]rune(s)) <= max {
+		return s
+	}
+	var lines []string
+	line, piece := "", ""
+	flush := func() {
+		if line != "" && len([]rune(line))+len([]rune(piece)) > max {
+			lines = append(lines, strings.TrimRight(line, " "))
+			line = ""
+		}
+		line += piece
+		piece = ""
+	}
+	rs := []rune(s)
+	for i, r := range rs {
+		piece += string(r)
+		next := rune(0)
+		if i+1 < len(rs) {
+			next = rs[i+1]
+		}
+		if r == ' ' || (r == '.' && !unicode.IsDigit(next)) || (r == '_' && next != '_') {
+			flush()
+		}
+	}
+	flush()
+	return strings.Join(append(lines, line), "\n")
+}
+
 func bad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
 var (
@@ -109,9 +147,9 @@ var (
 // element. Errors come from gonum/plot (a series it cannot plot).
 func (c chart) SVG() (template.HTML, error) {
 	p := plot.New()
-	p.Title.Text = c.Title
-	p.X.Label.Text = c.XLabel
-	p.Y.Label.Text = c.YLabel
+	p.Title.Text = wrap(c.Title, int(c.Width/charWidth))
+	p.X.Label.Text = wrap(c.XLabel, int(c.Width/charWidth))
+	p.Y.Label.Text = wrap(c.YLabel, int(c.Height/charWidth))
 	p.Add(plotter.NewGrid())
 	var hover []point
 	rec := hoverRecorder{out: &hover}

@@ -836,9 +836,30 @@ func statisticOf(name string, q map[string][]float64) bool {
 	return false
 }
 
+// outcomes are the quantities the objectives are made of: the timing and
+// energy observations and the spec's metrics, computed from them. Their
+// coefficient with GFLOP/s or GFLOP/s/W holds by definition (time with
+// GFLOP/s is −1), so they are tabled but not ranked among what explains
+// the objectives (the GEMM energy paper ranks profiler metrics).
+var outcomes = map[string]bool{"time": true, "energy": true, "power": true, "edp": true, "dynamic_energy": true}
+
+// isOutcome reports whether quantity name of the configurations valid is
+// an outcome: one of outcomes or a metric of the spec.
+func isOutcome(name string, valid []*store.Evaluation) bool {
+	if outcomes[name] {
+		return true
+	}
+	for _, e := range valid {
+		if _, ok := e.Metrics[name]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 func correlationSection(runs []HTMLRun) (htmlSection, error) {
 	s := htmlSection{ID: "correlations", Title: "Correlations",
-		Intro: "Pearson's and Spearman's coefficients of every observation, metric and numeric tunable parameter with the performance and the efficiency objective, over the valid configurations (gonum/stat), strongest first (statistics of one observation, such as time_median or energy_trial_1, and the tuner's own records, compile_time and benchmark_time, left out); then the three strongest against each objective as scatter plots (the GEMM energy paper's Figures 6–9)."}
+		Intro: "Pearson's and Spearman's coefficients of every observation, metric and numeric tunable parameter with the performance and the efficiency objective, over the valid configurations (gonum/stat), strongest first (statistics of one observation, such as time_median or energy_trial_1, and the tuner's own records, compile_time and benchmark_time, left out). The bars rank what may explain the objectives: profiler counters, tunable parameters, the compiled kernel's resources, the GPU's readings; outcomes (time, energy, power, EDP and the spec's metrics, of which the objectives are made) are only in the table. Then the three strongest against each objective as scatter plots (the GEMM energy paper's Figures 6–9)."}
 	for _, r := range runs {
 		valid := validOf(r.Evals)
 		if len(valid) < 3 {
@@ -853,15 +874,20 @@ func correlationSection(runs []HTMLRun) (htmlSection, error) {
 			}
 		}
 		corr := map[string]map[string]Correlation{}
-		var lists [][]Correlation
+		var lists, explaining [][]Correlation
 		for _, t := range targets {
 			cs := Correlate(t, q[t], q)
 			lists = append(lists, cs)
 			corr[t] = map[string]Correlation{}
+			var ex []Correlation
 			for _, c := range cs {
 				corr[t][c.Quantity] = c
+				if !isOutcome(c.Quantity, valid) {
+					ex = append(ex, c)
+				}
 			}
-			top := cs[:min(len(cs), 15)]
+			explaining = append(explaining, ex)
+			top := ex[:min(len(ex), 15)]
 			if len(top) == 0 {
 				continue
 			}
@@ -874,13 +900,17 @@ func correlationSection(runs []HTMLRun) (htmlSection, error) {
 				return s, err
 			}
 		}
-		head := []string{"quantity"}
+		head := []string{"quantity", "role"}
 		for _, t := range targets {
 			head = append(head, "Pearson with "+t, "Spearman with "+t)
 		}
 		t := htmlTable{Caption: runName(r.Run) + ": every coefficient", Head: head}
 		for _, c := range lists[0] {
-			row := []htmlCell{text(c.Quantity)}
+			role := "explanatory"
+			if isOutcome(c.Quantity, valid) {
+				role = "outcome"
+			}
+			row := []htmlCell{text(c.Quantity), text(role)}
 			for _, tg := range targets {
 				x, ok := corr[tg][c.Quantity]
 				if !ok {
@@ -895,7 +925,7 @@ func correlationSection(runs []HTMLRun) (htmlSection, error) {
 		// The strongest three against each target (Figure 9 plots the
 		// profiler metrics against both GFLOP/s and GFLOP/s/W).
 		for k, tg := range targets {
-			for _, c := range lists[k][:min(len(lists[k]), 3)] {
+			for _, c := range explaining[k][:min(len(explaining[k]), 3)] {
 				var pts []point
 				for i, e := range valid {
 					pts = append(pts, point{X: q[c.Quantity][i], Y: q[tg][i], of: e, run: r.Run})

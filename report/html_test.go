@@ -17,6 +17,8 @@ func TestWriteHTMLSections(t *testing.T) {
 	r := syntheticRun(120)
 	for i, e := range r.Evals {
 		e.Params = append(e.Params, store.Param{Name: "order", Value: fmt.Sprintf("o%d", i%40)})
+		// A counter that falls as time grows: ρ = +1 with GFLOP/s.
+		e.Observations["dram_pct"] = 100 - 5*e.Observations["time"]
 	}
 	var b strings.Builder
 	if err := WriteHTML(&b, []HTMLRun{r}, nil, HTMLOptions{Generated: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}); err != nil {
@@ -34,6 +36,23 @@ func TestWriteHTMLSections(t *testing.T) {
 	}
 	if !strings.Contains(params, "order: 40 values, too many to set side by side") {
 		t.Error("no note for the parameter of 40 values")
+	}
+	// Outcomes (time, energy, the metrics) are tabled, not ranked: the
+	// strongest quantity explaining GFLOP/s is the counter, not time.
+	corr := page[strings.Index(page, `<section id="correlations">`):]
+	if !strings.Contains(corr, "GFLOP/s against dram_pct (ρ = 1.000)") {
+		t.Error("no scatter plot of GFLOP/s against the counter")
+	}
+	for _, q := range []string{"time", "energy", "power", "GFLOP/s/W"} {
+		if strings.Contains(corr, "GFLOP/s against "+q+" (") || strings.Contains(corr, `<td>`+q+`</td><td>explanatory</td>`) {
+			t.Errorf("the outcome %s is ranked among what explains GFLOP/s", q)
+		}
+		if !strings.Contains(corr, `<td>`+q+`</td><td>outcome</td>`) {
+			t.Errorf("the table has no outcome row of %s", q)
+		}
+	}
+	if !strings.Contains(corr, `<td>dram_pct</td><td>explanatory</td>`) {
+		t.Error("the table has no explanatory row of the counter")
 	}
 	if !strings.Contains(page, "2026-11-25 12:00 UTC") {
 		t.Error("the date given is not printed")
