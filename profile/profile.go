@@ -116,8 +116,28 @@ type Launch struct {
 // --print-units base: byte, inst, %, cycle, ...).
 type LaunchMetrics struct {
 	Kernel string
-	Values map[string]float64
-	Units  map[string]string
+	// Grid (thread blocks) and Block (threads) are the launch's
+	// dimensions x, y, z as ncu gives them; zero where it does not.
+	Grid, Block [3]int
+	Values      map[string]float64
+	Units       map[string]string
+}
+
+// dims reads ncu's "(256, 1, 1)"; zero when it is not three integers.
+func dims(s string) [3]int {
+	var d [3]int
+	f := strings.Split(strings.Trim(strings.TrimSpace(s), "()"), ",")
+	if len(f) != 3 {
+		return [3]int{}
+	}
+	for i, x := range f {
+		v, err := strconv.Atoi(strings.TrimSpace(x))
+		if err != nil {
+			return [3]int{}
+		}
+		d[i] = v
+	}
+	return d
 }
 
 // metaColumns are the columns of ncu's raw CSV page that describe the
@@ -164,6 +184,12 @@ func ParseNcuMetrics(r io.Reader) ([]LaunchMetrics, error) {
 		}
 		l := LaunchMetrics{Kernel: row[kc], Values: map[string]float64{}, Units: map[string]string{}}
 		for k, name := range head {
+			switch name {
+			case "Grid Size":
+				l.Grid = dims(row[k])
+			case "Block Size":
+				l.Block = dims(row[k])
+			}
 			if metaColumns[name] {
 				continue
 			}

@@ -84,6 +84,12 @@ func TestParseNcuMetrics(t *testing.T) {
 	if _, ok := l.Values["smsp__sass_thread_inst_executed_op_fp64_pred_on.sum"]; ok {
 		t.Error("the n/a metric has a value")
 	}
+	if l.Grid != [3]int{264, 1, 1} || l.Block != [3]int{256, 1, 1} {
+		t.Errorf("grid %v block %v, want (264, 1, 1) and (256, 1, 1)", l.Grid, l.Block)
+	}
+	if d := dims("(4, x, 1)"); d != [3]int{} {
+		t.Errorf("dims of a bad size: %v", d)
+	}
 	if _, ok := l.Values["Grid Size"]; ok {
 		t.Error("a description column was read as a metric")
 	}

@@ -197,3 +197,41 @@ func TestBuildErrors(t *testing.T) {
 		}
 	}
 }
+
+// A subset keeps the chosen configurations, once each, in the space's
+// order, and finds only those.
+func TestSubset(t *testing.T) {
+	params := []Param{{"a", ints(1, 2, 3, 4)}, {"b", ints(1, 2, 4, 8)}}
+	s, err := Build(params, restr("a*b <= 8"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := s.Subset([]int{9, 0, 4, 9, 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"1,1", "2,1", "2,4", "4,1"}
+	if sub.Len() != len(want) {
+		t.Fatalf("Len %d, want %d", sub.Len(), len(want))
+	}
+	for i, k := range want {
+		if got := sub.Key(i); got != k {
+			t.Errorf("Key(%d) = %s, want %s", i, got, k)
+		}
+		if j, ok := sub.Lookup(k); !ok || j != i {
+			t.Errorf("Lookup(%s) = %d, %v; want %d", k, j, ok, i)
+		}
+	}
+	if _, ok := sub.Lookup("1,2"); ok {
+		t.Error("Lookup found a configuration left out of the subset")
+	}
+	if sub.RawCount() != 16 || len(sub.Params()) != 2 {
+		t.Errorf("RawCount %v, %d parameters", sub.RawCount(), len(sub.Params()))
+	}
+	if _, err := s.Subset([]int{11}); err == nil {
+		t.Error("a number out of range: no error")
+	}
+	if e, err := s.Subset(nil); err != nil || e.Len() != 0 {
+		t.Errorf("empty subset: %v, %v", e, err)
+	}
+}

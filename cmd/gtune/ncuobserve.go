@@ -61,72 +61,119 @@ func parseObserve(v string) ([]string, error) {
 	return ms, nil
 }
 
+// ncuBatch is how many configurations one worker under ncu profiles at
+// most. Starting ncu and a CUDA worker for each configuration cost about
+// 3.6 s a configuration on an H100 (BENCHMARKS.md, "The GEMM energy
+// paper's analysis on an NVIDIA H100"); a batch pays that once. Bounding
+// it bounds what a failed batch costs: its configurations are then
+// profiled one at a time.
+const ncuBatch = 64
+
 // ncuObserve profiles the valid configurations run runID stored in db
-// with Nsight Compute, one after the other, in a separate pass after the
-// timed launches: for each, a CUDA worker started under ncu (read-only:
-// --clock-control none; its report to a log file) measures the
-// configuration once more (one timed run after the warm-up, into a
-// scratch database), and the last profiled launch of the spec's kernel
-// gives the metrics, stored as observations of the evaluation (method
-// "ncu", ncu's base units). A configuration ncu cannot profile is
-// reported and skipped. It prints the pass's cost per configuration.
+// with Nsight Compute in a separate pass after the timed launches
+// (read-only: --clock-control none): batches of up to ncuBatch
+// configurations, each measured once more by a CUDA worker started under
+// ncu (see ncuProfile), and the metrics of each configuration's timed
+// launch stored as observations of its evaluation (method "ncu", ncu's
+// base units). A batch that fails, or whose profiled launches do not line
+// up with its configurations, is profiled again one configuration at a
+// time; a configuration ncu cannot profile alone is reported and
+// skipped. It prints the pass's cost per configuration.
 func ncuObserve(ctx context.Context, stderr io.Writer, s *spec.Spec, sp *space.Space, db *store.DB, runID int64, metrics []string, f tuneFlags) error {
 	evals, err := db.Evaluations(runID)
 	if err != nil {
 		return err
+	}
+	var valid []*store.Evaluation
+	for _, e := range evals {
+		if e.Status == "valid" {
+			valid = append(valid, e)
+		}
+	}
+	if len(valid) == 0 {
+		return nil
 	}
 	tmp, err := os.MkdirTemp("", "gtune-ncu-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	start, done, failed := time.Now(), 0, 0
-	for _, e := range evals {
-		if e.Status != "valid" {
+	start, done, failed, processes := time.Now(), 0, 0, 0
+	profileInto := func(batch []*store.Evaluation) error {
+		keys := make([]string, len(batch))
+		for k, e := range batch {
+			keys[k] = e.Key
+		}
+		processes++
+		obs, err := ncuProfile(ctx, s, sp, keys, metrics, f, filepath.Join(tmp, fmt.Sprintf("p%d", processes)))
+		if err != nil {
+			return err
+		}
+		for k, e := range batch {
+			if err := db.AddObservations(e.ID, obs[k]); err != nil {
+				return err
+			}
+		}
+		done += len(batch)
+		return nil
+	}
+	for b := 0; b < len(valid); b += ncuBatch {
+		batch := valid[b:min(b+ncuBatch, len(valid))]
+		err := profileInto(batch)
+		if err == nil {
 			continue
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		obs, err := ncuProfileOne(ctx, s, sp, e.Key, metrics, f, filepath.Join(tmp, fmt.Sprintf("c%d", e.ID)))
-		if err == nil {
-			err = db.AddObservations(e.ID, obs)
-		}
-		if err != nil {
+		if len(batch) == 1 {
 			failed++
-			fmt.Fprintf(stderr, "gtune: ncu: configuration %s: %v\n", e.Key, err)
+			fmt.Fprintf(stderr, "gtune: ncu: configuration %s: %v\n", batch[0].Key, err)
 			continue
 		}
-		done++
-	}
-	n := done + failed
-	if n == 0 {
-		return nil
+		fmt.Fprintf(stderr, "gtune: ncu: a batch of %d configurations: %v; profiling them one at a time\n", len(batch), err)
+		for _, e := range batch {
+			if err := profileInto([]*store.Evaluation{e}); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				failed++
+				fmt.Fprintf(stderr, "gtune: ncu: configuration %s: %v\n", e.Key, err)
+			}
+		}
 	}
 	wall := time.Since(start)
-	fmt.Fprintf(stderr, "gtune: ncu: %d configurations profiled (%d failed) in %.1f s, %.2f s per configuration; metrics stored as observations of run %d\n",
-		done, failed, wall.Seconds(), wall.Seconds()/float64(n), runID)
+	fmt.Fprintf(stderr, "gtune: ncu: %d configurations profiled (%d failed) in %.1f s, %.2f s per configuration, %d process(es) under ncu; metrics stored as observations of run %d\n",
+		done, failed, wall.Seconds(), wall.Seconds()/float64(len(valid)), processes, runID)
 	if done == 0 {
 		return errors.New("ncu profiled no configuration (its messages are above)")
 	}
 	return nil
 }
 
-// ncuProfileOne profiles configuration key of sp once under ncu (see
-// ncuObserve), working in dir.
-func ncuProfileOne(ctx context.Context, s *spec.Spec, sp *space.Space, key string, metrics []string, f tuneFlags, dir string) (measure.Observations, error) {
-	i, ok := sp.Lookup(key)
-	if !ok {
-		return nil, fmt.Errorf("not a configuration of the search space")
+// ncuProfile profiles configurations keys of sp, in one CUDA worker
+// started under ncu (see measureUnderNcu), working in dir, and gives
+// each one's metrics, in the order of keys. The worker measures the
+// configurations one after the other in sp's order, without verification
+// or energy: a warm-up launch and one timed launch each, and ncu profiles
+// every launch of the spec's kernel (not gtune's own kernels, such as a
+// cache flush), so a configuration's metrics are those of its second
+// launch. Errors: a key not in sp, a configuration not valid under ncu,
+// a report whose launches are not two per configuration or whose grid
+// and thread block differ from the configuration's (the launches would
+// not line up), a metric ncu did not give.
+func ncuProfile(ctx context.Context, s *spec.Spec, sp *space.Space, keys []string, metrics []string, f tuneFlags, dir string) ([]measure.Observations, error) {
+	idx := make([]int, len(keys))
+	for k, key := range keys {
+		i, ok := sp.Lookup(key)
+		if !ok {
+			return nil, fmt.Errorf("%s is not a configuration of the search space", key)
+		}
+		idx[k] = i
 	}
-	cfg := sp.Values(i)
-	fixed := make([]space.Param, len(s.Params))
-	for k, p := range s.Params {
-		fixed[k] = space.Param{Name: p.Name, Values: cfg[k : k+1]}
-	}
-	one, err := space.BuildContext(ctx, fixed, s.Restrictions, s.Constants, space.BuildOptions{})
-	if err != nil || one.Len() != 1 {
-		return nil, fmt.Errorf("the configuration alone: %v", err)
+	sub, err := sp.Subset(idx)
+	if err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -136,78 +183,118 @@ func ncuProfileOne(ctx context.Context, s *spec.Spec, sp *space.Space, key strin
 	off := false
 	prof.Measurement.Energy = &off
 	prof.Measurement.Observers = nil
-	// Only the spec's kernel is profiled (gtune's own kernels, such as a
-	// cache flush, are not): the warm-up and the timed run (no reference
-	// run: verification is off); the last launch is the timed run.
 	args := []string{"--target-processes", "all", "--clock-control", "none",
-		"--kernel-name", "regex:^" + regexp.QuoteMeta(s.KernelName), "--launch-count", "4",
+		"--kernel-name", "regex:^" + regexp.QuoteMeta(s.KernelName),
 		"--metrics", strings.Join(metrics, ","), "--csv", "--page", "raw", "--print-units", "base"}
-	log, err := measureUnderNcu(ctx, f.ncu, args, f.device, dir, tuner.Config{Spec: prof, Space: one})
+	log, measured, err := measureUnderNcu(ctx, f.ncu, args, f.device, dir, tuner.Config{Spec: prof, Space: sub, MaxEvals: sub.Len()})
 	if err != nil {
 		return nil, err
 	}
 	defer log.Close()
-	ls, err := profile.ParseNcuMetrics(log)
+	all, err := profile.ParseNcuMetrics(log)
 	if err != nil {
 		return nil, err
 	}
-	var last *profile.LaunchMetrics
-	for k := range ls {
-		if strings.HasPrefix(ls[k].Kernel, s.KernelName) {
-			last = &ls[k]
+	byKey, err := ncuLaunchMetrics(s, sub, measured, all, metrics)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]measure.Observations, len(keys))
+	for k, key := range keys {
+		if out[k] = byKey[key]; out[k] == nil {
+			return nil, fmt.Errorf("configuration %s was not measured under ncu", key)
 		}
 	}
-	if last == nil {
-		return nil, fmt.Errorf("ncu profiled no launch of %s", s.KernelName)
-	}
-	var obs measure.Observations
-	for _, m := range metrics {
-		v, ok := last.Values[m]
-		if !ok {
-			return nil, fmt.Errorf("ncu gave no value of %s (not a metric of this GPU? ncu --query-metrics lists them)", m)
-		}
-		obs = append(obs, measure.Observation{Name: m, Unit: last.Units[m], Value: v, Method: "ncu", Launch: measure.PlanScope})
-	}
-	return obs, nil
+	return out, nil
 }
 
-// measureUnderNcu measures the one configuration of c (its Spec or
-// Workload and Space set) once, fresh, in a CUDA worker on GPU device
-// started under ncu with ncuArgs (read-only arguments: --clock-control
-// none) and its report written to a log file in dir, into a scratch
-// database in dir; it returns the log, ncu's CSV, which the caller
-// closes. Errors: the worker does not start under ncu, the plan is not
+// ncuLaunchMetrics gives the metrics of each configuration measured
+// (in the order measured, Index numbering it in sub) from all, ncu's
+// profiled launches in launch order: of the spec's kernel, a warm-up and
+// a timed launch per configuration, the timed one's metrics (see
+// ncuProfile), by configuration key. Errors: not two launches of the
+// kernel per configuration; a timed launch whose grid or thread block
+// (where ncu gives them) are not its configuration's; a metric missing.
+func ncuLaunchMetrics(s *spec.Spec, sub *space.Space, measured []*tuner.Evaluation, all []profile.LaunchMetrics, metrics []string) (map[string]measure.Observations, error) {
+	var ls []profile.LaunchMetrics
+	for _, l := range all {
+		if strings.HasPrefix(l.Kernel, s.KernelName) {
+			ls = append(ls, l)
+		}
+	}
+	if len(ls) != 2*len(measured) {
+		return nil, fmt.Errorf("ncu profiled %d launches of %s for %d configurations, not two each (a warm-up and a timed launch)", len(ls), s.KernelName, len(measured))
+	}
+	byKey := map[string]measure.Observations{}
+	for k, e := range measured {
+		last := ls[2*k+1]
+		grid, block, err := s.Geometry(sub.Values(e.Index))
+		if err != nil {
+			return nil, fmt.Errorf("configuration %s: %v", e.Key, err)
+		}
+		if last.Grid != ([3]int{}) && (last.Grid != grid || last.Block != block) {
+			return nil, fmt.Errorf("launch %d of ncu's report has grid %v and thread block %v, configuration %s %v and %v: the launches do not line up with the configurations",
+				2*k+1, last.Grid, last.Block, e.Key, grid, block)
+		}
+		var obs measure.Observations
+		for _, m := range metrics {
+			v, ok := last.Values[m]
+			if !ok {
+				return nil, fmt.Errorf("ncu gave no value of %s for %s (not a metric of this GPU? ncu --query-metrics lists them)", m, e.Key)
+			}
+			obs = append(obs, measure.Observation{Name: m, Unit: last.Units[m], Value: v, Method: "ncu", Launch: measure.PlanScope})
+		}
+		byKey[e.Key] = obs
+	}
+	return byKey, nil
+}
+
+// measureUnderNcu measures the configurations of c (its Spec or Workload
+// and Space set; c.MaxEvals of them, default one) once each, fresh, in
+// one CUDA worker on GPU device started under ncu with ncuArgs
+// (read-only arguments: --clock-control none) and its report written to
+// a log file in dir, into a scratch database in dir, one after the other
+// in the order the space numbers them. It returns the log, ncu's CSV,
+// which the caller closes, and the evaluations in the order measured.
+// Errors: the worker does not start under ncu, a configuration is not
 // valid there, ncu writes no report.
-func measureUnderNcu(ctx context.Context, ncu string, ncuArgs []string, device int, dir string, c tuner.Config) (*os.File, error) {
+func measureUnderNcu(ctx context.Context, ncu string, ncuArgs []string, device int, dir string, c tuner.Config) (*os.File, []*tuner.Evaluation, error) {
 	logPath := filepath.Join(dir, "ncu.csv")
 	wrapper := append(append([]string{ncu}, ncuArgs...), "--log-file", logPath)
 	be, err := cuda.Open(ctx, device, cuda.Options{Wrapper: wrapper, Stderr: io.Discard})
 	if err != nil {
-		return nil, fmt.Errorf("starting the worker under ncu: %w", err)
+		return nil, nil, fmt.Errorf("starting the worker under ncu: %w", err)
 	}
 	db, err := store.Open(filepath.Join(dir, "ncu.db"))
 	if err != nil {
 		be.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	defer db.Close()
 	c.Backend, c.DB = be, db
 	c.Objective = objective.Objective{Name: objective.Time, Unit: "ms"}
-	c.Strategy, c.RunKind, c.MaxEvals, c.Fresh, c.GtuneVersion = "brute_force", "profile", 1, true, version
+	c.MaxEvals = max(c.MaxEvals, 1)
+	// Proposal order (brute force: the space's), so that the profiled
+	// launches follow the configurations.
+	c.CompletionOrder = false
+	c.Strategy, c.RunKind, c.Fresh, c.GtuneVersion = "brute_force", "profile", true, version
 	sum, err := tuner.Run(ctx, c)
 	be.Close() // ncu writes its report when the worker exits
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if o := sum.Evaluations; len(o) != 1 || !o[0].Valid() {
-		if len(o) == 0 {
-			return nil, errors.New("not measured under ncu")
+	o := sum.Evaluations
+	if len(o) == 0 {
+		return nil, nil, errors.New("not measured under ncu")
+	}
+	for _, e := range o {
+		if !e.Valid() {
+			return nil, nil, fmt.Errorf("under ncu: %s: %s: %s", e.Key, e.Status, e.Reason)
 		}
-		return nil, fmt.Errorf("under ncu: %s: %s", o[0].Status, o[0].Reason)
 	}
 	log, err := os.Open(logPath)
 	if err != nil {
-		return nil, fmt.Errorf("ncu wrote no report: %w", err)
+		return nil, nil, fmt.Errorf("ncu wrote no report: %w", err)
 	}
-	return log, nil
+	return log, o, nil
 }
