@@ -10,9 +10,13 @@
 #            (default 40) configurations with --energy and --observe ncu,
 #            the spec given a GFLOP/s/W metric for the GEMM paper's
 #            analysis (autotuning-gemm-energy-beast.md, Figures 5-9)
+#   dgemm    examples/dgemm (the BEAST DGEMM space of the GEMM paper,
+#            n = 4096) on a seeded random sample of at most $DGEMM_N
+#            (default 400) configurations proposed within $DGEMM_TL
+#            seconds (default 240), with --energy and --observe ncu
 #   report   gtune runs and gtune report --text of each run (the HTML is
 #            written from report.db on the CPU machine)
-# Each tune is bounded by `timeout` ($MATMUL_S, $GEMM_S seconds): a cut
+# Each tune is bounded by `timeout` ($MATMUL_S, $GEMM_S, $DGEMM_S seconds): a cut
 # run keeps what it stored (the ncu pass stores each configuration as it
 # goes). Leaves in $OUT: report.log and report.db.
 # Needs .bin/gtune (linux/amd64) and, for gemm, .ext/benchmark_hub.
@@ -27,6 +31,9 @@ GEMM_N=${GEMM_N:-40}
 GEMM_SEED=${GEMM_SEED:-1}
 MATMUL_S=${MATMUL_S:-240}
 GEMM_S=${GEMM_S:-300}
+DGEMM_N=${DGEMM_N:-400}
+DGEMM_TL=${DGEMM_TL:-240}
+DGEMM_S=${DGEMM_S:-520}
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 timed() { # name command...: runs it, prints its wall time and exit status
   local name=$1; shift
@@ -69,6 +76,11 @@ json.dump(d, open(sys.argv[2], "w"), indent=1)
 EOF
   timed gemm timeout "$GEMM_S" "$G" tune "$KD/gemm_milo.report.json" --backend cuda --strategy random_sample \
     --max-evals "$GEMM_N" --seed "$GEMM_SEED" --energy --observe ncu --db "$DB" --no-progress
+fi
+
+if has dgemm; then
+  timed dgemm timeout "$DGEMM_S" "$G" tune examples/dgemm/spec.json --backend cuda --strategy random_sample \
+    --max-evals "$DGEMM_N" --time-limit "${DGEMM_TL}s" --seed 1 --energy --observe ncu --db "$DB" --no-progress
 fi
 
 if has report; then
