@@ -99,6 +99,21 @@ func (h hoverRecorder) Plot(c draw.Canvas, p *plot.Plot) {
 // default font when a plot is made; the report is its only user here).
 func init() { plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"} }
 
+// trimmedTicks are gonum/plot's default ticks with trailing zeros cut
+// from their labels: its fixed precision writes 2500.00 for a step of 2.5
+// thousand.
+type trimmedTicks struct{}
+
+func (trimmedTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for i, t := range ts {
+		if strings.Contains(t.Label, ".") && !strings.ContainsAny(t.Label, "eE") {
+			ts[i].Label = strings.TrimSuffix(strings.TrimRight(t.Label, "0"), ".")
+		}
+	}
+	return ts
+}
+
 // charWidth is about the mean width of a character of the charts' 12 pt
 // titles and labels, for wrapping them.
 const charWidth = vg.Length(7)
@@ -150,6 +165,7 @@ func (c chart) SVG() (template.HTML, error) {
 	p.Title.Text = wrap(c.Title, int(c.Width/charWidth))
 	p.X.Label.Text = wrap(c.XLabel, int(c.Width/charWidth))
 	p.Y.Label.Text = wrap(c.YLabel, int(c.Height/charWidth))
+	p.X.Tick.Marker, p.Y.Tick.Marker = trimmedTicks{}, trimmedTicks{}
 	p.Add(plotter.NewGrid())
 	var hover []point
 	rec := hoverRecorder{out: &hover}

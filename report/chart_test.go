@@ -34,3 +34,27 @@ func TestWrap(t *testing.T) {
 		}
 	}
 }
+
+// Tick labels lose the trailing zeros of gonum/plot's fixed precision
+// (2500.00 10000.00 17500.00 for 300..19788; 0.0 0.5 1.0 1.5 for 0..1.5),
+// and only those.
+func TestTrimmedTicks(t *testing.T) {
+	for _, c := range []struct {
+		min, max float64
+		want     string
+	}{
+		{300, 19788, "2500 10000 17500"},
+		{0, 1.5, "0 0.5 1 1.5"},
+		{12, 99, "30 60 90"},
+	} {
+		var labels []string
+		for _, tk := range (trimmedTicks{}).Ticks(c.min, c.max) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if got := strings.Join(labels, " "); got != c.want {
+			t.Errorf("labels of %g..%g: %q, want %q", c.min, c.max, got, c.want)
+		}
+	}
+}

@@ -843,23 +843,44 @@ func statisticOf(name string, q map[string][]float64) bool {
 // the objectives (the GEMM energy paper ranks profiler metrics).
 var outcomes = map[string]bool{"time": true, "energy": true, "power": true, "edp": true, "dynamic_energy": true}
 
-// isOutcome reports whether quantity name of the configurations valid is
-// an outcome: one of outcomes or a metric of the spec.
-func isOutcome(name string, valid []*store.Evaluation) bool {
+// measurementRecords are what the energy protocol records about its own
+// measurement (measure.EnergyQuantities): whether the window was stable or
+// throttled, the idle power it subtracted, how long it warmed the GPU.
+// They qualify a measurement rather than describe the kernel, so they are
+// tabled but not ranked either.
+var measurementRecords = map[string]bool{"idle_power": true, "unstable": true, "throttled": true, "warmup_time": true,
+	"clock_event_reasons": true, "power_throttle_time": true, "thermal_throttle_time": true, "sample_energy": true}
+
+// Roles of a correlated quantity (the table's role column).
+const (
+	roleOutcome     = "outcome"
+	roleMeasurement = "measurement"
+	roleExplanatory = "explanatory"
+)
+
+// roleOf says what quantity name of the configurations valid is: an
+// outcome (one of outcomes or a metric of the spec), a record of the
+// measurement (measurementRecords), or explanatory (profiler counters,
+// tunable parameters, the compiled kernel's resources, the GPU's clocks
+// and temperature).
+func roleOf(name string, valid []*store.Evaluation) string {
 	if outcomes[name] {
-		return true
+		return roleOutcome
+	}
+	if measurementRecords[name] {
+		return roleMeasurement
 	}
 	for _, e := range valid {
 		if _, ok := e.Metrics[name]; ok {
-			return true
+			return roleOutcome
 		}
 	}
-	return false
+	return roleExplanatory
 }
 
 func correlationSection(runs []HTMLRun) (htmlSection, error) {
 	s := htmlSection{ID: "correlations", Title: "Correlations",
-		Intro: "Pearson's and Spearman's coefficients of every observation, metric and numeric tunable parameter with the performance and the efficiency objective, over the valid configurations (gonum/stat), strongest first (statistics of one observation, such as time_median or energy_trial_1, and the tuner's own records, compile_time and benchmark_time, left out). The bars rank what may explain the objectives: profiler counters, tunable parameters, the compiled kernel's resources, the GPU's readings; outcomes (time, energy, power, EDP and the spec's metrics, of which the objectives are made) are only in the table. Then the three strongest against each objective as scatter plots (the GEMM energy paper's Figures 6–9)."}
+		Intro: "Pearson's and Spearman's coefficients of every observation, metric and numeric tunable parameter with the performance and the efficiency objective, over the valid configurations (gonum/stat), strongest first (statistics of one observation, such as time_median or energy_trial_1, and the tuner's own records, compile_time and benchmark_time, left out). The bars rank what may explain the objectives: profiler counters, tunable parameters, the compiled kernel's resources, the GPU's clocks and temperature; outcomes (time, energy, power, EDP and the spec's metrics, of which the objectives are made) and the energy protocol's records of its own measurement (idle power, unstable, throttled, warm-up time) are only in the table. Then the three strongest against each objective as scatter plots (the GEMM energy paper's Figures 6–9)."}
 	for _, r := range runs {
 		valid := validOf(r.Evals)
 		if len(valid) < 3 {
@@ -882,7 +903,7 @@ func correlationSection(runs []HTMLRun) (htmlSection, error) {
 			var ex []Correlation
 			for _, c := range cs {
 				corr[t][c.Quantity] = c
-				if !isOutcome(c.Quantity, valid) {
+				if roleOf(c.Quantity, valid) == roleExplanatory {
 					ex = append(ex, c)
 				}
 			}
@@ -906,11 +927,7 @@ func correlationSection(runs []HTMLRun) (htmlSection, error) {
 		}
 		t := htmlTable{Caption: runName(r.Run) + ": every coefficient", Head: head}
 		for _, c := range lists[0] {
-			role := "explanatory"
-			if isOutcome(c.Quantity, valid) {
-				role = "outcome"
-			}
-			row := []htmlCell{text(c.Quantity), text(role)}
+			row := []htmlCell{text(c.Quantity), text(roleOf(c.Quantity, valid))}
 			for _, tg := range targets {
 				x, ok := corr[tg][c.Quantity]
 				if !ok {

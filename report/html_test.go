@@ -19,6 +19,8 @@ func TestWriteHTMLSections(t *testing.T) {
 		e.Params = append(e.Params, store.Param{Name: "order", Value: fmt.Sprintf("o%d", i%40)})
 		// A counter that falls as time grows: ρ = +1 with GFLOP/s.
 		e.Observations["dram_pct"] = 100 - 5*e.Observations["time"]
+		// A record of the measurement that happens to follow time.
+		e.Observations["warmup_time"] = e.Observations["time"]
 	}
 	var b strings.Builder
 	if err := WriteHTML(&b, []HTMLRun{r}, nil, HTMLOptions{Generated: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}); err != nil {
@@ -50,6 +52,9 @@ func TestWriteHTMLSections(t *testing.T) {
 		if !strings.Contains(corr, `<td>`+q+`</td><td>outcome</td>`) {
 			t.Errorf("the table has no outcome row of %s", q)
 		}
+	}
+	if strings.Contains(corr, "GFLOP/s against warmup_time") || !strings.Contains(corr, `<td>warmup_time</td><td>measurement</td>`) {
+		t.Error("the measurement record warmup_time is ranked, or not tabled as a measurement record")
 	}
 	if !strings.Contains(corr, `<td>dram_pct</td><td>explanatory</td>`) {
 		t.Error("the table has no explanatory row of the counter")
