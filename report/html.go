@@ -188,7 +188,7 @@ func factsSection(runs []HTMLRun) (htmlSection, error) {
 	}
 	rows := map[string][]htmlCell{}
 	order := []string{"kernel", "spec", "device", "device UUID", "driver", "GPU as found", "backend", "strategy", "objective", "budget",
-		"started", "wall time", "status", "evaluations", "by status", "compile per configuration", "gtune's overhead per configuration", "gtune version", "settings"}
+		"started", "wall time", "status", "evaluations", "by status", "compile per configuration", "gtune's overhead per configuration", "profiling pass", "gtune version", "settings"}
 	for _, r := range runs {
 		run := r.Run
 		byStatus := map[string]int{}
@@ -227,6 +227,17 @@ func factsSection(runs []HTMLRun) (htmlSection, error) {
 			}
 		}
 		settings, _ := json.Marshal(run.Settings)
+		// The ncu pass after the run (tune --observe ncu) records its
+		// metrics and its cost in the run's settings.
+		profiled := ""
+		if n, ok := run.Settings["ncu_profiled"].(float64); ok {
+			metrics, _ := run.Settings["ncu_metrics"].([]any)
+			failed, _ := run.Settings["ncu_failed"].(float64)
+			secs, _ := run.Settings["ncu_seconds"].(float64)
+			procs, _ := run.Settings["ncu_processes"].(float64)
+			profiled = fmt.Sprintf("Nsight Compute: %g configurations (%g failed), %d metrics, %.1f s, %.2f s per configuration, %g process(es)",
+				n, failed, len(metrics), secs, secs/math.Max(n+failed, 1), procs)
+		}
 		n := float64(max(len(r.Evals), 1))
 		vals := map[string]string{
 			"kernel": run.Kernel, "spec": run.SpecPath, "device": run.DeviceName, "device UUID": run.DeviceUUID, "driver": run.Driver,
@@ -235,7 +246,7 @@ func factsSection(runs []HTMLRun) (htmlSection, error) {
 			"started": run.StartedAt.UTC().Format(time.RFC3339), "wall time": wall, "status": run.Status,
 			"evaluations": strconv.Itoa(len(r.Evals)), "by status": strings.Join(parts, ", "),
 			"compile per configuration": fmt.Sprintf("%.1f ms", compile/n), "gtune's overhead per configuration": fmt.Sprintf("%.2f ms", frame/n),
-			"gtune version": run.GtuneVersion, "settings": string(settings),
+			"profiling pass": profiled, "gtune version": run.GtuneVersion, "settings": string(settings),
 		}
 		for _, k := range order {
 			v := vals[k]

@@ -22,6 +22,9 @@ func TestWriteHTMLSections(t *testing.T) {
 		// A record of the measurement that happens to follow time.
 		e.Observations["warmup_time"] = e.Observations["time"]
 	}
+	// What tune --observe ncu records of its pass (as read back from JSON).
+	r.Run.Settings = map[string]any{"ncu_profiled": 115.0, "ncu_failed": 0.0, "ncu_seconds": 80.9, "ncu_processes": 2.0,
+		"ncu_metrics": []any{"a", "b", "c", "d", "e", "f", "g", "h", "i"}}
 	var b strings.Builder
 	if err := WriteHTML(&b, []HTMLRun{r}, nil, HTMLOptions{Generated: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}); err != nil {
 		t.Fatal(err)
@@ -58,6 +61,9 @@ func TestWriteHTMLSections(t *testing.T) {
 	}
 	if !strings.Contains(corr, `<td>dram_pct</td><td>explanatory</td>`) {
 		t.Error("the table has no explanatory row of the counter")
+	}
+	if !strings.Contains(page, "Nsight Compute: 115 configurations (0 failed), 9 metrics, 80.9 s, 0.70 s per configuration, 2 process(es)") {
+		t.Error("the facts do not show the profiling pass")
 	}
 	if !strings.Contains(page, "2026-11-25 12:00 UTC") {
 		t.Error("the date given is not printed")

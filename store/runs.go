@@ -102,6 +102,50 @@ func (db *DB) EndRun(id int64, status string) error {
 	return nil
 }
 
+// SetRunSettings adds settings (JSON-encodable values) to run id's
+// Settings, replacing those of the same names: for what is learned about
+// a run after it ended (a profiling pass over its configurations and its
+// cost). Errors: a value JSON cannot encode, an unknown run, a write
+// failure. Nothing is written on error.
+func (db *DB) SetRunSettings(id int64, settings map[string]any) error {
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	ctx := context.Background()
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: settings of run %d: %v", id, err)
+	}
+	defer tx.Rollback()
+	var old string
+	if err := tx.QueryRowContext(ctx, `SELECT settings FROM runs WHERE id = ?`, id).Scan(&old); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("store: settings of run %d: run %w", id, ErrNotFound)
+		}
+		return fmt.Errorf("store: settings of run %d: %v", id, err)
+	}
+	merged, err := decodeSettings(old)
+	if err != nil {
+		return fmt.Errorf("store: settings of run %d: %v", id, err)
+	}
+	if merged == nil {
+		merged = map[string]any{}
+	}
+	for k, v := range settings {
+		merged[k] = v
+	}
+	enc, err := encodeSettings(merged)
+	if err != nil {
+		return fmt.Errorf("store: settings of run %d: %v", id, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET settings = ? WHERE id = ?`, enc, id); err != nil {
+		return fmt.Errorf("store: settings of run %d: %v", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: settings of run %d: %v", id, err)
+	}
+	return nil
+}
+
 const runColumns = `id, spec_hash, spec_path, kernel, objective, strategy, device_name, device_uuid,
 	driver, backend, gtune_version, settings, started_at, ended_at, status`
 

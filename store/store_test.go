@@ -628,3 +628,38 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Errorf("OpenReadOnly created the missing file: %v", err)
 	}
 }
+
+// Settings added after a run ended are merged into its own: new names
+// added, the same name replaced, the others kept; an unknown run or a
+// value JSON cannot encode is refused and writes nothing.
+func TestSetRunSettings(t *testing.T) {
+	db := openTemp(t)
+	r := &Run{SpecHash: "h", Kernel: "k", Objective: "time", Strategy: "brute_force", Backend: "sim",
+		Settings: map[string]any{"seed": 1.0, "energy": true}}
+	if err := db.BeginRun(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.EndRun(r.ID, RunDone); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetRunSettings(r.ID, map[string]any{"ncu_profiled": 23, "seed": 2.0, "ncu_metrics": []string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Run(r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"seed": 2.0, "energy": true, "ncu_profiled": 23.0, "ncu_metrics": []any{"a", "b"}}
+	if !reflect.DeepEqual(got.Settings, want) || got.Status != RunDone {
+		t.Errorf("settings %v, status %s; want %v, done", got.Settings, got.Status, want)
+	}
+	if err := db.SetRunSettings(99, map[string]any{"x": 1}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an unknown run: %v", err)
+	}
+	if err := db.SetRunSettings(r.ID, map[string]any{"x": make(chan int)}); err == nil {
+		t.Error("a value JSON cannot encode: no error")
+	}
+	if again, _ := db.Run(r.ID); !reflect.DeepEqual(again.Settings, want) {
+		t.Errorf("a refused call wrote: %v", again.Settings)
+	}
+}

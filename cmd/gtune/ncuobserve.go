@@ -78,7 +78,9 @@ const ncuBatch = 64
 // base units). A batch that fails, or whose profiled launches do not line
 // up with its configurations, is profiled again one configuration at a
 // time; a configuration ncu cannot profile alone is reported and
-// skipped. It prints the pass's cost per configuration.
+// skipped. It prints the pass's cost per configuration and records the
+// metrics, the counts and the wall time in the run's settings (ncu_metrics,
+// ncu_profiled, ncu_failed, ncu_seconds, ncu_processes).
 func ncuObserve(ctx context.Context, stderr io.Writer, s *spec.Spec, sp *space.Space, db *store.DB, runID int64, metrics []string, f tuneFlags) error {
 	evals, err := db.Evaluations(runID)
 	if err != nil {
@@ -143,6 +145,11 @@ func ncuObserve(ctx context.Context, stderr io.Writer, s *spec.Spec, sp *space.S
 		}
 	}
 	wall := time.Since(start)
+	// The pass and its cost stay with the run (gtune report's facts).
+	if err := db.SetRunSettings(runID, map[string]any{"ncu_metrics": metrics, "ncu_profiled": done, "ncu_failed": failed,
+		"ncu_seconds": wall.Seconds(), "ncu_processes": processes}); err != nil {
+		return err
+	}
 	fmt.Fprintf(stderr, "gtune: ncu: %d configurations profiled (%d failed) in %.1f s, %.2f s per configuration, %d process(es) under ncu; metrics stored as observations of run %d\n",
 		done, failed, wall.Seconds(), wall.Seconds()/float64(len(valid)), processes, runID)
 	if done == 0 {
