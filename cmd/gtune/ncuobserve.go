@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,9 +66,14 @@ func parseObserve(v string) ([]string, error) {
 // most. Starting ncu and a CUDA worker for each configuration cost about
 // 3.6 s a configuration on an H100 (BENCHMARKS.md, "The GEMM energy
 // paper's analysis on an NVIDIA H100"); a batch pays that once. Bounding
-// it bounds what a failed batch costs: its configurations are then
-// profiled one at a time.
+// it bounds what a failed batch costs (it is then profiled again in
+// halves).
 const ncuBatch = 64
+
+// ncuTimeoutFactor multiplies a configuration's time limit
+// (Gtune.Measurement.TimeoutSeconds, default spec.DefaultTimeout) under
+// ncu (see ncuProfile).
+const ncuTimeoutFactor = 20
 
 // ncuObserve profiles the valid configurations run runID stored in db
 // with Nsight Compute in a separate pass after the timed launches
@@ -76,9 +82,9 @@ const ncuBatch = 64
 // ncu (see ncuProfile), and the metrics of each configuration's timed
 // launch stored as observations of its evaluation (method "ncu", ncu's
 // base units). A batch that fails, or whose profiled launches do not line
-// up with its configurations, is profiled again one configuration at a
-// time; a configuration ncu cannot profile alone is reported and
-// skipped. It prints the pass's cost per configuration and records the
+// up with its configurations, is split in halves and each profiled again,
+// down to single configurations; a configuration ncu cannot profile alone
+// is reported and skipped. It prints the pass's cost per configuration and records the
 // metrics, the counts and the wall time in the run's settings (ncu_metrics,
 // ncu_profiled, ncu_failed, ncu_seconds, ncu_processes).
 func ncuObserve(ctx context.Context, stderr io.Writer, s *spec.Spec, sp *space.Space, db *store.DB, runID int64, metrics []string, f tuneFlags) error {
@@ -101,13 +107,12 @@ func ncuObserve(ctx context.Context, stderr io.Writer, s *spec.Spec, sp *space.S
 	}
 	defer os.RemoveAll(tmp)
 	start, done, failed, processes := time.Now(), 0, 0, 0
-	profileInto := func(batch []*store.Evaluation) error {
+	processes, err = inBatches(valid, ncuBatch, func(batch []*store.Evaluation, call int) error {
 		keys := make([]string, len(batch))
 		for k, e := range batch {
 			keys[k] = e.Key
 		}
-		processes++
-		obs, err := ncuProfile(ctx, s, sp, keys, metrics, f, filepath.Join(tmp, fmt.Sprintf("p%d", processes)))
+		obs, err := ncuProfile(ctx, s, sp, keys, metrics, f, filepath.Join(tmp, fmt.Sprintf("p%d", call)))
 		if err != nil {
 			return err
 		}
@@ -118,31 +123,16 @@ func ncuObserve(ctx context.Context, stderr io.Writer, s *spec.Spec, sp *space.S
 		}
 		done += len(batch)
 		return nil
-	}
-	for b := 0; b < len(valid); b += ncuBatch {
-		batch := valid[b:min(b+ncuBatch, len(valid))]
-		err := profileInto(batch)
-		if err == nil {
-			continue
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+	}, func(batch []*store.Evaluation, err error) {
 		if len(batch) == 1 {
 			failed++
 			fmt.Fprintf(stderr, "gtune: ncu: configuration %s: %v\n", batch[0].Key, err)
-			continue
+			return
 		}
-		fmt.Fprintf(stderr, "gtune: ncu: a batch of %d configurations: %v; profiling them one at a time\n", len(batch), err)
-		for _, e := range batch {
-			if err := profileInto([]*store.Evaluation{e}); err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				failed++
-				fmt.Fprintf(stderr, "gtune: ncu: configuration %s: %v\n", e.Key, err)
-			}
-		}
+		fmt.Fprintf(stderr, "gtune: ncu: a batch of %d configurations: %v; profiling its halves apart\n", len(batch), err)
+	}, ctx.Err)
+	if err != nil {
+		return err
 	}
 	wall := time.Since(start)
 	// The pass and its cost stay with the run (gtune report's facts).
@@ -156,6 +146,43 @@ func ncuObserve(ctx context.Context, stderr io.Writer, s *spec.Spec, sp *space.S
 		return errors.New("ncu profiled no configuration (its messages are above)")
 	}
 	return nil
+}
+
+// inBatches calls try on consecutive batches of at most size items, in
+// order, numbering the calls from 1. A batch try fails is given to failed
+// with the error, then split in halves, each tried again, down to single
+// items (given to failed too when they fail alone): one item that cannot
+// be done costs about two calls per halving, not one call per item of its
+// batch. It stops when stop returns an error (a cancelled context), with
+// that error. It returns the number of calls.
+func inBatches[T any](items []T, size int, try func(batch []T, call int) error, failed func(batch []T, err error), stop func() error) (int, error) {
+	calls := 0
+	var do func(batch []T) error
+	do = func(batch []T) error {
+		calls++
+		err := try(batch, calls)
+		if err == nil {
+			return nil
+		}
+		if e := stop(); e != nil {
+			return e
+		}
+		failed(batch, err)
+		if len(batch) == 1 {
+			return nil
+		}
+		half := len(batch) / 2
+		if err := do(batch[:half]); err != nil {
+			return err
+		}
+		return do(batch[half:])
+	}
+	for b := 0; b < len(items); b += size {
+		if err := do(items[b:min(b+size, len(items))]); err != nil {
+			return calls, err
+		}
+	}
+	return calls, nil
 }
 
 // ncuProfile profiles configurations keys of sp, in one CUDA worker
@@ -190,6 +217,11 @@ func ncuProfile(ctx context.Context, s *spec.Spec, sp *space.Space, keys []strin
 	off := false
 	prof.Measurement.Energy = &off
 	prof.Measurement.Observers = nil
+	// ncu replays each profiled launch once per pass its metrics need
+	// (about ten for the default ones), restoring memory in between: the
+	// configuration's limit grows with it, so that a slow but valid
+	// configuration is not killed under ncu (and its batch with it).
+	prof.Measurement.Timeout = ncuTimeoutFactor * cmp.Or(prof.Measurement.Timeout, spec.DefaultTimeout)
 	args := []string{"--target-processes", "all", "--clock-control", "none",
 		"--kernel-name", "regex:^" + regexp.QuoteMeta(s.KernelName),
 		"--metrics", strings.Join(metrics, ","), "--csv", "--page", "raw", "--print-units", "base"}

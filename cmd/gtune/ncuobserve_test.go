@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -99,5 +101,43 @@ func TestNcuLaunchMetrics(t *testing.T) {
 	}
 	if _, err := ncuLaunchMetrics(s, sub, measured, ls, append(metrics, "sm__inst_executed.avg.per_cycle_active")); err == nil || !strings.Contains(err.Error(), "no value of sm__inst") {
 		t.Errorf("a metric missing: %v", err)
+	}
+}
+
+// Batches of four of ten items, item 5 failing wherever it is: the batch
+// holding it is halved down to it alone, every other item is done once,
+// in order, in seven calls; a stop after the first failure ends it there.
+func TestInBatches(t *testing.T) {
+	items := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	var done []int
+	var failed [][]int
+	try := func(batch []int, call int) error {
+		if slices.Contains(batch, 5) {
+			return fmt.Errorf("call %d: 5 cannot be done", call)
+		}
+		done = append(done, batch...)
+		return nil
+	}
+	fail := func(batch []int, err error) { failed = append(failed, slices.Clone(batch)) }
+	calls, err := inBatches(items, 4, try, fail, func() error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 7 || !slices.Equal(done, []int{0, 1, 2, 3, 4, 6, 7, 8, 9}) {
+		t.Errorf("%d calls, done %v; want 7 and every item but 5 in order", calls, done)
+	}
+	if fmt.Sprint(failed) != "[[4 5 6 7] [4 5] [5]]" {
+		t.Errorf("failed batches %v", failed)
+	}
+	stopped := errors.New("stopped")
+	done, failed = nil, nil
+	calls, err = inBatches(items, 4, try, fail, func() error {
+		if len(done) >= 4 {
+			return stopped
+		}
+		return nil
+	})
+	if !errors.Is(err, stopped) || calls != 2 || len(failed) != 0 {
+		t.Errorf("stopped: %v after %d calls, failed %v", err, calls, failed)
 	}
 }
