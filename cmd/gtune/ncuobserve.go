@@ -84,9 +84,10 @@ const ncuTimeoutFactor = 20
 // base units). A batch that fails, or whose profiled launches do not line
 // up with its configurations, is split in halves and each profiled again,
 // down to single configurations; a configuration ncu cannot profile alone
-// is reported and skipped. It prints the pass's cost per configuration and records the
-// metrics, the counts and the wall time in the run's settings (ncu_metrics,
-// ncu_profiled, ncu_failed, ncu_seconds, ncu_processes).
+// is reported and skipped. It prints the pass's cost per configuration
+// and records the metrics, the counts and the wall time in the run's
+// settings (ncu_metrics, ncu_profiled, ncu_failed, ncu_seconds,
+// ncu_processes).
 func ncuObserve(ctx context.Context, stderr io.Writer, s *spec.Spec, sp *space.Space, db *store.DB, runID int64, metrics []string, f tuneFlags) error {
 	evals, err := db.Evaluations(runID)
 	if err != nil {
@@ -106,8 +107,8 @@ func ncuObserve(ctx context.Context, stderr io.Writer, s *spec.Spec, sp *space.S
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	start, done, failed, processes := time.Now(), 0, 0, 0
-	processes, err = inBatches(valid, ncuBatch, func(batch []*store.Evaluation, call int) error {
+	start, done, failed := time.Now(), 0, 0
+	processes, err := inBatches(valid, ncuBatch, func(batch []*store.Evaluation, call int) error {
 		keys := make([]string, len(batch))
 		for k, e := range batch {
 			keys[k] = e.Key
