@@ -26,15 +26,15 @@ import (
 type point struct {
 	X, Y  float64
 	Label string
-	// of and run, when set, give the label instead: a configuration's,
-	// written only for the points a chart shows.
-	of  *store.Evaluation
-	run *store.Run
+	// of and runName, when set, give the label instead: a
+	// configuration's, written only for the points a chart shows.
+	of      *store.Evaluation
+	runName string
 }
 
 func (q point) label() string {
 	if q.of != nil {
-		return label(q.run, q.of)
+		return label(q.runName, q.of)
 	}
 	return q.Label
 }

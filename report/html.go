@@ -36,6 +36,18 @@ type HTMLOptions struct {
 type HTMLRun struct {
 	Run   *store.Run
 	Evals []*store.Evaluation
+	// Name is the run's name in legends, tables and hover labels; empty:
+	// "run N". Runs of several databases need names that tell them apart
+	// (gtune report FILE:N names them after their files).
+	Name string
+}
+
+// name is r's Name, or "run N".
+func (r HTMLRun) name() string {
+	if r.Name != "" {
+		return r.Name
+	}
+	return fmt.Sprintf("run %d", r.Run.ID)
 }
 
 // Sections are the section names of the HTML report of runs, in page
@@ -107,8 +119,13 @@ func WriteHTML(w io.Writer, runs []HTMLRun, bench []BenchDoc, opts HTMLOptions) 
 	}
 	page := htmlPage{Generated: opts.Generated.UTC().Format("2006-01-02 15:04 UTC")}
 	var names []string
+	seen := map[string]bool{}
 	for _, r := range runs {
-		names = append(names, fmt.Sprintf("run %d (%s on %s)", r.Run.ID, r.Run.Kernel, r.Run.DeviceName))
+		if seen[r.name()] {
+			return fmt.Errorf("report: two runs are named %q (runs of several databases need names of their own)", r.name())
+		}
+		seen[r.name()] = true
+		names = append(names, fmt.Sprintf("%s (%s on %s)", r.name(), r.Run.Kernel, r.Run.DeviceName))
 	}
 	for _, d := range bench {
 		names = append(names, d.Name)
@@ -169,8 +186,6 @@ func validOf(evals []*store.Evaluation) []*store.Evaluation {
 	return v
 }
 
-func runName(r *store.Run) string { return fmt.Sprintf("run %d", r.ID) }
-
 func num(v float64) htmlCell {
 	if bad(v) {
 		return htmlCell{Text: "–", Num: "NaN"}
@@ -184,7 +199,7 @@ func factsSection(runs []HTMLRun) (htmlSection, error) {
 	s := htmlSection{ID: "facts", Title: "Runs"}
 	head := []string{""}
 	for _, r := range runs {
-		head = append(head, runName(r.Run))
+		head = append(head, r.name())
 	}
 	rows := map[string][]htmlCell{}
 	order := []string{"kernel", "spec", "device", "device UUID", "driver", "GPU as found", "backend", "strategy", "objective", "budget",
@@ -283,7 +298,7 @@ func factsSection(runs []HTMLRun) (htmlSection, error) {
 			}
 			return keys[i] < keys[j]
 		})
-		t := htmlTable{Caption: runName(r.Run) + ": why configurations are not valid", Head: []string{"configurations", "status: reason"}}
+		t := htmlTable{Caption: r.name() + ": why configurations are not valid", Head: []string{"configurations", "status: reason"}}
 		for _, k := range keys[:min(len(keys), 20)] {
 			t.Rows = append(t.Rows, []htmlCell{num(float64(reasons[k])), text(k)})
 		}
@@ -363,11 +378,11 @@ func bestSection(runs []HTMLRun) (htmlSection, error) {
 	for _, r := range runs {
 		valid := validOf(r.Evals)
 		if len(valid) == 0 {
-			s.Notes = append(s.Notes, runName(r.Run)+": no valid configuration")
+			s.Notes = append(s.Notes, r.name()+": no valid configuration")
 			continue
 		}
 		obs := observationNames(valid)
-		t := htmlTable{Caption: runName(r.Run) + ": best by", Head: []string{"observation", "configuration", "value"}}
+		t := htmlTable{Caption: r.name() + ": best by", Head: []string{"observation", "configuration", "value"}}
 		for _, o := range obs {
 			if e, v, ok := bestBy(valid, o); ok {
 				t.Rows = append(t.Rows, []htmlCell{text(o), text(e.Key), num(v)})
@@ -384,7 +399,7 @@ func bestSection(runs []HTMLRun) (htmlSection, error) {
 		head = append(head, "objective ("+r.Run.Objective+")")
 		head = append(head, obs...)
 		head = append(head, mets...)
-		best := htmlTable{Caption: runName(r.Run) + ": configurations by " + r.Run.Objective, Head: head}
+		best := htmlTable{Caption: r.name() + ": configurations by " + r.Run.Objective, Head: head}
 		for i, e := range ranked(r.Run, valid)[:min(len(valid), 200)] {
 			row := []htmlCell{num(float64(i + 1)), text(e.Key)}
 			for _, p := range e.Params {
@@ -453,28 +468,41 @@ func paretoSection(runs []HTMLRun, axes [2]string) (htmlSection, error) {
 			x, okA := quantity(e, a)
 			y, okB := quantity(e, b)
 			if okA && okB {
-				all = append(all, point{X: x, Y: y, of: e, run: r.Run})
+				all = append(all, point{X: x, Y: y, of: e, runName: r.name()})
 			}
 		}
 		if len(all) == 0 {
-			s.Notes = append(s.Notes, fmt.Sprintf("%s: no configuration has both %s and %s (energy needs tune --energy)", runName(r.Run), a, b))
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: no configuration has both %s and %s (energy needs tune --energy)", r.name(), a, b))
 			continue
 		}
 		front := paretoFront(valid, a, b)
 		for _, e := range front {
 			x, _ := quantity(e, a)
 			y, _ := quantity(e, b)
-			fr = append(fr, point{X: x, Y: y, of: e, run: r.Run})
+			fr = append(fr, point{X: x, Y: y, of: e, runName: r.name()})
 		}
 		col := palette[i%len(palette)]
-		c.Series = append(c.Series, series{Name: runName(r.Run), Points: all, Color: col},
-			series{Points: fr, Line: true, Color: col}, series{Name: runName(r.Run) + " front", Points: fr, Marked: true, Color: col})
-		t := htmlTable{Caption: fmt.Sprintf("%s: the front, best %s first (%d of %d valid configurations)", runName(r.Run), a, len(front), len(valid)),
-			Head: []string{"configuration", a, b, "time (ms)", "energy (J)", "power (W)"}}
+		c.Series = append(c.Series, series{Name: r.name(), Points: all, Color: col},
+			series{Points: fr, Line: true, Color: col}, series{Name: r.name() + " front", Points: fr, Marked: true, Color: col})
+		// The front's two quantities, then time, energy and power where
+		// they are not those two.
+		head := []string{"configuration", a, b}
+		var more []string
+		for _, o := range []struct{ name, unit string }{{"time", "ms"}, {"energy", "J"}, {"power", "W"}} {
+			if o.name != a && o.name != b {
+				more = append(more, o.name)
+				head = append(head, o.name+" ("+o.unit+")")
+			}
+		}
+		t := htmlTable{Caption: fmt.Sprintf("%s: the front, best %s first (%d of %d valid configurations)", r.name(), a, len(front), len(valid)), Head: head}
 		for _, e := range front {
 			x, _ := quantity(e, a)
 			y, _ := quantity(e, b)
-			t.Rows = append(t.Rows, []htmlCell{text(e.Key), num(x), num(y), obsCell(e.Observations, "time"), obsCell(e.Observations, "energy"), obsCell(e.Observations, "power")})
+			row := []htmlCell{text(e.Key), num(x), num(y)}
+			for _, o := range more {
+				row = append(row, obsCell(e.Observations, o))
+			}
+			t.Rows = append(t.Rows, row)
 		}
 		s.Tables = append(s.Tables, t)
 	}
@@ -482,9 +510,9 @@ func paretoSection(runs []HTMLRun, axes [2]string) (htmlSection, error) {
 }
 
 // label is what hovering a configuration's point shows.
-func label(run *store.Run, e *store.Evaluation) string {
+func label(runName string, e *store.Evaluation) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "run %d: %s", run.ID, e.Key)
+	fmt.Fprintf(&b, "%s: %s", runName, e.Key)
 	for _, k := range []string{"time", "energy", "power"} {
 		if v, ok := e.Observations[k]; ok {
 			fmt.Fprintf(&b, "\n%s %s", k, Format(v))
@@ -503,24 +531,24 @@ func hullSection(runs []HTMLRun) (htmlSection, error) {
 		}
 		perf, eff, ok := hullMetrics(valid)
 		if !ok {
-			s.Notes = append(s.Notes, runName(r.Run)+": no pair of metrics for performance (…/s) and efficiency (…/W); the spec's Gtune.Metrics and --energy give them")
+			s.Notes = append(s.Notes, r.name()+": no pair of metrics for performance (…/s) and efficiency (…/W); the spec's Gtune.Metrics and --energy give them")
 			continue
 		}
 		hull := efficiencyHull(valid, perf, eff)
 		var all, hp []point
 		for _, e := range valid {
-			all = append(all, point{X: e.Metrics[perf], Y: e.Metrics[eff], of: e, run: r.Run})
+			all = append(all, point{X: e.Metrics[perf], Y: e.Metrics[eff], of: e, runName: r.name()})
 		}
 		for _, e := range hull {
-			hp = append(hp, point{X: e.Metrics[perf], Y: e.Metrics[eff], of: e, run: r.Run})
+			hp = append(hp, point{X: e.Metrics[perf], Y: e.Metrics[eff], of: e, runName: r.name()})
 		}
 		col := palette[i%len(palette)]
-		c := chart{Title: runName(r.Run) + ": " + perf + " × " + eff, XLabel: perf, YLabel: eff,
+		c := chart{Title: r.name() + ": " + perf + " × " + eff, XLabel: perf, YLabel: eff,
 			Series: []series{{Name: "configurations", Points: all, Color: col}, {Points: hp, Line: true, Color: col}, {Name: "hull", Points: hp, Marked: true, Color: col}}}
 		if err := s.add(c); err != nil {
 			return s, err
 		}
-		t := htmlTable{Caption: runName(r.Run) + ": the hull's configurations in hull order", Head: []string{"configuration", perf, eff, "speed", "efficiency"}}
+		t := htmlTable{Caption: r.name() + ": the hull's configurations in hull order", Head: []string{"configuration", perf, eff, "speed", "efficiency"}}
 		p0, e0 := hull[0].Metrics[perf], hull[0].Metrics[eff]
 		for _, e := range hull {
 			p, q := e.Metrics[perf], e.Metrics[eff]
@@ -570,8 +598,8 @@ func settingsSection(runs []HTMLRun) (htmlSection, error) {
 	found := false
 	for _, g := range gpuSettings {
 		type curve struct {
-			run *store.Run
-			pts []*store.Evaluation
+			name string
+			pts  []*store.Evaluation
 		}
 		var curves []curve
 		for _, r := range runs {
@@ -593,7 +621,7 @@ func settingsSection(runs []HTMLRun) (htmlSection, error) {
 				b, _ := paramValue(pts[j], g.name)
 				return a < b
 			})
-			curves = append(curves, curve{r.Run, pts})
+			curves = append(curves, curve{r.name(), pts})
 		}
 		if len(curves) == 0 {
 			continue
@@ -606,19 +634,19 @@ func settingsSection(runs []HTMLRun) (htmlSection, error) {
 				for _, e := range cv.pts {
 					x, _ := paramValue(e, g.name)
 					if v, ok := e.Observations[q.obs]; ok {
-						pts = append(pts, point{X: x, Y: v, of: e, run: cv.run})
+						pts = append(pts, point{X: x, Y: v, of: e, runName: cv.name})
 					}
 				}
 				col := palette[i%len(palette)]
-				c.Series = append(c.Series, series{Points: pts, Line: true, Color: col}, series{Name: runName(cv.run), Points: pts, Marked: true, Color: col})
+				c.Series = append(c.Series, series{Points: pts, Line: true, Color: col}, series{Name: cv.name, Points: pts, Marked: true, Color: col})
 				if q.obs == "power" && g.name == "nvml_gr_clock" {
 					var samples []gpuctl.PowerSample
 					for _, p := range pts {
 						samples = append(samples, gpuctl.PowerSample{ClockMHz: p.X, PowerW: p.Y})
 					}
 					if fit, err := gpuctl.FitRidge(samples); err == nil {
-						c.Marks = append(c.Marks, point{X: fit.RidgeMHz, Label: fmt.Sprintf("%s ridge %.0f MHz", runName(cv.run), fit.RidgeMHz)})
-						s.Notes = append(s.Notes, fmt.Sprintf("%s: ridge frequency %.0f MHz (power fit over %d clocks)", runName(cv.run), fit.RidgeMHz, len(samples)))
+						c.Marks = append(c.Marks, point{X: fit.RidgeMHz, Label: fmt.Sprintf("%s ridge %.0f MHz", cv.name, fit.RidgeMHz)})
+						s.Notes = append(s.Notes, fmt.Sprintf("%s: ridge frequency %.0f MHz (power fit over %d clocks)", cv.name, fit.RidgeMHz, len(samples)))
 					}
 				}
 			}
@@ -636,7 +664,7 @@ func settingsSection(runs []HTMLRun) (htmlSection, error) {
 					}
 				}
 				if ratio, near, total := gpuctl.CappingRatio(cs, gpuctl.CappingTolW); total > 0 {
-					s.Notes = append(s.Notes, fmt.Sprintf("%s: power-capping ratio %.3f (%d of %d configurations within %d W of their power limit)", runName(r.Run), ratio, near, total, gpuctl.CappingTolW))
+					s.Notes = append(s.Notes, fmt.Sprintf("%s: power-capping ratio %.3f (%d of %d configurations within %d W of their power limit)", r.name(), ratio, near, total, gpuctl.CappingTolW))
 				}
 			}
 		}
@@ -659,7 +687,7 @@ func progressSection(runs []HTMLRun) (htmlSection, error) {
 		cur, seen := math.NaN(), false
 		var pe, pt []point
 		add := func(j int, e *store.Evaluation, v float64) {
-			l := fmt.Sprintf("%s, evaluation %d: best %s", runName(r.Run), j+1, Format(v))
+			l := fmt.Sprintf("%s, evaluation %d: best %s", r.name(), j+1, Format(v))
 			pe = append(pe, point{X: float64(j + 1), Y: v, Label: l})
 			if !e.FinishedAt.IsZero() && !r.Run.StartedAt.IsZero() {
 				pt = append(pt, point{X: e.FinishedAt.Sub(r.Run.StartedAt).Seconds(), Y: v, Label: l})
@@ -677,7 +705,7 @@ func progressSection(runs []HTMLRun) (htmlSection, error) {
 			}
 		}
 		col := palette[i%len(palette)]
-		name := runName(r.Run) + " (" + r.Run.Objective + ")"
+		name := r.name() + " (" + r.Run.Objective + ")"
 		byEval.Series = append(byEval.Series, series{Name: name, Points: pe, Line: true, Color: col})
 		byTime.Series = append(byTime.Series, series{Name: name, Points: pt, Line: true, Color: col})
 	}
@@ -759,11 +787,11 @@ func parametersSection(runs []HTMLRun) (htmlSection, error) {
 			for _, e := range validOf(r.Evals) {
 				for _, p := range e.Params {
 					if p.Name == name {
-						pts = append(pts, point{X: float64(v.index[fmt.Sprint(p.Value)]) + jitter(e.Key), Y: objectiveOf(e), of: e, run: r.Run})
+						pts = append(pts, point{X: float64(v.index[fmt.Sprint(p.Value)]) + jitter(e.Key), Y: objectiveOf(e), of: e, runName: r.name()})
 					}
 				}
 			}
-			c.Series = append(c.Series, series{Name: runName(r.Run), Points: pts, Color: palette[i%len(palette)]})
+			c.Series = append(c.Series, series{Name: r.name(), Points: pts, Color: palette[i%len(palette)]})
 		}
 		c.NominalX = v.order
 		if err := s.add(c); err != nil {
@@ -895,7 +923,7 @@ func correlationSection(runs []HTMLRun) (htmlSection, error) {
 	for _, r := range runs {
 		valid := validOf(r.Evals)
 		if len(valid) < 3 {
-			s.Notes = append(s.Notes, runName(r.Run)+": fewer than three valid configurations")
+			s.Notes = append(s.Notes, r.name()+": fewer than three valid configurations")
 			continue
 		}
 		q := quantities(valid)
@@ -923,7 +951,7 @@ func correlationSection(runs []HTMLRun) (htmlSection, error) {
 			if len(top) == 0 {
 				continue
 			}
-			c := chart{Title: runName(r.Run) + ": Spearman's coefficient with " + t, XLabel: "Spearman's ρ", Width: 6 * vg.Inch, Height: vg.Length(60+16*len(top)) * vg.Length(1)}
+			c := chart{Title: r.name() + ": Spearman's coefficient with " + t, XLabel: "Spearman's ρ", Width: 6 * vg.Inch, Height: vg.Length(60+16*len(top)) * vg.Length(1)}
 			for i := len(top) - 1; i >= 0; i-- { // the strongest at the top
 				c.NominalY = append(c.NominalY, top[i].Quantity)
 				c.Bars = append(c.Bars, top[i].Spearman)
@@ -936,7 +964,7 @@ func correlationSection(runs []HTMLRun) (htmlSection, error) {
 		for _, t := range targets {
 			head = append(head, "Pearson with "+t, "Spearman with "+t)
 		}
-		t := htmlTable{Caption: runName(r.Run) + ": every coefficient", Head: head}
+		t := htmlTable{Caption: r.name() + ": every coefficient", Head: head}
 		for _, c := range lists[0] {
 			row := []htmlCell{text(c.Quantity), text(roleOf(c.Quantity, valid))}
 			for _, tg := range targets {
@@ -956,7 +984,7 @@ func correlationSection(runs []HTMLRun) (htmlSection, error) {
 			for _, c := range explaining[k][:min(len(explaining[k]), 3)] {
 				var pts []point
 				for i, e := range valid {
-					pts = append(pts, point{X: q[c.Quantity][i], Y: q[tg][i], of: e, run: r.Run})
+					pts = append(pts, point{X: q[c.Quantity][i], Y: q[tg][i], of: e, runName: r.name()})
 				}
 				ch := chart{Title: fmt.Sprintf("%s against %s (ρ = %.3f)", tg, c.Quantity, c.Spearman), XLabel: c.Quantity, YLabel: tg,
 					Width: 5 * vg.Inch, Height: 3.2 * vg.Inch, Series: []series{{Points: pts, Color: palette[k%len(palette)]}}}

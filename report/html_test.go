@@ -62,6 +62,11 @@ func TestWriteHTMLSections(t *testing.T) {
 	if !strings.Contains(corr, `<td>dram_pct</td><td>explanatory</td>`) {
 		t.Error("the table has no explanatory row of the counter")
 	}
+	// The front's table: its two quantities, then power (time and energy
+	// are those two), not time and energy twice.
+	if !strings.Contains(page, "<tr><th>configuration</th><th>time</th><th>energy</th><th>power (W)</th></tr>") {
+		t.Error("the Pareto front's table head is not configuration, time, energy, power (W)")
+	}
 	if !strings.Contains(page, "Nsight Compute: 115 configurations (0 failed), 9 metrics, 80.9 s, 0.70 s per configuration, 2 process(es)") {
 		t.Error("the facts do not show the profiling pass")
 	}

@@ -24,7 +24,7 @@ func newReportCmd() *cobra.Command {
 	var pareto string
 	var asText bool
 	c := &cobra.Command{
-		Use:   "report [RUN...]",
+		Use:   "report [RUN | FILE:RUN ...]",
 		Short: "Report runs as one self-contained HTML file (charts of the Pareto front, the convex hull, GPU settings, progress, parameter effects, correlations), or for a terminal with --text",
 		Long: `report reads runs of the results database (read-only; by default its newest run) and writes one HTML
 file that any browser opens offline (nothing is fetched: the charts are SVG drawn by gonum/plot, hovering a
@@ -37,6 +37,9 @@ and tuning time; the objective against each tunable parameter; Pearson's and Spe
 every observation and metric with the performance and the efficiency objective (Figures 6-9). --bench FILE
 adds the fraction of the optimum each strategy of a gtune bench-strategies --json result reaches against
 its budget (without RUN, no database is read).
+
+A RUN is a run number of --db; FILE:RUN is run RUN of the database FILE, so that runs measured on
+different machines, each in its own database, share one report (named "FILE run RUN" there).
 
 --text prints each run for a terminal instead: its facts, the best configuration by time, energy and EDP,
 the Pareto front, the hull's configurations and a text plot of the best objective so far.`,
@@ -115,9 +118,48 @@ the Pareto front, the hull's configurations and a text plot of the best objectiv
 	return c
 }
 
-// readRuns reads runs args (their numbers; none: the newest run) of the
-// database at dbPath, opened read-only.
+// readRuns reads the runs args name, opened read-only: a run number of
+// the database at dbPath, or FILE:N, run N of the database FILE (named
+// "FILE run N" in the report, FILE's base name); none: the newest run of
+// dbPath. Errors: a database that cannot be opened, a run it lacks.
 func readRuns(dbPath string, args []string) ([]report.HTMLRun, error) {
+	if len(args) == 0 {
+		return readDBRuns(dbPath, nil)
+	}
+	var runs []report.HTMLRun
+	for _, a := range args {
+		file, id, named := dbRun(a)
+		if !named {
+			file, id = dbPath, a
+		}
+		rs, err := readDBRuns(file, []string{id})
+		if err != nil {
+			return nil, err
+		}
+		if named {
+			rs[0].Name = fmt.Sprintf("%s run %s", filepath.Base(file), id)
+		}
+		runs = append(runs, rs...)
+	}
+	return runs, nil
+}
+
+// dbRun splits FILE:N into the database FILE and the run number N; false
+// when a is not of that form (a run number of --db).
+func dbRun(a string) (file, id string, ok bool) {
+	i := strings.LastIndex(a, ":")
+	if i <= 0 {
+		return "", "", false
+	}
+	if _, err := strconv.ParseInt(a[i+1:], 10, 64); err != nil {
+		return "", "", false
+	}
+	return a[:i], a[i+1:], true
+}
+
+// readDBRuns reads runs args (their numbers; none: the newest run) of the
+// database at dbPath, opened read-only.
+func readDBRuns(dbPath string, args []string) ([]report.HTMLRun, error) {
 	db, err := store.OpenReadOnly(dbPath)
 	if err != nil {
 		return nil, inputError{err}

@@ -79,6 +79,31 @@ func TestReportHTML(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "x.html")); err == nil {
 		t.Error("a failed report left a file")
 	}
+	// Runs of two databases in one report, in the order given: FILE:N
+	// names a run of another file (as two GPUs' results would be).
+	other := filepath.Join(dir, "other.db")
+	if code, _, errs := gtune(t, "tune", spec, "--backend", "sim", "--energy", "--seed", "2", "--db", other, "--no-progress", "--quiet"); code != 0 {
+		t.Fatalf("tune into another database: %s", errs)
+	}
+	code, _, errs = gtune(t, "report", other+":1", "1", "--db", db, "-o", out)
+	b, _ = os.ReadFile(out)
+	page = string(b)
+	if code != 0 || !strings.Contains(errs, "(2 run(s),") {
+		t.Fatalf("FILE:N: exit %d, %s", code, errs)
+	}
+	title := regexp.MustCompile(`<title>([^<]*)</title>`).FindStringSubmatch(page)
+	if title == nil || title[1] != "gtune report: other.db run 1 (matmul_kernel on Simulated NVIDIA H100 80GB HBM3), run 1 (matmul_kernel on Simulated NVIDIA H100 80GB HBM3)" {
+		t.Errorf("title %q", title)
+	}
+	if !strings.Contains(page, "other.db run 1: ") {
+		t.Error("no hover label names the other database's run")
+	}
+	if code, _, errs := gtune(t, "report", other+":1", other+":1", "-o", out); code == 0 || !strings.Contains(errs, `two runs are named "other.db run 1"`) {
+		t.Errorf("the same run twice: exit %d, %s", code, errs)
+	}
+	if code, _, errs := gtune(t, "report", filepath.Join(dir, "none.db")+":1", "-o", out); code != 2 || !strings.Contains(errs, "none.db") {
+		t.Errorf("a missing database: exit %d, %s", code, errs)
+	}
 }
 
 // gtune report --bench charts a bench-strategies --json document (the
