@@ -897,24 +897,30 @@ const (
 	roleExplanatory = "explanatory"
 )
 
-// roleOf says what quantity name of the configurations valid is: an
-// outcome (one of outcomes or a metric of the spec), a record of the
-// measurement (measurementRecords), or explanatory (profiler counters,
-// tunable parameters, the compiled kernel's resources, the GPU's clocks
-// and temperature).
-func roleOf(name string, valid []*store.Evaluation) string {
-	if outcomes[name] {
-		return roleOutcome
-	}
-	if measurementRecords[name] {
-		return roleMeasurement
-	}
+// roles gives the role of each quantity of q, over the configurations
+// valid: an outcome (one of outcomes or a metric of the spec), a record of
+// the measurement (measurementRecords), or explanatory (profiler
+// counters, tunable parameters, the compiled kernel's resources, the
+// GPU's clocks and temperature).
+func roles(q map[string][]float64, valid []*store.Evaluation) map[string]string {
+	metrics := map[string]bool{}
 	for _, e := range valid {
-		if _, ok := e.Metrics[name]; ok {
-			return roleOutcome
+		for k := range e.Metrics {
+			metrics[k] = true
 		}
 	}
-	return roleExplanatory
+	out := make(map[string]string, len(q))
+	for name := range q {
+		switch {
+		case outcomes[name] || metrics[name]:
+			out[name] = roleOutcome
+		case measurementRecords[name]:
+			out[name] = roleMeasurement
+		default:
+			out[name] = roleExplanatory
+		}
+	}
+	return out
 }
 
 func correlationSection(runs []HTMLRun) (htmlSection, error) {
@@ -933,6 +939,7 @@ func correlationSection(runs []HTMLRun) (htmlSection, error) {
 				delete(q, name)
 			}
 		}
+		role := roles(q, valid)
 		corr := map[string]map[string]Correlation{}
 		var lists, explaining [][]Correlation
 		for _, t := range targets {
@@ -942,7 +949,7 @@ func correlationSection(runs []HTMLRun) (htmlSection, error) {
 			var ex []Correlation
 			for _, c := range cs {
 				corr[t][c.Quantity] = c
-				if roleOf(c.Quantity, valid) == roleExplanatory {
+				if role[c.Quantity] == roleExplanatory {
 					ex = append(ex, c)
 				}
 			}
@@ -966,7 +973,7 @@ func correlationSection(runs []HTMLRun) (htmlSection, error) {
 		}
 		t := htmlTable{Caption: r.name() + ": every coefficient", Head: head}
 		for _, c := range lists[0] {
-			row := []htmlCell{text(c.Quantity), text(roleOf(c.Quantity, valid))}
+			row := []htmlCell{text(c.Quantity), text(role[c.Quantity])}
 			for _, tg := range targets {
 				x, ok := corr[tg][c.Quantity]
 				if !ok {
