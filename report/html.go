@@ -208,8 +208,12 @@ func factsSection(runs []HTMLRun) (htmlSection, error) {
 		run := r.Run
 		byStatus := map[string]int{}
 		var frame, compile float64
+		own, from := provenance(run, r.Evals)
 		for _, e := range r.Evals {
 			byStatus[e.Status]++
+			if e.RunID != run.ID {
+				continue // reused: its cost was its own run's
+			}
 			frame += e.FrameworkMs
 			compile += e.CompileMs
 		}
@@ -253,13 +257,13 @@ func factsSection(runs []HTMLRun) (htmlSection, error) {
 			profiled = fmt.Sprintf("Nsight Compute: %g configurations (%g failed), %d metrics, %.1f s, %.2f s per configuration, %g process(es)",
 				n, failed, len(metrics), secs, secs/math.Max(n+failed, 1), procs)
 		}
-		n := float64(max(len(r.Evals), 1))
+		n := float64(max(own, 1))
 		vals := map[string]string{
 			"kernel": run.Kernel, "spec": run.SpecPath, "device": run.DeviceName, "device UUID": run.DeviceUUID, "driver": run.Driver,
 			"GPU as found": strings.Join(found, " "),
 			"backend":      run.Backend, "strategy": run.Strategy, "objective": run.Objective + " (" + dir + ")", "budget": strings.Join(budget, ", "),
 			"started": run.StartedAt.UTC().Format(time.RFC3339), "wall time": wall, "status": run.Status,
-			"evaluations": strconv.Itoa(len(r.Evals)), "by status": strings.Join(parts, ", "),
+			"evaluations": evaluationsFact(len(r.Evals), own, from), "by status": strings.Join(parts, ", "),
 			"compile per configuration": fmt.Sprintf("%.1f ms", compile/n), "gtune's overhead per configuration": fmt.Sprintf("%.2f ms", frame/n),
 			"profiling pass": profiled, "gtune version": run.GtuneVersion, "settings": string(settings),
 		}
@@ -305,6 +309,26 @@ func factsSection(runs []HTMLRun) (htmlSection, error) {
 		s.Tables = append(s.Tables, t)
 	}
 	return s, nil
+}
+
+// evaluationsFact says how many evaluations a run holds and where they
+// came from: measured by the run itself (own) or reused from earlier runs
+// (from, counted by run), e.g. "96: 40 measured in this run, 56 reused
+// from run 1".
+func evaluationsFact(n, own int, from map[int64]int) string {
+	if len(from) == 0 {
+		return strconv.Itoa(n)
+	}
+	ids := make([]int64, 0, len(from))
+	for id := range from {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprintf("%d from run %d", from[id], id)
+	}
+	return fmt.Sprintf("%d: %d measured in this run, reused %s", n, own, strings.Join(parts, ", "))
 }
 
 // observationNames are the observations the valid evaluations have, the

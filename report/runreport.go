@@ -36,6 +36,9 @@ func RunReport(w io.Writer, run *store.Run, evals []*store.Evaluation) {
 		parts = append(parts, fmt.Sprintf("%d %s", byStatus[k], k))
 	}
 	fmt.Fprintf(w, "evaluations: %d (%s)\n", len(evals), strings.Join(parts, ", "))
+	if own, from := provenance(run, evals); len(from) > 0 {
+		fmt.Fprintf(w, "  of which %s\n", strings.TrimPrefix(evaluationsFact(len(evals), own, from), fmt.Sprintf("%d: ", len(evals))))
+	}
 	if len(valid) == 0 {
 		fmt.Fprintln(w, "no valid configuration")
 		return

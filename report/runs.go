@@ -100,8 +100,16 @@ func ShowTable(w io.Writer, run *store.Run, evals []*store.Evaluation, failedOnl
 	if run.SpecPath != "" {
 		fmt.Fprintf(w, "spec: %s\n", run.SpecPath)
 	}
+	// A run that reused evaluations of earlier runs (a re-run, a resume)
+	// says so, and which run measured each.
+	own, from := provenance(run, evals)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tconfiguration\tstatus\tobjective\ttime (ms)\tenergy (J)\treason")
+	head := "#\tconfiguration\tstatus\tobjective\ttime (ms)\tenergy (J)\treason"
+	if len(from) > 0 {
+		fmt.Fprintf(w, "evaluations: %s\n", evaluationsFact(len(evals), own, from))
+		head = "#\tconfiguration\tmeasured in\tstatus\tobjective\ttime (ms)\tenergy (J)\treason"
+	}
+	fmt.Fprintln(tw, head)
 	n := 0
 	for i, e := range evals {
 		if failedOnly && e.Status == "valid" {
@@ -122,7 +130,11 @@ func ShowTable(w io.Writer, run *store.Run, evals []*store.Evaluation, failedOnl
 		if len(reason) > 100 {
 			reason = reason[:97] + "..."
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, e.Key, e.Status, val, num("time"), num("energy"), reason)
+		key := e.Key
+		if len(from) > 0 {
+			key += fmt.Sprintf("\trun %d", e.RunID)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, key, e.Status, val, num("time"), num("energy"), reason)
 	}
 	tw.Flush()
 	if failedOnly && n == 0 {
@@ -170,6 +182,9 @@ func ShowJSON(w io.Writer, run *store.Run, evals []*store.Evaluation, failedOnly
 		Observations map[string]float64 `json:"observations,omitempty"`
 		Metrics      map[string]float64 `json:"metrics,omitempty"`
 		Launches     []store.Launch     `json:"launches,omitempty"`
+		// MeasuredIn is the run that measured a reused evaluation; 0
+		// (left out) for the run's own.
+		MeasuredIn int64 `json:"measured_in_run,omitempty"`
 	}
 	var es []ev
 	for _, e := range evals {
@@ -178,6 +193,9 @@ func ShowJSON(w io.Writer, run *store.Run, evals []*store.Evaluation, failedOnly
 		}
 		es = append(es, ev{Key: e.Key, Params: paramMap(e.Params), Status: e.Status, Reason: e.Reason, Objective: e.Objective,
 			Observations: e.Observations, Metrics: e.Metrics, Launches: e.Launches})
+		if e.RunID != run.ID {
+			es[len(es)-1].MeasuredIn = e.RunID
+		}
 	}
 	if es == nil {
 		es = []ev{}
@@ -211,4 +229,19 @@ type ImportDoc struct {
 	Space    int            `json:"space"`
 	SpecHash string         `json:"spec_hash"`
 	Statuses map[string]int `json:"statuses"`
+}
+
+// provenance counts a run's evaluations by where they came from: own,
+// measured by the run itself, and from, those it reused from earlier runs
+// by the run that measured them (store.DB.RunEvaluations).
+func provenance(run *store.Run, evals []*store.Evaluation) (own int, from map[int64]int) {
+	from = map[int64]int{}
+	for _, e := range evals {
+		if e.RunID != run.ID {
+			from[e.RunID]++
+		} else {
+			own++
+		}
+	}
+	return own, from
 }

@@ -105,11 +105,12 @@ var migrations = []migration{
 	migrateV1,
 	migrateV2,
 	migrateV3,
+	migrateV4,
 }
 
 // SchemaVersion is the schema version this package writes (PRAGMA
 // user_version of a database Open has upgraded); it equals len(migrations).
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 func init() {
 	if len(migrations) != SchemaVersion {

@@ -161,7 +161,10 @@ type Evaluation struct {
 	// ArgumentMismatch: the kernel's parameters differ from the spec's
 	// Arguments; it was never launched.
 	ArgumentMismatch bool
-	evalID           int64
+	// evalID is the stored evaluation this run measured; storedID the
+	// one a reused outcome came from (recorded as reused by this run, never
+	// annotated by it).
+	evalID, storedID int64
 }
 
 // Valid reports whether the configuration ran and verified.
@@ -315,7 +318,9 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 			}
 			return r.finish("failed", err)
 		}
-		r.record(o)
+		if err := r.record(o); err != nil {
+			return r.finish("failed", err)
+		}
 		if o.ArgumentMismatch && !r.launched {
 			// Every configuration would fail the same way: the spec's
 			// Arguments do not describe this kernel.
@@ -552,7 +557,9 @@ type compilePool interface{ Stats() compileproc.Stats }
 func (r *run) finish(status string, err error) (*Summary, error) {
 	r.stopPool.Do(func() { close(r.work) })
 	if r.recorded != nil {
-		r.tell(r.recorded.flush())
+		if e := r.tell(r.recorded.flush()); e != nil && err == nil {
+			err, status = e, "failed"
+		}
 	}
 	sum := r.sum
 	sum.Elapsed = r.elapsed()
@@ -600,9 +607,22 @@ func (r *run) prepare() error {
 	return nil
 }
 
-// record counts an outcome and tells the strategy.
-func (r *run) record(o *Evaluation) {
+// record counts an outcome and tells the strategy; a reused one is
+// recorded in the database as this run's (store.DB.Reuse), so that the
+// run's report holds what the run told, not only what it measured.
+// Errors: the database's.
+func (r *run) record(o *Evaluation) error {
 	sum := r.sum
+	if o.Reused && o.storedID != 0 {
+		var obj *float64
+		if o.Valid() {
+			v := o.Value
+			obj = &v
+		}
+		if err := r.c.DB.Reuse(r.store.ID, o.storedID, len(sum.Evaluations), obj); err != nil {
+			return err
+		}
+	}
 	sum.Evaluations = append(sum.Evaluations, o)
 	if o.Reused {
 		sum.Reused++
@@ -629,13 +649,17 @@ func (r *run) record(o *Evaluation) {
 	if r.c.Progress != nil {
 		r.c.Progress.Step(len(sum.Evaluations), r.best)
 	}
+	return nil
 }
 
 // tell records the reused results os, in order.
-func (r *run) tell(os []*Evaluation) {
+func (r *run) tell(os []*Evaluation) error {
 	for _, o := range os {
-		r.record(o)
+		if err := r.record(o); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // propose asks the strategy for configurations until the look-ahead is
@@ -655,7 +679,9 @@ func (r *run) propose() error {
 			// only with nothing outstanding is the search over.
 			if len(r.queue) == 0 {
 				if r.recorded.pending() {
-					r.tell(r.recorded.force())
+					if err := r.tell(r.recorded.force()); err != nil {
+						return err
+					}
 					continue
 				}
 				r.stopProposing = true
@@ -668,10 +694,14 @@ func (r *run) propose() error {
 			if e, ok := r.previous[key]; ok {
 				if o, ok := reuse(c, idx, e); ok {
 					o.KernelTimes = r.storedKernelTimes(idx, e)
-					r.tell(r.recorded.add(e, o))
+					if err := r.tell(r.recorded.add(e, o)); err != nil {
+						return err
+					}
 					continue
 				}
-				r.tell(r.recorded.skip(e))
+				if err := r.tell(r.recorded.skip(e)); err != nil {
+					return err
+				}
 			}
 			if err := r.prepare(); err != nil {
 				return err
@@ -1108,7 +1138,7 @@ func removeStaleReferenceDirs(tmp string) {
 // lacks the objective (say, energy was not measured then) is not reusable.
 func reuse(c Config, idx int, e *store.Evaluation) (*Evaluation, bool) {
 	o := &Evaluation{Index: idx, Key: e.Key, Params: e.Params, Status: backend.Status(e.Status), Reason: e.Reason,
-		Observations: e.Observations, Metrics: e.Metrics, Reused: true}
+		Observations: e.Observations, Metrics: e.Metrics, Reused: true, storedID: e.ID}
 	if o.Valid() {
 		v, ok := c.Objective.Value(e.Observations, e.Metrics)
 		if !ok {

@@ -164,7 +164,7 @@ func runExport(cmd *cobra.Command, dbPath string, runID int64, format, outPath s
 	} else if err != nil {
 		return err
 	}
-	evals, err := db.Evaluations(runID)
+	evals, err := db.RunEvaluations(runID)
 	if err != nil {
 		return err
 	}

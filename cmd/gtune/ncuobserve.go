@@ -89,13 +89,15 @@ const ncuTimeoutFactor = 20
 // settings (ncu_metrics, ncu_profiled, ncu_failed, ncu_seconds,
 // ncu_processes).
 func ncuObserve(ctx context.Context, stderr io.Writer, s *spec.Spec, sp *space.Space, db *store.DB, runID int64, metrics []string, f tuneFlags) error {
-	evals, err := db.Evaluations(runID)
+	// The run's evaluations include those it reused from earlier runs;
+	// one profiled already (every metric stored) is not profiled again.
+	evals, err := db.RunEvaluations(runID)
 	if err != nil {
 		return err
 	}
 	var valid []*store.Evaluation
 	for _, e := range evals {
-		if e.Status == "valid" {
+		if e.Status == "valid" && !hasAll(e.Observations, metrics) {
 			valid = append(valid, e)
 		}
 	}
@@ -337,4 +339,14 @@ func measureUnderNcu(ctx context.Context, ncu string, ncuArgs []string, device i
 		return nil, nil, fmt.Errorf("ncu wrote no report: %w", err)
 	}
 	return log, o, nil
+}
+
+// hasAll reports whether obs holds every one of names.
+func hasAll(obs map[string]float64, names []string) bool {
+	for _, n := range names {
+		if _, ok := obs[n]; !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -163,6 +164,93 @@ func TestReportKernelTunerEnergyCaches(t *testing.T) {
 	for _, want := range []string{"run 1: ridge frequency 1005 MHz (power fit over 10 clocks)", "run 2: ridge frequency 960 MHz (power fit over 10 clocks)", "energy (J) against SM clock (MHz)"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
+
+// The report of a tuning, not of a process: a run stopped part-way (a
+// budget of 30, as an interrupted run leaves it), its resume (the same
+// strategy and seed: the 30 reused, the rest measured) and a re-run (all
+// reused). For each, tune's best, show's and report's agree, and show
+// and report say which evaluations came from which run.
+func TestReportOfResumedRun(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	spec := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
+	runs := []struct {
+		args          []string
+		own, reused   int
+		showsProvence string
+	}{
+		{[]string{"--strategy", "random_sample", "--seed", "3", "--max-evals", "30"}, 30, 0, ""},
+		{[]string{"--strategy", "random_sample", "--seed", "3"}, 66, 30, "96: 66 measured in this run, reused 30 from run 1"},
+		{[]string{"--strategy", "brute_force"}, 0, 96, "96: 0 measured in this run, reused 30 from run 1, 66 from run 2"},
+	}
+	for i, r := range runs {
+		run := strconv.Itoa(i + 1)
+		code, out, errs := gtune(t, append([]string{"tune", spec, "--backend", "sim", "--db", db, "--no-progress", "--json"}, r.args...)...)
+		if code != 0 {
+			t.Fatalf("run %s: exit %d: %s", run, code, errs)
+		}
+		var tuned struct {
+			Best struct {
+				Key string `json:"key"`
+			} `json:"best"`
+			Evaluated int `json:"evaluated"`
+			Reused    int `json:"reused"`
+		}
+		if err := json.Unmarshal([]byte(out), &tuned); err != nil {
+			t.Fatal(err)
+		}
+		if tuned.Evaluated != r.own || tuned.Reused != r.reused {
+			t.Fatalf("run %s: tune evaluated %d, reused %d; want %d, %d", run, tuned.Evaluated, tuned.Reused, r.own, r.reused)
+		}
+		code, out, errs = gtune(t, "show", run, "--db", db, "--json")
+		if code != 0 {
+			t.Fatalf("show %s: %s", run, errs)
+		}
+		var shown struct {
+			Evaluations []struct {
+				Key        string   `json:"key"`
+				Objective  *float64 `json:"objective"`
+				MeasuredIn int64    `json:"measured_in_run"`
+			} `json:"evaluations"`
+		}
+		if err := json.Unmarshal([]byte(out), &shown); err != nil {
+			t.Fatal(err)
+		}
+		best, bestV, fromOthers := "", 0.0, 0
+		for _, e := range shown.Evaluations {
+			if e.Objective != nil && (best == "" || *e.Objective < bestV) {
+				best, bestV = e.Key, *e.Objective
+			}
+			if e.MeasuredIn != 0 {
+				fromOthers++
+			}
+		}
+		if len(shown.Evaluations) != r.own+r.reused || fromOthers != r.reused || best != tuned.Best.Key {
+			t.Errorf("run %s: show has %d evaluations (%d from other runs), best %s; tune: %d + %d, best %s",
+				run, len(shown.Evaluations), fromOthers, best, r.own, r.reused, tuned.Best.Key)
+		}
+		code, text, errs := gtune(t, "report", run, "--db", db, "--text")
+		if code != 0 {
+			t.Fatalf("report %s: %s", run, errs)
+		}
+		if m := regexp.MustCompile(`(?m)^  time +(\S+) `).FindStringSubmatch(text); m == nil || m[1] != tuned.Best.Key {
+			t.Errorf("run %s: report's best by time %v, tune's %s\n%s", run, m, tuned.Best.Key, text)
+		}
+		if r.showsProvence != "" {
+			if !strings.Contains(text, "of which "+strings.SplitN(r.showsProvence, ": ", 2)[1]) {
+				t.Errorf("run %s: the text report does not say %q\n%s", run, r.showsProvence, text)
+			}
+			html := filepath.Join(dir, run+".html")
+			if code, _, errs := gtune(t, "report", run, "--db", db, "-o", html); code != 0 {
+				t.Fatalf("report -o: %s", errs)
+			}
+			b, _ := os.ReadFile(html)
+			if !strings.Contains(string(b), r.showsProvence) {
+				t.Errorf("run %s: the HTML facts do not say %q", run, r.showsProvence)
+			}
 		}
 	}
 }

@@ -110,7 +110,7 @@ func storedRun(db *store.DB, arg string) (*store.Run, []*store.Evaluation, error
 	if err != nil {
 		return nil, nil, err
 	}
-	evals, err := db.Evaluations(id)
+	evals, err := db.RunEvaluations(id)
 	if err != nil {
 		return nil, nil, err
 	}

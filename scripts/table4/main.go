@@ -81,7 +81,7 @@ func evals(db *store.DB, s *spec.Spec, name string) (all map[string]*store.Evalu
 		if r.SpecHash != s.Hash || (name != "" && r.Strategy != name) {
 			continue
 		}
-		es, err := db.Evaluations(r.ID)
+		es, err := db.RunEvaluations(r.ID)
 		check(err)
 		for _, e := range es {
 			all[e.Key] = e

@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+)
+
+// migrateV4 adds the reuse links: which stored evaluations a run took
+// from earlier runs instead of measuring them again (a re-run, a resume).
+// Without them a run's report held only what its own process measured,
+// so the report of a resumed run disagreed with what tune printed.
+// position is a reused evaluation's place in the order the run was told
+// its results (0 first), which places it among the run's own ones;
+// objective is its value under the reusing run's objective, which may
+// differ from the one it was measured under.
+func migrateV4(ctx context.Context, tx *sql.Tx) error {
+	const schema = `
+CREATE TABLE run_reuse (
+	run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	evaluation_id INTEGER NOT NULL REFERENCES evaluations(id) ON DELETE CASCADE,
+	position      INTEGER NOT NULL,
+	objective     REAL,
+	PRIMARY KEY (run_id, evaluation_id)
+) WITHOUT ROWID;
+`
+	_, err := tx.ExecContext(ctx, schema)
+	return err
+}
+
+// Reuse records that run runID took stored evaluation evalID from an
+// earlier run instead of measuring it: position is its place in the
+// order the run was told its results (0 first, own and reused alike),
+// objective its value under the run's objective (nil for a configuration
+// that is not valid). Like Add it joins an open batch (SetBatch). A
+// configuration reused twice by one run is recorded once. Errors: an
+// unknown run or evaluation, or a database error.
+func (db *DB) Reuse(runID, evalID int64, position int, objective *float64) error {
+	var obj any
+	if objective != nil {
+		obj = nullFloat(*objective)
+	}
+	ctx := context.Background()
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	if db.batchErr != nil {
+		return db.commitBatchLocked()
+	}
+	const q = `INSERT INTO run_reuse (run_id, evaluation_id, position, objective)
+		SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1) AND EXISTS (SELECT 1 FROM evaluations WHERE id = ?2)
+		ON CONFLICT DO NOTHING`
+	fail := func(err error) error {
+		return fmt.Errorf("store: recording that run %d reused evaluation %d in %s: %w", runID, evalID, db.path, err)
+	}
+	var res sql.Result
+	var err error
+	if db.batchN > 1 {
+		b, err := db.batchTx(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		if res, err = b.tx.ExecContext(ctx, q, runID, evalID, position, obj); err != nil {
+			return fail(err)
+		}
+	} else if res, err = db.sql.ExecContext(ctx, q, runID, evalID, position, obj); err != nil {
+		return fail(err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fail(err)
+	} else if n == 0 {
+		var dup int
+		db.readTx(ctx, db.batch, `SELECT count(*) FROM run_reuse WHERE run_id = ? AND evaluation_id = ?`, []any{runID, evalID}, &dup)
+		if dup == 0 {
+			return fail(fmt.Errorf("no such run or evaluation: %w", ErrNotFound))
+		}
+	}
+	return nil
+}
+
+// readTx scans one row of query, inside the open batch when there is one
+// (its rows are not yet visible to other connections).
+func (db *DB) readTx(ctx context.Context, b *openBatch, query string, args []any, dest ...any) error {
+	if b != nil {
+		return b.tx.QueryRowContext(ctx, query, args...).Scan(dest...)
+	}
+	return db.sql.QueryRowContext(ctx, query, args...).Scan(dest...)
+}
+
+// RunEvaluations returns what run runID evaluated as a tuning, not as a
+// process: its own evaluations and those it reused from earlier runs
+// (Reuse), in the order the run was told them. A reused evaluation keeps
+// its own RunID (the run that measured it: its provenance), and its
+// Objective is the reusing run's value. None for an unknown run.
+func (db *DB) RunEvaluations(runID int64) ([]*Evaluation, error) {
+	own, err := db.Evaluations(runID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.sql.QueryContext(context.Background(),
+		`SELECT evaluation_id, position, objective FROM run_reuse WHERE run_id = ?`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading the evaluations run %d reused from %s: %v", runID, db.path, err)
+	}
+	type link struct {
+		position  int
+		objective sql.NullFloat64
+	}
+	links := map[int64]link{}
+	for rows.Next() {
+		var id int64
+		var l link
+		if err := rows.Scan(&id, &l.position, &l.objective); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: reading the evaluations run %d reused from %s: %v", runID, db.path, err)
+		}
+		links[id] = l
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: reading the evaluations run %d reused from %s: %v", runID, db.path, err)
+	}
+	if len(links) == 0 {
+		return own, nil
+	}
+	reused, err := db.queryEvaluations(fmt.Sprintf("evaluations run %d reused", runID),
+		`SELECT `+evalColumns+` FROM evaluations WHERE id IN (SELECT evaluation_id FROM run_reuse WHERE run_id = ?)`, runID)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range reused {
+		e.Objective = nil
+		if o := links[e.ID].objective; o.Valid {
+			v := o.Float64
+			e.Objective = &v
+		}
+	}
+	sort.SliceStable(reused, func(i, j int) bool { return links[reused[i].ID].position < links[reused[j].ID].position })
+	// The run's own evaluations fill the places the reused ones leave, in
+	// the order they were stored.
+	out := make([]*Evaluation, 0, len(own)+len(reused))
+	for len(own) > 0 || len(reused) > 0 {
+		if len(reused) > 0 && (len(own) == 0 || links[reused[0].ID].position <= len(out)) {
+			out, reused = append(out, reused[0]), reused[1:]
+		} else {
+			out, own = append(out, own[0]), own[1:]
+		}
+	}
+	return out, nil
+}
