@@ -248,7 +248,25 @@ type Result struct {
 	// spec usually shares the cause, so the tuner stops rather than record
 	// each.
 	ArgumentMismatch bool `json:"argument_mismatch,omitempty"`
+	// BadBinaries are the launches (indices into Plan.Launches) whose
+	// binary could not be used: an image this backend's Compile did not
+	// make, or one the driver cannot load. Status is then launch_failed.
+	// A binary from a compile cache that fails so is stale or corrupt:
+	// the tuner discards it and compiles the kernel again.
+	BadBinaries []int `json:"bad_binaries,omitempty"`
 }
+
+// BinaryError is an error of Run whose cause is launch Launch's binary:
+// one this backend's Compile did not make (or made for another device).
+// The tuner discards such a binary from the compile cache and compiles
+// it again; a fresh binary that fails so ends the run.
+type BinaryError struct {
+	Launch int
+	Err    error
+}
+
+func (e *BinaryError) Error() string { return e.Err.Error() }
+func (e *BinaryError) Unwrap() error { return e.Err }
 
 // Resources are what the compiler allotted to one compiled configuration:
 // the inputs of theoretical occupancy (package occupancy) besides the

@@ -10,6 +10,17 @@
 //
 // Headers a kernel includes from files are not part of the key: a change
 // to one is not seen (run with --no-compile-cache, or clear the folder).
+//
+// # Integrity
+//
+// The cache never uses a file as it is on trust. Each entry carries its
+// key and a SHA-256 of its key and contents (entrySum); an entry whose
+// check fails (altered on disk, a file of another key, garbage, an empty
+// or cut file) is removed, reported through the warning function (naming
+// the file) and counted as a miss, so the kernel is compiled again. An
+// entry that passes the check but whose binary the GPU cannot load (a
+// foreign image with a matching sum) is removed by its user through
+// Discard, which warns the same way.
 package compilecache
 
 import (
@@ -22,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +50,9 @@ const DefaultMaxBytes int64 = 2 << 30
 type Cache struct {
 	dir string
 	max int64
+
+	// warn receives the warnings (SetWarn); nil: none.
+	warn func(msg string)
 
 	mu     sync.Mutex
 	mem    map[string]entry
@@ -73,6 +88,17 @@ func Open(dir string, maxBytes int64) (*Cache, error) {
 // Dir is the cache's folder.
 func (c *Cache) Dir() string { return c.dir }
 
+// SetWarn sets the function that receives the cache's warnings: one line
+// naming a file that failed its check and was removed (gtune prints them
+// on standard error). Call it before the cache is used.
+func (c *Cache) SetWarn(warn func(msg string)) { c.warn = warn }
+
+func (c *Cache) warnf(format string, args ...any) {
+	if c.warn != nil {
+		c.warn(fmt.Sprintf(format, args...))
+	}
+}
+
 // Key is the cache key of job j of kernel k compiled by compiler (the
 // backend's backend.Compiler identity): a SHA-256 over the compiler, the
 // kernel's name, source (the job's own when it has one), compiler options
@@ -82,7 +108,9 @@ func (c *Cache) Dir() string { return c.dir }
 func Key(compiler string, k backend.Kernel, j *backend.Job) string {
 	h := sha256.New()
 	field := func(s string) { fmt.Fprintf(h, "%d:%s\n", len(s), s) }
-	field("gtune-compile-1")
+	// Version 2: entries carry their key and a checksum (entrySum); the
+	// files of version 1 are never read, and age out of the folder.
+	field("gtune-compile-2")
 	field(compiler)
 	field(k.KernelName)
 	src := k.Source
@@ -102,10 +130,49 @@ func Key(compiler string, k backend.Kernel, j *backend.Job) string {
 }
 
 // entry is a compilation's outcome as stored on disk: a binary, or the
-// compiler's log rejecting the kernel.
+// compiler's log rejecting the kernel, with its key and checksum.
 type entry struct {
+	Key      string          `json:"key"`
 	Binary   *backend.Binary `json:"binary,omitempty"`
 	Rejected string          `json:"rejected,omitempty"`
+	// SHA256 is entrySum of the rest, hex.
+	SHA256 string `json:"sha256"`
+}
+
+// entrySum is the checksum of an entry: SHA-256 over its key, binary
+// (image, log and compile time) and rejection log, each length-prefixed,
+// hex.
+func entrySum(e entry) string {
+	h := sha256.New()
+	field := func(b []byte) { fmt.Fprintf(h, "%d:", len(b)); h.Write(b); h.Write([]byte{'\n'}) }
+	field([]byte("gtune-compile-entry-1"))
+	field([]byte(e.Key))
+	if b := e.Binary; b != nil {
+		field([]byte("binary"))
+		field(b.Image)
+		field([]byte(b.Log))
+		field([]byte(strconv.FormatFloat(b.CompileMs, 'g', -1, 64)))
+	}
+	field([]byte(e.Rejected))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// check says why e, read from a file for key, cannot be used; "" when it
+// can.
+func (e entry) check(key string) string {
+	switch {
+	case e.Binary == nil && e.Rejected == "":
+		return "it holds no binary"
+	case e.Key != key:
+		return "it holds the entry of another key"
+	case e.SHA256 == "":
+		return "it has no checksum"
+	case e.SHA256 != entrySum(e):
+		return "its checksum does not match its contents (altered on disk)"
+	case e.Binary != nil && len(e.Binary.Image) == 0:
+		return "its binary image is empty"
+	}
+	return ""
 }
 
 // outcome is e as Get returns it.
@@ -121,8 +188,9 @@ func (c *Cache) path(key string) string { return filepath.Join(c.dir, key[:2], k
 // Get gives the outcome stored under key, from memory or disk: the
 // binary, or (rejected non-nil) the compiler's rejection of the kernel;
 // ok is false when nothing is stored. It counts a hit or a miss. A file
-// that cannot be read or decoded is a miss (and is removed: a crash
-// mid-write leaves no such file, a foreign one may).
+// that cannot be decoded or fails its check (see Integrity) is a miss: it
+// is removed, with a warning naming it (a crash mid-write leaves no such
+// file; a foreign or altered one may).
 func (c *Cache) Get(key string) (bin *backend.Binary, rejected *backend.CompileError, ok bool) {
 	c.mu.Lock()
 	if e, ok := c.mem[key]; ok {
@@ -136,11 +204,16 @@ func (c *Cache) Get(key string) (bin *backend.Binary, rejected *backend.CompileE
 	data, err := os.ReadFile(p)
 	var e entry
 	if err == nil {
-		if err = json.Unmarshal(data, &e); err == nil && e.Binary == nil && e.Rejected == "" {
-			err = errors.New("no binary")
+		why := ""
+		if jerr := json.Unmarshal(data, &e); jerr != nil {
+			why = "it is not a compile-cache entry (" + jerr.Error() + ")"
+		} else {
+			why = e.check(key)
 		}
-		if err != nil {
+		if why != "" {
+			err = errors.New(why)
 			os.Remove(p)
+			c.warnf("compile cache: %s: %s; removed, the kernel is compiled again", p, why)
 		}
 	}
 	c.mu.Lock()
@@ -157,6 +230,20 @@ func (c *Cache) Get(key string) (bin *backend.Binary, rejected *backend.CompileE
 	return bin, rejected, true
 }
 
+// Discard removes the entry of key from memory and disk, with a warning
+// naming its file and why (a binary that passed its check but that the
+// GPU could not load), so that the next Get misses and the kernel is
+// compiled again. It returns the file's path.
+func (c *Cache) Discard(key, why string) string {
+	c.mu.Lock()
+	delete(c.mem, key)
+	c.mu.Unlock()
+	p := c.path(key)
+	os.Remove(p)
+	c.warnf("compile cache: %s: %s; removed, the kernel is compiled again", p, why)
+	return p
+}
+
 // Put stores b under key in memory and on disk (written to a temporary
 // file, then renamed), then trims the folder to its bound at most every
 // 10 s. Errors: the disk write; the binary stays in memory.
@@ -170,6 +257,8 @@ func (c *Cache) PutRejected(key string, log string) error {
 }
 
 func (c *Cache) put(key string, e entry) error {
+	e.Key = key
+	e.SHA256 = entrySum(e)
 	c.mu.Lock()
 	c.mem[key] = e
 	trim := time.Since(c.trimAt) > 10*time.Second

@@ -3,6 +3,7 @@ package compilecache
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,6 +150,50 @@ func TestTrimLeastRecentlyUsed(t *testing.T) {
 		_, err := os.Stat(filepath.Join(dir, keys[i][:2], keys[i]+".json"))
 		if (err == nil) != want {
 			t.Errorf("binary %d kept %v, want %v", i, err == nil, want)
+		}
+	}
+}
+
+// Every file that fails its check is a miss, removed, with one warning
+// naming it and why; a good one passes silently.
+func TestGetChecksEntries(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	c.SetWarn(func(m string) { warnings = append(warnings, m) })
+	key := Key("sim", backend.Kernel{KernelName: "k"}, job("X", "1"))
+	good := `{"key":"` + key + `","binary":{"image":"AQID","log":"","compile_ms":1},"sha256":"` +
+		entrySum(entry{Key: key, Binary: &backend.Binary{Image: []byte{1, 2, 3}, CompileMs: 1}}) + `"}`
+	for _, tc := range []struct{ name, file, why string }{
+		{"good", good, ""},
+		{"no checksum", `{"key":"` + key + `","binary":{"image":"AQID"}}`, "it has no checksum"},
+		{"altered", strings.Replace(good, `"compile_ms":1`, `"compile_ms":2`, 1), "its checksum does not match its contents (altered on disk)"},
+		{"other key", strings.Replace(good, key, strings.Repeat("0", 64), 1), "it holds the entry of another key"},
+		{"garbage", "\x00\x01garbage", "it is not a compile-cache entry"},
+		{"empty", "", "it is not a compile-cache entry"},
+		{"nothing", `{"key":"` + key + `"}`, "it holds no binary"},
+	} {
+		c2, _ := Open(dir, 0) // nothing in memory
+		c2.SetWarn(c.warn)
+		warnings = nil
+		p := c2.path(key)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(tc.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bin, _, ok := c2.Get(key)
+		_, statErr := os.Stat(p)
+		if tc.why == "" {
+			if !ok || string(bin.Image) != "\x01\x02\x03" || len(warnings) != 0 || statErr != nil {
+				t.Errorf("%s: ok %v, warnings %q, file %v", tc.name, ok, warnings, statErr)
+			}
+			continue
+		}
+		if ok || statErr == nil || len(warnings) != 1 || !strings.HasPrefix(warnings[0], "compile cache: "+p+": "+tc.why) {
+			t.Errorf("%s: ok %v, file kept %v, warnings %q; want a miss, the file removed, one warning %q", tc.name, ok, statErr == nil, warnings, tc.why)
 		}
 	}
 }

@@ -230,6 +230,9 @@ type binaryEntry struct {
 	once sync.Once
 	bin  *backend.Binary
 	err  error
+	// cached: bin came from the compile cache's earlier contents, not
+	// from a compilation of this run.
+	cached bool
 }
 
 // compile gives the binary of j, compiling it at the first call for its
@@ -247,14 +250,16 @@ func (b *binaries) compile(ctx context.Context, be backend.Backend, j *backend.J
 // (this run's or an earlier one's, keyed by compilecache.Key with the
 // backend's compiler identity), compiling and storing it at the first
 // call for its key in this run when the cache has none; fresh reports
-// whether this call compiled it. A failure to store the binary on disk
-// costs the next run a compilation, not this one: it is not an error.
-func (b *binaries) cached(ctx context.Context, be backend.Backend, c *compilecache.Cache, compiler string, k backend.Kernel, j *backend.Job) (bin *backend.Binary, fresh bool, err error) {
-	key := compilecache.Key(compiler, k, j)
+// whether this call compiled it, fromCache whether the binary came from
+// the cache's earlier contents (key is its cache key). A failure to store
+// the binary on disk costs the next run a compilation, not this one: it
+// is not an error.
+func (b *binaries) cached(ctx context.Context, be backend.Backend, c *compilecache.Cache, compiler string, k backend.Kernel, j *backend.Job) (bin *backend.Binary, fresh, fromCache bool, key string, err error) {
+	key = compilecache.Key(compiler, k, j)
 	e := b.entry(binaryKey{-1, key})
 	e.once.Do(func() {
 		if cb, rejected, ok := c.Get(key); ok {
-			e.bin = cb
+			e.bin, e.cached = cb, true
 			if rejected != nil {
 				e.err = rejected
 			}
@@ -268,7 +273,27 @@ func (b *binaries) cached(ctx context.Context, be backend.Backend, c *compilecac
 		}
 		fresh = true
 	})
-	return e.bin, fresh, e.err
+	return e.bin, fresh, e.cached, key, e.err
+}
+
+// recompile replaces the compile cache's binary of key, which the
+// backend could not use (why), by a fresh compilation of job j: the
+// cache's entry is discarded (with a warning naming its file), j
+// compiled, stored under key and used by this run's later plans too.
+// Errors: the compilation's.
+func (b *binaries) recompile(ctx context.Context, be backend.Backend, c *compilecache.Cache, key string, j *backend.Job, why string) (*backend.Binary, error) {
+	c.Discard(key, "the GPU could not use its binary ("+why+")")
+	bin, err := be.Compile(ctx, j)
+	if err != nil {
+		return nil, err
+	}
+	_ = c.Put(key, bin)
+	e := &binaryEntry{bin: bin}
+	e.once.Do(func() {})
+	b.mu.Lock()
+	b.m[binaryKey{-1, key}] = e
+	b.mu.Unlock()
+	return bin, nil
 }
 
 // entry is the entry of k, made at its first use.

@@ -260,6 +260,9 @@ type compiled struct {
 	bins      []*backend.Binary
 	compileMs float64
 	err       error
+	// cacheKeys are, per launch, the compile cache key of a binary taken
+	// from the cache's earlier contents; "" for one compiled by this run.
+	cacheKeys []string
 }
 
 // Run tunes one kernel. It returns an error for a run that cannot start or
@@ -816,11 +819,11 @@ func (r *run) compile(plan *backend.Plan) compiled {
 	for i, l := range plan.Launches {
 		var bin *backend.Binary
 		var err error
-		fresh := true
+		fresh, fromCache, cacheKey := true, false, ""
 		t0 := time.Now()
 		switch {
 		case r.compiler != "":
-			bin, fresh, err = r.bins.cached(r.ctx, r.c.Backend, r.c.CompileCache, r.compiler, r.problem.Kernels[l.Job.Kernel], l.Job)
+			bin, fresh, fromCache, cacheKey, err = r.bins.cached(r.ctx, r.c.Backend, r.c.CompileCache, r.compiler, r.problem.Kernels[l.Job.Kernel], l.Job)
 		case len(plan.Launches) == 1:
 			bin, err = r.c.Backend.Compile(r.ctx, l.Job)
 		default:
@@ -840,6 +843,10 @@ func (r *run) compile(plan *backend.Plan) compiled {
 			return compiled{err: err}
 		}
 		out.bins = append(out.bins, bin)
+		if !fromCache {
+			cacheKey = ""
+		}
+		out.cacheKeys = append(out.cacheKeys, cacheKey)
 		if fresh {
 			out.compileMs += bin.CompileMs
 			r.compiled.Add(1)
@@ -907,10 +914,25 @@ func (r *run) evaluate(p *pending, cr compiled) (*Evaluation, error) {
 		runStart := time.Now()
 		res, err := c.Backend.Run(r.ctx, p.plan)
 		runWall = time.Since(runStart)
-		if err != nil {
-			return nil, err
+		if launches, why := staleBinaries(cr, res, err); len(launches) > 0 {
+			// A binary of the compile cache the GPU cannot use is never
+			// used as it is: compiled again, and the plan run again.
+			var ms float64
+			if ms, err = r.recompile(p.plan, cr, launches, why); err == nil {
+				ev.CompileMs += ms
+				cr.compileMs += ms
+				runStart = time.Now()
+				res, err = c.Backend.Run(r.ctx, p.plan)
+				runWall += time.Since(runStart)
+			}
 		}
-		r.measured(o, ev, p, res, cr.compileMs)
+		if ce, ok := errors.AsType[*backend.CompileError](err); ok {
+			o.Status, o.Reason = backend.StatusCompileFailed, ce.Log
+		} else if err != nil {
+			return nil, err
+		} else {
+			r.measured(o, ev, p, res, cr.compileMs)
+		}
 	}
 	ev.Status, ev.Reason = string(o.Status), o.Reason
 	ev.Observations, ev.Metrics = o.Observations, o.Metrics
@@ -932,6 +954,46 @@ func (r *run) evaluate(p *pending, cr compiled) (*Evaluation, error) {
 	}
 	o.evalID = ev.ID
 	return o, nil
+}
+
+// staleBinaries gives the launches of a plan whose binary came from the
+// compile cache's earlier contents and that the backend could not use
+// (Result.BadBinaries, or a *backend.BinaryError of Run), and why; none
+// when every such binary was used or came from this run's compilations.
+func staleBinaries(cr compiled, res *backend.Result, err error) (launches []int, why string) {
+	var bad []int
+	if be, ok := errors.AsType[*backend.BinaryError](err); ok {
+		bad, why = []int{be.Launch}, be.Error()
+	} else if err == nil && res != nil {
+		bad, why = res.BadBinaries, res.Reason
+	}
+	for _, i := range bad {
+		if i >= 0 && i < len(cr.cacheKeys) && cr.cacheKeys[i] != "" {
+			launches = append(launches, i)
+		}
+	}
+	return launches, why
+}
+
+// recompile compiles again the launches of plan whose binaries from the
+// compile cache the backend could not use (why), discarding the cache's
+// entries (binaries.recompile), and puts the new binaries in the plan. It
+// returns the compile time, ms. Errors: a compilation's.
+func (r *run) recompile(plan *backend.Plan, cr compiled, launches []int, why string) (float64, error) {
+	var ms float64
+	for _, i := range launches {
+		t0 := time.Now()
+		bin, err := r.bins.recompile(r.ctx, r.c.Backend, r.c.CompileCache, cr.cacheKeys[i], plan.Launches[i].Job, why)
+		r.compileWall.Add(int64(time.Since(t0)))
+		if err != nil {
+			return ms, err
+		}
+		r.compiled.Add(1)
+		r.compileReused.Add(-1)
+		plan.Launches[i].Binary = bin
+		ms += bin.CompileMs
+	}
+	return ms, nil
 }
 
 // measured fills the outcome and the evaluation from a backend's result:

@@ -66,6 +66,9 @@ func (w *worker) runPlan(plan *backend.Plan) (*backend.Result, bool) {
 		if failed != nil {
 			failed.Reason = prefix + failed.Reason
 			failed.Launches = res.Launches
+			if len(failed.BadBinaries) > 0 {
+				failed.BadBinaries = []int{i} // load marks its launch's binary as bad
+			}
 			return failed, fatal
 		}
 	}
@@ -125,23 +128,32 @@ func (w *worker) load(pl backend.Launch, pin *runtime.Pinner) (l *loaded, lr bac
 		return fail(backend.StatusLaunchFailed, fmt.Sprintf("kernel %d of a problem of %d kernels", j.Kernel, len(w.ks)))
 	}
 	ka := w.ks[j.Kernel]
+	// A binary that cannot be decoded or loaded is marked as bad
+	// (Result.BadBinaries): from a compile cache it is discarded and
+	// compiled again.
+	badBinary := func(l *loaded, lr backend.LaunchResult, r *backend.Result, fatal bool) (*loaded, backend.LaunchResult, *backend.Result, bool) {
+		if !fatal {
+			r.BadBinaries = []int{0}
+		}
+		return l, lr, r, fatal
+	}
 	format, lowered, payload, err := decodeImage(b.Image)
 	if err != nil {
-		return fail(backend.StatusLaunchFailed, err.Error())
+		return badBinary(fail(backend.StatusLaunchFailed, err.Error()))
 	}
 	if len(payload) == 0 {
-		return fail(backend.StatusLaunchFailed, "binary image is empty")
+		return badBinary(fail(backend.StatusLaunchFailed, "binary image is empty"))
 	}
 	if format == formatPTX && payload[len(payload)-1] != 0 {
 		payload = append(payload, 0)
 	}
 	l = &loaded{grid: j.Grid, block: j.Block, shared: j.DynamicSharedBytes, ka: ka, kernelName: lowered}
 	if err := d.check("cuModuleLoadData", d.cuModuleLoadData(&l.mod, unsafe.Pointer(&payload[0]))); err != nil {
-		return cudaFail("loading the module", err)
+		return badBinary(cudaFail("loading the module", err))
 	}
 	runtime.KeepAlive(payload)
 	if err := d.check("cuModuleGetFunction", d.cuModuleGetFunction(&l.fn, l.mod, lowered)); err != nil {
-		return cudaFail("finding kernel "+lowered, err)
+		return badBinary(cudaFail("finding kernel "+lowered, err))
 	}
 	fa := func(a int32) int {
 		var v int32

@@ -377,7 +377,7 @@ func (s *Sim) Run(ctx context.Context, plan *backend.Plan) (*backend.Result, err
 		}
 		img, err := s.decode(l.Binary)
 		if err != nil {
-			return nil, err
+			return nil, &backend.BinaryError{Launch: i, Err: err}
 		}
 		res.Launches[i] = backend.LaunchResult{Registers: img.Work.Registers, SharedStaticBytes: img.Work.SharedMemory, MaxThreadsPerBlock: img.MaxThreadsPerBlock}
 		p, err := s.predict(&img.Work, l.Job, plan.Settings)

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -264,6 +265,13 @@ func openCompileCache(cmd *cobra.Command, f tuneFlags) *compilecache.Cache {
 		fmt.Fprintf(cmd.ErrOrStderr(), "gtune: no compile cache (%v); every kernel is compiled\n", err)
 		return nil
 	}
+	stderr := cmd.ErrOrStderr()
+	var mu sync.Mutex // the compile pool's workers warn concurrently
+	c.SetWarn(func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(stderr, "gtune: warning: %s\n", msg)
+	})
 	return c
 }
 

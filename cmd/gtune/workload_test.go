@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/compilecache"
 )
 
 // twoKernelWorkload writes a workload of streamcluster and particle
@@ -175,5 +178,95 @@ func TestTuneCompileCache(t *testing.T) {
 		if doc.Evaluated != 96 || doc.Compiled != c.compiled || doc.CompileReused != c.reused {
 			t.Errorf("%v: evaluated %d, compiled %d, reused %d; want 96, %d, %d", c.flags, doc.Evaluated, doc.Compiled, doc.CompileReused, c.compiled, c.reused)
 		}
+	}
+}
+
+// A compile cache that cannot lie: an entry altered on disk (another
+// configuration's image under this one's checksum), a file holding
+// another key's entry, and an entry that passes its check but holds an
+// image the GPU cannot use are each removed with a warning naming the
+// file, and compiled again; the run's times are those of a clean cache.
+func TestTuneCompileCacheIntegrity(t *testing.T) {
+	spec := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
+	dir := t.TempDir()
+	tune := func(db string) (map[string]float64, int, int, string) {
+		t.Helper()
+		code, out, errs := gtune(t, "tune", spec, "--backend", "sim", "--db", db, "--no-progress", "--json", "--compile-cache", dir)
+		var doc struct {
+			Compiled      int
+			CompileReused int `json:"compile_reused"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var shown struct {
+			Evaluations []struct {
+				Key          string             `json:"key"`
+				Observations map[string]float64 `json:"observations"`
+			}
+		}
+		if code, out, e := gtune(t, "show", "1", "--db", db, "--json"); code != 0 || json.Unmarshal([]byte(out), &shown) != nil {
+			t.Fatalf("show: exit %d: %s", code, e)
+		}
+		times := map[string]float64{}
+		for _, e := range shown.Evaluations {
+			times[e.Key] = e.Observations["time"]
+		}
+		return times, doc.Compiled, doc.CompileReused, errs
+	}
+	clean, _, _, _ := tune(filepath.Join(t.TempDir(), "a.db"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	if len(files) != 96 {
+		t.Fatalf("%d cache files, want 96", len(files))
+	}
+	read := func(p string) map[string]any {
+		b, err := os.ReadFile(p)
+		var m map[string]any
+		if err != nil || json.Unmarshal(b, &m) != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		return m
+	}
+	write := func(p string, m map[string]any) {
+		b, _ := json.Marshal(m)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Altered: file 0 gets file 1's image, its own key and checksum.
+	a, b := read(files[0]), read(files[1])
+	a["binary"].(map[string]any)["image"] = b["binary"].(map[string]any)["image"]
+	write(files[0], a)
+	// Another key's entry: file 2 holds file 3's contents.
+	write(files[2], read(files[3]))
+	// A well-formed entry, checksum and all, of an image no GPU can use.
+	c, err := compilecache.Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	badKey := strings.TrimSuffix(filepath.Base(files[4]), ".json")
+	if err := c.Put(badKey, &backend.Binary{Image: []byte("not a kernel image")}); err != nil {
+		t.Fatal(err)
+	}
+	times, compiled, reused, errs := tune(filepath.Join(t.TempDir(), "b.db"))
+	if compiled != 3 || reused != 93 {
+		t.Errorf("compiled %d, reused %d; want 3, 93", compiled, reused)
+	}
+	for i, why := range map[int]string{0: "its checksum does not match its contents", 2: "it holds the entry of another key", 4: "the GPU could not use its binary (sim: binary is not a gtune-sim/1 image)"} {
+		if want := "gtune: warning: compile cache: " + files[i] + ": " + why; !strings.Contains(errs, want) {
+			t.Errorf("no warning %q in\n%s", want, errs)
+		}
+	}
+	if len(times) != 96 {
+		t.Fatalf("%d evaluations", len(times))
+	}
+	for k, v := range clean {
+		if times[k] != v {
+			t.Errorf("configuration %s: %g ms, %g ms with a clean cache", k, times[k], v)
+		}
+	}
+	// Repaired: the next run compiles nothing and warns of nothing.
+	if _, compiled, _, errs := tune(filepath.Join(t.TempDir(), "c.db")); compiled != 0 || strings.Contains(errs, "warning") {
+		t.Errorf("after the repair: compiled %d, %s", compiled, errs)
 	}
 }
