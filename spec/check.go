@@ -145,3 +145,83 @@ func (s *Spec) warnGlobalSize(cfg []expr.Value) {
 		"%s: KernelSpecification.GlobalSize is not used: with ProblemSize the grid is ceil(ProblemSize / GridDiv), as Kernel Tuner launches it (%d×%d×%d thread blocks for the first configuration, where GlobalSize with GlobalSizeType %s would give %d×%d×%d)",
 		s.Path, j.Grid[0], j.Grid[1], j.Grid[2], s.GlobalSizeType, g[0], g[1], g[2]))
 }
+
+// GeometryLimits are a GPU's launch limits a configuration's geometry
+// is checked against (device.Description's fields of the same names).
+type GeometryLimits struct {
+	Name                      string
+	MaxThreadsPerBlock        int
+	MaxBlockDims, MaxGridDims [3]int
+	SharedMemoryPerBlockOptin int // bytes of dynamic shared memory a thread block may opt in to
+}
+
+// GeometryFit checks the thread block, grid and dynamic shared memory of
+// the configurations of sp (all up to checkAll, an even sample beyond)
+// against a GPU's launch limits, which the compiled kernel cannot change:
+// a configuration over them can only fail to launch. It returns how
+// many of those checked do not fit, of how many, and why the first one
+// does not ("" when all fit). Errors: a spec expression's (as CheckJobs);
+// ctx.Err() when ctx ends first.
+func (s *Spec) GeometryFit(ctx context.Context, sp *space.Space, lim GeometryLimits) (over, checked int, first string, err error) {
+	n := sp.Len()
+	step := 1
+	if n > checkAll {
+		step = (n + checkAll - 1) / checkAll
+	}
+	for i := 0; i < n; i += step {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, 0, "", err
+			}
+		}
+		cfg := sp.Values(i)
+		j, err := s.job(cfg, false)
+		if err != nil {
+			return 0, 0, "", err
+		}
+		checked++
+		if why := lim.why(j.Grid, j.Block, j.DynamicSharedBytes); why != "" {
+			if over == 0 {
+				first = fmt.Sprintf("configuration %s: %s", s.Key(cfg), why)
+			}
+			over++
+		}
+	}
+	return over, checked, first, nil
+}
+
+// ReferenceFits says why the reference configuration (Gtune.Reference)
+// cannot launch on a GPU of limits lim; "" when it can or there is none.
+func (s *Spec) ReferenceFits(lim GeometryLimits) string {
+	cfg, ok, err := s.ReferenceConfig()
+	if err != nil || !ok {
+		return ""
+	}
+	j, err := s.job(cfg, false)
+	if err != nil {
+		return ""
+	}
+	return lim.why(j.Grid, j.Block, j.DynamicSharedBytes)
+}
+
+// why says which limit a launch of grid, block and dynamic shared memory
+// exceeds; "" when none (a zero limit is not checked).
+func (lim GeometryLimits) why(grid, block [3]int, shared int) string {
+	threads := block[0] * block[1] * block[2]
+	if lim.MaxThreadsPerBlock > 0 && threads > lim.MaxThreadsPerBlock {
+		return fmt.Sprintf("a thread block of %d threads (%dx%dx%d), the %s allows %d", threads, block[0], block[1], block[2], lim.Name, lim.MaxThreadsPerBlock)
+	}
+	axes := "xyz"
+	for i := range 3 {
+		if m := lim.MaxBlockDims[i]; m > 0 && block[i] > m {
+			return fmt.Sprintf("a thread block of %d threads in %c, the %s allows %d", block[i], axes[i], lim.Name, m)
+		}
+		if m := lim.MaxGridDims[i]; m > 0 && grid[i] > m {
+			return fmt.Sprintf("a grid of %d thread blocks in %c, the %s allows %d", grid[i], axes[i], lim.Name, m)
+		}
+	}
+	if m := lim.SharedMemoryPerBlockOptin; m > 0 && shared > m {
+		return fmt.Sprintf("%d bytes of dynamic shared memory per thread block, the %s allows %d", shared, lim.Name, m)
+	}
+	return ""
+}

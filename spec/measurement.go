@@ -2,10 +2,76 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/gtune/gtune/measure"
 )
+
+// Bounds of a measurement section beyond those of spec.go (maxIterations,
+// maxEnergyWindowS): like those, a larger value is a typo, not a plan.
+const (
+	maxTimeoutS       = 3600 // a configuration's time limit
+	maxTrials         = 1000 // energy trials per configuration
+	maxWarmupS        = 600  // the longest warm-up
+	maxWarmupSlopeCps = 100  // °C/s: no GPU warms faster
+)
+
+// CheckMeasurement checks every number and name of a measurement
+// section, whatever file it is in: a spec's Gtune.Measurement or a
+// workload's measurement section (one schema, one set of bounds). field
+// gives a field's name as the file spells it, from its name in
+// RawMeasurement (e.g. "EnergyWindowSeconds"). Every number must be
+// finite and within its bounds: Iterations 1-100000 (nil: the default),
+// EnergyWindowSeconds 0-60 s, TimeoutSeconds 0-3600 s, Trials and
+// MinTrials 0-1000 (MinTrials at most Trials: resolveProtocol), TargetCI and CVFlag in
+// [0, 1), WarmupSlope 0-100 °C/s, WarmupMaxSeconds 0-600 s (0: the
+// default); Observers must be registered (measure.NewObserver). Errors: a
+// *Error naming file and field, the first problem found.
+func CheckMeasurement(file string, field func(name string) string, r *RawMeasurement) error {
+	bad := func(name, format string, a ...any) error {
+		return &Error{File: file, Field: field(name), Msg: fmt.Sprintf(format, a...)}
+	}
+	if r.Iterations != nil && (*r.Iterations < 1 || *r.Iterations > maxIterations) {
+		return bad("Iterations", "%d: must be between 1 and %d", *r.Iterations, maxIterations)
+	}
+	for _, f := range []struct {
+		name     string
+		v, max   float64
+		unit, is string
+	}{
+		{"EnergyWindowSeconds", r.EnergyWindowSeconds, maxEnergyWindowS, " s", "0 (the default, " + measure.DefaultEnergyWindow.String() + ")"},
+		{"TimeoutSeconds", r.TimeoutSeconds, maxTimeoutS, " s", "0 (the default, " + DefaultTimeout.String() + ")"},
+		{"WarmupSlope", r.WarmupSlope, maxWarmupSlopeCps, " °C/s", "0 (the default)"},
+		{"WarmupMaxSeconds", r.WarmupMaxSeconds, maxWarmupS, " s", "0 (the default)"},
+	} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 || f.v > f.max {
+			return bad(f.name, "%g: must be between %s and %g%s", f.v, f.is, f.max, f.unit)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"TargetCI", r.TargetCI}, {"CVFlag", r.CVFlag}} {
+		if math.IsNaN(f.v) || f.v < 0 || f.v >= 1 {
+			return bad(f.name, "%g must be a fraction in (0, 1) (0: the default)", f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"Trials", r.Trials}, {"MinTrials", r.MinTrials}} {
+		if f.v < 0 || f.v > maxTrials {
+			return bad(f.name, "%d: must be between 0 (the default) and %d", f.v, maxTrials)
+		}
+	}
+	for i, name := range r.Observers {
+		if _, err := measure.NewObserver(name); err != nil {
+			return &Error{File: file, Field: fmt.Sprintf("%s[%d]", field("Observers"), i), Msg: err.Error(), Err: err}
+		}
+	}
+	return nil
+}
 
 // resolveProtocol checks and applies the energy-protocol fields of
 // Gtune.Measurement onto m (which holds the defaults). Errors name the

@@ -18,8 +18,11 @@ import (
 // name is looked for as written (a kernel made by a macro with ## is not
 // checked), includes are followed one level from the kernel's folder and
 // the spec's include paths (an include not found there stops the check),
-// and bracket balance is not checked in a file
-// with #if/#ifdef (its branches may open a block each).
+// and in a file with #if/#ifdef, whose branches may open a block each,
+// brackets are checked along two paths: the first branch of every
+// conditional and the last (BracketPaths). A file unbalanced along both
+// is refused; along one, it gets a warning (the configurations that take
+// that branch cannot compile).
 func (l *loader) checkSource() error {
 	s := l.s
 	src := []byte(s.Source)
@@ -36,10 +39,119 @@ func (l *loader) checkSource() error {
 	if strings.TrimSpace(code) == "" {
 		return l.errf(field, "%s holds no code", name)
 	}
-	if line, what := unbalanced(code); what != "" {
-		return &Error{File: s.KernelFile, Line: line, Msg: what + " (the kernel cannot compile)"}
+	if !condRE.MatchString(code) {
+		s.BracketsChecked = "brackets"
+		if line, what := unbalanced(code); what != "" {
+			return &Error{File: s.KernelFile, Line: line, Msg: what + " (the kernel cannot compile)"}
+		}
+		return l.checkKernelName(code)
+	}
+	first, last, ok := BracketPaths(code)
+	if !ok {
+		s.BracketsChecked = ""
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: brackets not checked: its #if, #elif, #else and #endif do not pair", name))
+		return l.checkKernelName(code)
+	}
+	s.BracketsChecked = "brackets (along the first and the last branch of each #if)"
+	l1, w1 := unbalanced(first)
+	l2, w2 := unbalanced(last)
+	switch {
+	case w1 != "" && l1 == l2 && w1 == w2:
+		return &Error{File: s.KernelFile, Line: l1, Msg: w1 + " along both the first and the last branch of each #if (the kernel cannot compile)"}
+	case w1 != "" && w2 != "":
+		return &Error{File: s.KernelFile, Line: l1, Msg: w1 + " along the first branch of each #if, and " + w2 + fmt.Sprintf(" (line %d) along the last (the kernel cannot compile)", l2)}
+	case w1 != "":
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: %s along the first branch of each #if: the configurations that take it cannot compile", name, l1, w1))
+	case w2 != "":
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: %s along the last branch of each #if: the configurations that take it cannot compile", name, l2, w2))
 	}
 	return l.checkKernelName(code)
+}
+
+// BracketPaths gives two readings of code (comments and literals
+// blanked) with its conditional directives resolved: first takes the
+// first branch of every #if/#ifdef/#ifndef group (every condition true),
+// last the last one (#else, or none when the group has no #else: every
+// condition false). Lines left out, and the conditional directives
+// themselves, are blanked, so line numbers still count. ok is false
+// when the directives do not pair (an #endif without #if, an #if never
+// closed).
+func BracketPaths(code string) (first, last string, ok bool) {
+	lines := strings.Split(code, "\n")
+	directive := func(i int) string {
+		t := strings.TrimLeft(lines[i], " \t")
+		if !strings.HasPrefix(t, "#") {
+			return ""
+		}
+		d := strings.TrimLeft(t[1:], " \t")
+		for _, k := range []string{"ifdef", "ifndef", "if", "elif", "else", "endif"} {
+			if strings.HasPrefix(d, k) {
+				return k
+			}
+		}
+		return ""
+	}
+	// branch reads lines from i up to the directive ending the branch
+	// (#elif, #else, #endif; len(lines) at the end of the file), adding
+	// the lines path p keeps to kept.
+	var branch func(i int, p int, kept []bool) (end int, ok bool)
+	branch = func(i int, p int, kept []bool) (int, bool) {
+		for i < len(lines) {
+			switch directive(i) {
+			case "elif", "else", "endif":
+				return i, true
+			case "if", "ifdef", "ifndef":
+				var branches [][]bool
+				hasElse := false
+				j := i
+				for {
+					b := make([]bool, len(lines))
+					end, ok := branch(j+1, p, b)
+					if !ok || end == len(lines) {
+						return 0, false // never closed
+					}
+					branches = append(branches, b)
+					d := directive(end)
+					hasElse = hasElse || d == "else"
+					j = end
+					if d == "endif" {
+						break
+					}
+				}
+				var chosen []bool
+				switch {
+				case p == 0:
+					chosen = branches[0]
+				case hasElse:
+					chosen = branches[len(branches)-1]
+				}
+				for k, on := range chosen {
+					kept[k] = kept[k] || on
+				}
+				i = j + 1
+			default:
+				kept[i] = true
+				i++
+			}
+		}
+		return i, true
+	}
+	var out [2]string
+	for p := range 2 {
+		kept := make([]bool, len(lines))
+		end, ok := branch(0, p, kept)
+		if !ok || end != len(lines) {
+			return "", "", false
+		}
+		text := make([]string, len(lines))
+		for i, ln := range lines {
+			if kept[i] {
+				text[i] = ln
+			}
+		}
+		out[p] = strings.Join(text, "\n")
+	}
+	return out[0], out[1], true
 }
 
 // checkKernelName looks for KernelName followed by "(" in code and in

@@ -68,3 +68,37 @@ func TestKernelInAngleInclude(t *testing.T) {
 		t.Fatalf("kernel missing beside a system header: %v", err)
 	}
 }
+
+// Brackets in a kernel with conditional directives are checked along the
+// first and the last branch of each #if: unbalanced along both is
+// refused, along one a warning, directives that do not pair a warning
+// that the brackets were not checked.
+func TestBracketsWithConditionals(t *testing.T) {
+	for _, c := range []struct{ name, kernel, err, warning, checked string }{
+		{"balanced in both", "__global__ void k(float *a, int n) {\n#if X\n for (;;) {\n#elif Y\n while (1) {\n#else\n {\n#endif\n }\n}", "", "", "brackets (along the first and the last branch of each #if)"},
+		{"nested", "__global__ void k(float *a, int n) {\n#ifdef A\n#if B\n {\n#else\n {\n#endif\n }\n#endif\n}", "", "", "brackets (along the first and the last branch of each #if)"},
+		{"broken everywhere", "__global__ void k(float *a, int n) {\n#ifdef A\n a[0] = 1;\n#endif\n a[1] = (n;\n}", "k.cu:6: unmatched '}' along both the first and the last branch of each #if (the kernel cannot compile)", "", ""},
+		{"one branch broken", "__global__ void k(float *a, int n) {\n#if A\n a[0] = (n;\n#else\n a[0] = n;\n#endif\n}", "", "k.cu:7: unmatched '}' along the first branch of each #if: the configurations that take it cannot compile", "brackets (along the first and the last branch of each #if)"},
+		{"no else opens a block", "__global__ void k(float *a, int n) {\n#ifdef A\n if (n) {\n#endif\n a[0] = n;\n}", "", "k.cu:1: '{' is never closed along the first branch of each #if: the configurations that take it cannot compile", "brackets (along the first and the last branch of each #if)"},
+		{"unpaired", "__global__ void k(float *a, int n) {\n#if A\n a[0] = n;\n}", "", "k.cu: brackets not checked: its #if, #elif, #else and #endif do not pair", ""},
+	} {
+		s, err := Load(ktSpec(t, c.kernel, ""))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %v\nwant %s", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if w := strings.Join(s.Warnings, "|"); w != c.warning || s.BracketsChecked != c.checked {
+			t.Errorf("%s: warnings %q, checked %q; want %q, %q", c.name, w, s.BracketsChecked, c.warning, c.checked)
+		}
+	}
+	first, last, ok := BracketPaths("a\n#if X\nb\n#elif Y\nc\n#else\nd\n#endif\ne")
+	if !ok || first != "a\n\nb\n\n\n\n\n\ne" || last != "a\n\n\n\n\n\nd\n\ne" {
+		t.Errorf("BracketPaths: %q, %q, %v", first, last, ok)
+	}
+}

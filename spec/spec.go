@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -204,6 +205,10 @@ type Spec struct {
 	// (e.g. a GlobalSize that the derived grid overrides); set by Load and
 	// CheckJobs.
 	Warnings []string
+	// BracketsChecked says how the kernel source's brackets were checked
+	// ("brackets", or along which branches of its #if directives); ""
+	// when they were not.
+	BracketsChecked string
 
 	paramIndex map[string]int
 	args       []backend.Arg
@@ -563,6 +568,42 @@ func (l *loader) params() error {
 		s.paramIndex[tp.Name] = i
 		s.Params = append(s.Params, space.Param{Name: tp.Name, Values: vals})
 		s.Types = append(s.Types, tp.Type)
+	}
+	return nil
+}
+
+// CheckValue checks a value given to tunable parameter name from
+// outside the spec (a workload fixing or narrowing it): it must have the
+// parameter's T1 Type, or, where the spec writes none, the kind all of
+// the spec's own values share (an int parameter given 1.5 or "abc" would
+// only fail at the first launch). Errors: an unknown parameter, a value
+// of another type (the message says which).
+func (s *Spec) CheckValue(name string, v expr.Value) error {
+	i, ok := s.paramIndex[name]
+	if !ok {
+		return fmt.Errorf("%s is not a tunable parameter", name)
+	}
+	typ := ""
+	if i < len(s.Types) {
+		typ = s.Types[i]
+	}
+	if typ == "" && len(s.Params[i].Values) > 0 {
+		k := s.Params[i].Values[0].Kind()
+		same := true
+		for _, w := range s.Params[i].Values {
+			same = same && w.Kind() == k
+		}
+		switch {
+		case same && k == expr.KindInt:
+			typ = "int"
+		case same && k == expr.KindString:
+			typ = "string"
+		case same && k == expr.KindBool:
+			typ = "bool"
+		}
+	}
+	if err := checkType(typ, v); err != nil {
+		return fmt.Errorf("%s %v (the spec's values of %s are %s)", v, err, name, cmp.Or(typ, "untyped"))
 	}
 	return nil
 }
@@ -1148,20 +1189,14 @@ func (l *loader) gtune() error {
 		Protocol: measure.DefaultProtocol}
 	s.Measurement.Protocol.Warmup = true
 	if m := g.Measurement; m != nil {
-		if m.Iterations != nil {
-			if *m.Iterations < 1 || *m.Iterations > maxIterations {
-				return l.errf("Gtune.Measurement.Iterations", "%d: must be between 1 and %d", *m.Iterations, maxIterations)
-			}
-			s.Measurement.Iterations = *m.Iterations
+		if err := CheckMeasurement(l.file, func(name string) string { return "Gtune.Measurement." + name }, m); err != nil {
+			return err
 		}
-		if m.EnergyWindowSeconds < 0 || m.EnergyWindowSeconds > maxEnergyWindowS {
-			return l.errf("Gtune.Measurement.EnergyWindowSeconds", "%g: must be between 0 (the default, %v) and %g s", m.EnergyWindowSeconds, measure.DefaultEnergyWindow, float64(maxEnergyWindowS))
+		if m.Iterations != nil {
+			s.Measurement.Iterations = *m.Iterations
 		}
 		if m.EnergyWindowSeconds > 0 {
 			s.Measurement.EnergyWindow = time.Duration(m.EnergyWindowSeconds * float64(time.Second))
-		}
-		if m.TimeoutSeconds < 0 {
-			return l.errf("Gtune.Measurement.TimeoutSeconds", "must not be negative")
 		}
 		if m.TimeoutSeconds > 0 {
 			s.Measurement.Timeout = time.Duration(m.TimeoutSeconds * float64(time.Second))

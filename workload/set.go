@@ -67,6 +67,26 @@ type FileMeasurement struct {
 	Observers    []string `yaml:"observers"`
 }
 
+// measurementFields are the workload file's names of the measurement
+// fields it has, by their names in spec.RawMeasurement.
+var measurementFields = map[string]string{
+	"Iterations": "iterations", "EnergyWindowSeconds": "energy_window_seconds",
+	"Trials": "energy_trials", "Observers": "observers",
+}
+
+// check checks the measurement section with the spec's schema and
+// bounds (spec.CheckMeasurement): the same values are refused with the
+// same words in a spec and in a workload. 0 (iterations, energy trials)
+// is the specs' own value.
+func (m *FileMeasurement) check(path string) error {
+	raw := spec.RawMeasurement{EnergyWindowSeconds: m.EnergyWindowSeconds, Trials: m.EnergyTrials, Observers: m.Observers}
+	if m.Iterations != 0 {
+		it := m.Iterations
+		raw.Iterations = &it
+	}
+	return spec.CheckMeasurement("workload "+path, func(name string) string { return "measurement." + measurementFields[name] }, &raw)
+}
+
 // FileKernel is one kernel of a workload file.
 type FileKernel struct {
 	Name   string         `yaml:"name"`
@@ -157,8 +177,10 @@ func Load(path string) (*Set, error) {
 	}
 	h := sha256.Sum256(b)
 	s := &Set{Path: path, Name: f.Name, Measurement: f.Measurement, fileHash: hex.EncodeToString(h[:])}
-	if m := f.Measurement; m != nil && (m.Iterations < 0 || m.EnergyWindowSeconds < 0 || m.EnergyTrials < 0) {
-		return nil, fail("measurement: iterations, energy_window_seconds and energy_trials must be ≥ 0")
+	if m := f.Measurement; m != nil {
+		if err := m.check(path); err != nil {
+			return nil, err
+		}
 	}
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
@@ -205,6 +227,9 @@ func Load(path string) (*Set, error) {
 			vals := make([]expr.Value, len(xs))
 			for j, x := range xs {
 				if vals[j], err = expr.FromGo(x); err != nil {
+					return nil, fail("kernel %q: config %s: %v", k.Name, name, err)
+				}
+				if err := sc.CheckValue(name, vals[j]); err != nil {
 					return nil, fail("kernel %q: config %s: %v", k.Name, name, err)
 				}
 			}

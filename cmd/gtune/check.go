@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -74,6 +75,17 @@ here, and exits 2 when any file has a problem (0 otherwise).`,
 	return c
 }
 
+// problems0 splits text into its non-empty lines.
+func problems0(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // problems splits an error into its lines (errors.Join of several).
 func problems(err error) []string {
 	var out []string
@@ -103,6 +115,23 @@ func checkFile(ctx context.Context, path string, f checkFlags) report.CheckFile 
 		}
 		cf.Configurations = sp.Len()
 		cf.Checked = append(cf.Checked, "the combined search space")
+		id := f.simDevice
+		if sim := set.Members[0].Spec.Simulation; id == "" && sim != nil {
+			id = sim.Device
+		}
+		d, err := device.Lookup(cmp.Or(id, spec.DefaultSimDevice))
+		if err != nil {
+			return fail(inputError{err})
+		}
+		var warn strings.Builder
+		if err := checkWorkloadMembers(ctx, set, d, &warn); err != nil {
+			return fail(err)
+		}
+		cf.Warnings = append(cf.Warnings, problems0(warn.String())...)
+		cf.Checked = append(cf.Checked, fmt.Sprintf("each kernel's configurations: expressions, and thread block, grid and shared memory against the %s's launch limits", d.Name))
+		if _, err := set.Request(); err != nil {
+			return fail(inputError{err})
+		}
 		cf.NotChecked = append(cf.NotChecked, "compilation of the kernels (check each spec)")
 		return cf
 	}
@@ -110,7 +139,10 @@ func checkFile(ctx context.Context, path string, f checkFlags) report.CheckFile 
 	if err != nil {
 		return fail(err)
 	}
-	cf.Checked = append(cf.Checked, "spec keys and values", "kernel source: text, KernelName, brackets, arguments against the kernel's parameters")
+	cf.Checked = append(cf.Checked, "spec keys and values", "kernel source: "+strings.Join(slices.DeleteFunc([]string{"text", "KernelName", s.BracketsChecked, "arguments against the kernel's parameters"}, func(x string) bool { return x == "" }), ", "))
+	if s.BracketsChecked == "" {
+		cf.NotChecked = append(cf.NotChecked, "the kernel source's brackets (see the warning)")
+	}
 	checkIncludes(s, &cf)
 	cf.Warnings = append(cf.Warnings, s.Warnings...)
 	if _, err := resolveObjectives(s, ""); err != nil {
@@ -143,6 +175,14 @@ func checkFile(ctx context.Context, path string, f checkFlags) report.CheckFile 
 		cf.Problems = append(cf.Problems, err.Error())
 	} else {
 		cf.Checked = append(cf.Checked, fmt.Sprintf("argument sizes against the %s's memory", d.Name))
+	}
+	if w, err := geometryFit(ctx, s, sp, d, ""); err != nil {
+		cf.Problems = append(cf.Problems, problems(err)...)
+	} else {
+		if w != "" {
+			cf.Warnings = append(cf.Warnings, w)
+		}
+		cf.Checked = append(cf.Checked, fmt.Sprintf("thread block, grid and shared memory against the %s's launch limits", d.Name))
 	}
 	checkCompile(ctx, s, sp, d, f.compileSample, &cf)
 	return cf

@@ -190,6 +190,17 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return err
 	}
 	defer be.Close()
+	// The configurations' geometry against this GPU's launch limits, as
+	// check does against the simulated one.
+	if d, err := tuner.Description(be); err == nil {
+		w, err := geometryFit(ctx, s, sp, d, "")
+		if err != nil {
+			return err
+		}
+		if w != "" {
+			fmt.Fprintln(cmd.ErrOrStderr(), "gtune: warning:", w)
+		}
+	}
 	// GPU settings (gpuctl.Setup): parameters added, checked, applied
 	// from this process before each Run and restored by the deferred Close.
 	gr, err := gpuctl.Setup(ctx, cmd.ErrOrStderr(), s, sp, be, f.gpu, db.Path())

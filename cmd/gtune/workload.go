@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -90,6 +91,15 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 		return err
 	}
 	defer be.Close()
+	if d, err := tuner.Description(be); err == nil {
+		var warn strings.Builder
+		if err := checkWorkloadMembers(ctx, set, d, &warn); err != nil {
+			return err
+		}
+		for _, w := range problems0(warn.String()) {
+			fmt.Fprintln(cmd.ErrOrStderr(), "gtune: warning:", w)
+		}
+	}
 	gr, err := gpuctl.SetupWorkload(cmd.ErrOrStderr(), set, be, f.gpu, db.Path())
 	if err != nil {
 		return err
