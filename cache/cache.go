@@ -665,6 +665,19 @@ func (c *Cache) entry(key string, m map[string]any) (*Entry, error) {
 	}
 	if e.Error != "" {
 		e.Time = math.NaN()
+	} else {
+		// A measured duration is not negative and not infinite: an
+		// entry of -1 ms would be replayed as the optimum. (NaN is a
+		// time not recorded, as Python's json writes it.)
+		bad := func(f float64) bool { return math.IsInf(f, 0) || f < 0 }
+		if bad(e.Time) {
+			return nil, fmt.Errorf("cache entry %q: time %v ms is not a duration (want a number ≥ 0, or an error marker)", key, e.Time)
+		}
+		for _, t := range e.Times {
+			if bad(t) {
+				return nil, fmt.Errorf("cache entry %q: times holds %v ms, not a duration (want numbers ≥ 0)", key, t)
+			}
+		}
 	}
 	e.Status = StatusOf(e.Error)
 	return e, nil

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/gtune/gtune/backend"
@@ -30,11 +31,21 @@ func DeviceDatabase(w io.Writer, db []*device.Description) {
 // Devices prints the GPUs a backend found, one line each: index, name,
 // UUID, compute capability, SMs, memory (GiB), clocks (MHz), power limits
 // (W) and backend.
-func Devices(w io.Writer, devs []backend.DeviceInfo) {
+func Devices(w io.Writer, devs []backend.DeviceInfo, simIDs []string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tname\tuuid\tcc\tSMs\tmemory (GiB)\tSM clock (MHz)\tmax SM clock (MHz)\tmem clock (MHz)\tpower limit (W)\tmin–max (W)\tbackend")
+	first := "#"
+	if simIDs != nil {
+		// The simulator has one GPU per run, chosen by its model: the
+		// column is what --sim-device takes, not a device ordinal.
+		first = "--sim-device"
+	}
+	fmt.Fprintln(tw, first+"\tname\tuuid\tcc\tSMs\tmemory (GiB)\tSM clock (MHz)\tmax SM clock (MHz)\tmem clock (MHz)\tpower limit (W)\tmin–max (W)\tbackend")
 	for i, d := range devs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d.%d\t%d\t%.1f\t%d\t%d\t%d\t%.0f\t%.0f–%.0f\t%s\n", i, d.Name, d.UUID,
+		id := strconv.Itoa(i)
+		if i < len(simIDs) {
+			id = simIDs[i]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d.%d\t%d\t%.1f\t%d\t%d\t%d\t%.0f\t%.0f–%.0f\t%s\n", id, d.Name, d.UUID,
 			d.ComputeMajor, d.ComputeMinor, d.SMs, float64(d.MemoryBytes)/(1<<30), d.SMClockMHz, d.MaxSMClockMHz,
 			d.MemClockMHz, d.PowerLimitW, d.MinPowerLimitW, d.MaxPowerLimitW, d.Backend)
 	}

@@ -400,7 +400,13 @@ func (s *Space) enumerate(pl *poller, rs []*rinfo, limit, atLeast int, limitName
 		pl: pl, done: pl.active(), limit: limit, limitName: limitName,
 		levelK: make([]int, np), levelN: make([]int, np),
 	}
-	pl.frac = e.fraction
+	// The construction ends at the end of the search or at limit+1 valid
+	// configurations, whichever comes first: the progress is the further
+	// of the two, so that a capped build does not promise hours of a
+	// search it will not finish.
+	pl.frac = func() float64 {
+		return max(e.fraction(), float64(len(e.out)/max(s.words, 1))/float64(limit+1))
+	}
 	if atLeast > 0 {
 		e.out = make([]uint64, 0, min(atLeast, limit)*s.words)
 	}

@@ -106,6 +106,12 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
+// Closest is the known name that name most likely misspells ("" when
+// none is close): equal but for case, or within an edit distance of a
+// quarter of its length (at least 2). Other file formats (workloads) use
+// it for their own "did you mean".
+func Closest(name string, known []string) string { return closest(name, known) }
+
 // closest is the known key key most likely misspells: equal but for case,
 // or within an edit distance of a quarter of its length (at least 2).
 func closest(key string, known []string) string {

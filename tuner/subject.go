@@ -111,9 +111,18 @@ type setSubject struct {
 	lay *workload.Layout
 }
 
-func (x setSubject) hash() string        { return x.set.Hash() }
-func (x setSubject) path() string        { return x.set.Path }
-func (x setSubject) kernel() string      { return x.set.Names() }
+func (x setSubject) hash() string { return x.set.Hash() }
+func (x setSubject) path() string { return x.set.Path }
+
+// kernel names a workload's run by the workload, then its kernels
+// (gtune runs lists it so): "rodinia-4 (lud+streamcluster+...)"; a plan
+// of specs without a workload file by its kernels alone.
+func (x setSubject) kernel() string {
+	if x.set.Name == "" {
+		return x.set.Names()
+	}
+	return x.set.Name + " (" + x.set.Names() + ")"
+}
 func (x setSubject) budget() spec.Budget { return spec.Budget{} }
 func (x setSubject) members() int        { return len(x.set.Members) }
 

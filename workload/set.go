@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -148,8 +149,24 @@ func IsFile(path string) bool {
 	if yaml.Unmarshal(b, &top) != nil {
 		return false
 	}
-	_, ok := top["kernels"]
-	return ok
+	if _, ok := top["kernels"]; ok {
+		return true
+	}
+	// No kernels, and none of a T1 spec's sections: a workload whose
+	// keys are misspelt ("kernel:") is read as one, so that its error
+	// says which key was meant rather than that a spec lacks its own.
+	for _, k := range []string{"General", "ConfigurationSpace", "KernelSpecification", "Gtune", "Search", "Budget"} {
+		if _, ok := top[k]; ok {
+			return false
+		}
+	}
+	known := yamlKeys(reflect.TypeFor[File]())
+	for k := range top {
+		if near := spec.Closest(k, known); near == "kernels" {
+			return true
+		}
+	}
+	return false
 }
 
 // Load reads a workload file and the specs it names. Errors name the
@@ -167,7 +184,9 @@ func Load(path string) (*Set, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("workload %s: %v", path, err)
+		// One line per problem, each naming the file (check lists them).
+		msg := strings.ReplaceAll(yamlMessage(err), "\n", "\nworkload "+path+": ")
+		return nil, fmt.Errorf("workload %s: %s", path, msg)
 	}
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("workload %s: %s", path, fmt.Sprintf(format, a...))

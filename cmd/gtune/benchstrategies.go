@@ -15,6 +15,7 @@ import (
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/strategy"
+	"github.com/gtune/gtune/workload"
 )
 
 func init() { subcommands = append(subcommands, newBenchStrategiesCmd) }
@@ -76,8 +77,16 @@ the workload's combined space.
 The transfer strategy (never run unless named) learns from tuning results of the same kernel on
 other GPUs: on each cache, its priors are the other caches of the same spec among --prior-cache
 (default: the caches in ` + defaultHub + ` and the --cache files), never the evaluated cache itself.`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return badInput("takes no arguments (%q): give recorded caches with --cache FILE, and the spec or workload they were recorded with by --spec FILE", args[0])
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(caches) == 0 && specPath != "" && workload.IsFile(specPath) {
+				return badInput("--spec %s is a workload: give the cache of its run with --cache (gtune export RUN of a workload run writes one)", specPath)
+			}
 			bs, err := parseBudgets(budgets)
 			if err != nil {
 				return err

@@ -40,7 +40,7 @@ func newDevicesCmd() *cobra.Command {
 					return err
 				}
 			} else {
-				fmt.Fprintln(cmd.ErrOrStderr(), "gtune: no CUDA driver here; listing the simulated GPUs (gtune tune --backend cuda says why)")
+				fmt.Fprintln(cmd.ErrOrStderr(), "gtune: no CUDA driver here; listing the simulated GPUs: choose one with --sim-device ID, the simulated GPU of a run is always --device 0 (gtune tune --backend cuda says why there is no driver)")
 				for _, d := range device.All() {
 					if !d.IsCUDA() || d.ComputeMajor < 3 {
 						continue // the simulator models CUDA GPUs of CC >= 3.0
@@ -61,7 +61,7 @@ func newDevicesCmd() *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(refs)
 			}
-			report.Devices(cmd.OutOrStdout(), devs)
+			report.Devices(cmd.OutOrStdout(), devs, ids)
 			return nil
 		},
 	}

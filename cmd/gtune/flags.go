@@ -15,21 +15,39 @@ import (
 // before any work. The default may lie outside the range: it then means
 // "not given" (e.g. --iterations 0: the spec's).
 
-// rangedInt is an int flag value within [min, max].
+// rangedInt is an int flag value within [min, max]; with a name for
+// unset, the default value unset outside the range is shown and taken
+// as that word (e.g. "auto"), so help never shows a default the flag
+// refuses.
 type rangedInt struct {
 	p        *int
 	min, max int
+	unset    int
+	name     string
 }
 
-func (v *rangedInt) String() string { return strconv.Itoa(*v.p) }
-func (v *rangedInt) Type() string   { return "int" }
+func (v *rangedInt) String() string {
+	if v.name != "" && *v.p == v.unset {
+		return v.name
+	}
+	return strconv.Itoa(*v.p)
+}
+func (v *rangedInt) Type() string { return "int" }
 func (v *rangedInt) Set(s string) error {
+	if v.name != "" && strings.TrimSpace(s) == v.name {
+		*v.p = v.unset
+		return nil
+	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil {
 		return fmt.Errorf("not an integer")
 	}
 	if n < v.min || n > v.max {
-		return rangeErr(strconv.Itoa(v.min), strconv.Itoa(v.max), v.max == math.MaxInt)
+		err := rangeErr(strconv.Itoa(v.min), strconv.Itoa(v.max), v.max == math.MaxInt)
+		if v.name != "" {
+			err = fmt.Errorf("%v, or %s", err, v.name)
+		}
+		return err
 	}
 	*v.p = n
 	return nil
@@ -47,7 +65,15 @@ func rangeErr(min, max string, open bool) error {
 // math.MaxInt: no upper bound); def is its default.
 func intFlag(fl *pflag.FlagSet, p *int, name string, def, min, max int, usage string) {
 	*p = def
-	fl.Var(&rangedInt{p, min, max}, name, usage)
+	fl.Var(&rangedInt{p: p, min: min, max: max}, name, usage)
+}
+
+// autoIntFlag adds an int flag whose values must lie in [min, max] or be
+// the word auto, which leaves it at unset (a value outside the range:
+// the caller decides), shown as its default.
+func autoIntFlag(fl *pflag.FlagSet, p *int, name string, unset, min, max int, usage string) {
+	*p = unset
+	fl.Var(&rangedInt{p: p, min: min, max: max, unset: unset, name: "auto"}, name, usage)
 }
 
 // rangedFloat is a float64 flag value within [min, max], finite; above
@@ -127,4 +153,16 @@ func (v *listFlag) Set(s string) error {
 // listFlagVar adds a comma-separated list flag without empty names.
 func listFlagVar(fl *pflag.FlagSet, p *string, name, usage string) {
 	fl.Var(&listFlag{p}, name, usage)
+}
+
+// onlyWith refuses (bad input) any of the named flags given on cmd's
+// command line: they mean something only with what (e.g. "a workload"),
+// and a flag that means nothing must not pass silently.
+func onlyWith(cmd interface{ Flags() *pflag.FlagSet }, what string, names ...string) error {
+	for _, n := range names {
+		if cmd.Flags().Changed(n) {
+			return badInput("--%s applies only to %s", n, what)
+		}
+	}
+	return nil
 }

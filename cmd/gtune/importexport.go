@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -128,19 +129,29 @@ func newExportCmd() *cobra.Command {
 	var dbPath, format, outPath string
 	var runID int64
 	c := &cobra.Command{
-		Use:   "export --db FILE --run ID",
+		Use:   "export RUN [--db FILE]",
 		Short: "Write a run of the results database as a Kernel Tuner cache or a T4 results file",
 		Long: `Write the evaluations of one run as a Kernel Tuner cache file (--format kerneltuner, the default) or a
 T4 results file (--format t4). Statuses become Kernel Tuner's error markers (the imported marker when the
 run was imported); metrics are written under their names; an imported run gets back its file's
-problem_size and tune_params.`,
-		Args: cobra.NoArgs,
+problem_size and tune_params. RUN is a run number, as show and report take it (--run N says the same).`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				n, err := strconv.ParseInt(args[0], 10, 64)
+				if err != nil || n <= 0 {
+					return badInput("export: RUN %q: want a run number (gtune runs lists them)", args[0])
+				}
+				if cmd.Flags().Changed("run") && n != runID {
+					return badInput("export: RUN %d and --run %d name different runs; give one", n, runID)
+				}
+				runID = n
+			}
 			return runExport(cmd, dbPath, runID, format, outPath)
 		},
 	}
 	c.Flags().StringVar(&dbPath, "db", "gtune.db", "results database (SQLite)")
-	c.Flags().Int64Var(&runID, "run", 0, "run to export (see the run id printed by tune, replay --db or import)")
+	c.Flags().Int64Var(&runID, "run", 0, "run to export, as RUN (the run id printed by tune, replay --db or import)")
 	c.Flags().StringVar(&format, "format", "kerneltuner", "output format: kerneltuner or t4")
 	c.Flags().StringVarP(&outPath, "output", "o", "", "output file (default: standard output)")
 	return c
@@ -151,7 +162,7 @@ func runExport(cmd *cobra.Command, dbPath string, runID int64, format, outPath s
 		return badInput("export: unknown format %q (valid: kerneltuner, t4)", format)
 	}
 	if runID <= 0 {
-		return badInput("export: --run ID is required (a positive run id)")
+		return badInput("export: which run? give RUN, a run number (gtune runs lists them)")
 	}
 	db, err := store.OpenReadOnly(dbPath)
 	if err != nil {

@@ -40,7 +40,7 @@ func newOccupancyCmd() *cobra.Command {
 and the limiting resource (blocks, warps, registers, shared_memory, barriers) of one launch
 configuration, by CUDA's own occupancy rules.
 
---device is a device-database id ('gtune devices --all' lists them) or 'local' (the GPU in
+--sim-device is a device-database id ('gtune devices --all' lists them) or 'local' (the GPU in
 this machine, with the driver's limits). --shared-memory is static + dynamic shared memory per
 thread block in bytes. With --batch, CSV rows with the header block_size,registers,shared_memory
 are read from stdin and written back with active_blocks_per_sm,occupancy,limiter appended.`,
@@ -93,7 +93,7 @@ func resolveDevice(ctx context.Context, id string) (*device.Description, error) 
 	}
 	d, err := device.Lookup(id)
 	if err != nil {
-		return nil, inputError{fmt.Errorf("--device: %w (gtune devices --all lists the ids)", err)}
+		return nil, inputError{fmt.Errorf("--sim-device: %w (gtune devices --all lists the ids)", err)}
 	}
 	return d, nil
 }
@@ -190,11 +190,11 @@ func occupancyBatch(r io.Reader, w io.Writer, d *device.Description, carveout in
 // a CUDA worker (the parent never creates a CUDA context).
 func localDevice(ctx context.Context) (*device.Description, error) {
 	if err := cuda.Available(); err != nil {
-		return nil, fmt.Errorf("--device local: no local GPU usable here: %w", err)
+		return nil, fmt.Errorf("--sim-device local: no local GPU usable here: %w", err)
 	}
 	b, err := cuda.Open(ctx, 0, cuda.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("--device local: %w", err)
+		return nil, fmt.Errorf("--sim-device local: %w", err)
 	}
 	info := b.Device().Local
 	b.Close()

@@ -74,6 +74,11 @@ func loadReplaySpec(c *cache.Cache, path string) (*spec.Spec, func(), error) {
 		s, err := spec.LoadWith(path, spec.LoadOptions{NoSource: true})
 		return s, func() {}, err
 	}
+	for _, n := range c.ParamNames {
+		if kernel, _, ok := strings.Cut(n, "."); ok {
+			return nil, nil, badInput("%s is the cache of a workload run (parameter %s of kernel %s): give the workload file with --spec", c.Path, n, kernel)
+		}
+	}
 	b, err := c.T1()
 	if err != nil {
 		return nil, nil, inputError{err}
@@ -92,6 +97,12 @@ func loadReplaySpec(c *cache.Cache, path string) (*spec.Spec, func(), error) {
 	s, err := spec.LoadWith(p, spec.LoadOptions{NoSource: true})
 	if err != nil {
 		cleanup()
+		// The spec is a temporary file the user never saw: name the
+		// cache instead.
+		if se, ok := errors.AsType[*spec.Error](err); ok {
+			se.File = c.Path + " (its tune_params read as a T1 spec)"
+			return nil, nil, inputError{se}
+		}
 		return nil, nil, fmt.Errorf("the spec made from %s: %w", c.Path, err)
 	}
 	return s, cleanup, nil

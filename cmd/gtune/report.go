@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +51,14 @@ the Pareto front, the hull's configurations and a text plot of the best objectiv
 				return badInput("--pareto %q: want two different quantities, A,B (observations or metrics, such as time,energy or GFLOP/s,GFLOPS/W)", pareto)
 			}
 			opts := report.HTMLOptions{Pareto: [2]string{a, b}}
+			if !asText {
+				if out == "" {
+					return badInput("-o: an empty path; name the HTML file to write")
+				}
+				if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+					return badInput("-o %s is a folder; name the HTML file to write, e.g. %s", out, filepath.Join(out, "report.html"))
+				}
+			}
 			var docs []report.BenchDoc
 			for _, name := range bench {
 				f, err := os.Open(name)
@@ -69,6 +79,11 @@ the Pareto front, the hull's configurations and a text plot of the best objectiv
 			if len(args) > 0 || len(docs) == 0 {
 				var err error
 				if runs, err = readRuns(dbPath, args); err != nil {
+					return err
+				}
+			}
+			if cmd.Flags().Changed("pareto") {
+				if err := paretoFound(runs, a, b); err != nil {
 					return err
 				}
 			}
@@ -125,6 +140,16 @@ the Pareto front, the hull's configurations and a text plot of the best objectiv
 func readRuns(dbPath string, args []string) ([]report.HTMLRun, error) {
 	if len(args) == 0 {
 		return readDBRuns(dbPath, nil)
+	}
+	// Every argument's form first: a typo is named as such, not blamed on
+	// a database it never named.
+	for _, a := range args {
+		if _, _, named := dbRun(a); named {
+			continue
+		}
+		if _, err := strconv.ParseInt(a, 10, 64); err != nil {
+			return nil, badInput("RUN %q: want a run number N of --db, or FILE:N for run N of the database FILE (gtune runs lists them)", a)
+		}
 	}
 	var runs []report.HTMLRun
 	for _, a := range args {
@@ -190,4 +215,39 @@ func readDBRuns(dbPath string, args []string) ([]report.HTMLRun, error) {
 		runs = append(runs, report.HTMLRun{Run: run, Evals: evals})
 	}
 	return runs, nil
+}
+
+// paretoFound refuses (bad input) a --pareto whose two quantities no
+// valid configuration of the runs has both of, naming the quantities
+// they do have: a front of nothing is not a report.
+func paretoFound(runs []report.HTMLRun, a, b string) error {
+	has := map[string]bool{}
+	for _, r := range runs {
+		for _, e := range r.Evals {
+			if e.Status != "valid" {
+				continue
+			}
+			get := func(k string) bool {
+				_, ok := e.Observations[k]
+				if !ok {
+					_, ok = e.Metrics[k]
+				}
+				return ok
+			}
+			if get(a) && get(b) {
+				return nil
+			}
+			for k := range e.Observations {
+				has[k] = true
+			}
+			for k := range e.Metrics {
+				has[k] = true
+			}
+		}
+	}
+	names := slices.Sorted(maps.Keys(has))
+	if len(names) == 0 {
+		return badInput("--pareto %s,%s: the runs have no valid configuration", a, b)
+	}
+	return badInput("--pareto %s,%s: no valid configuration of the runs has both (they have: %s)", a, b, strings.Join(names, ", "))
 }

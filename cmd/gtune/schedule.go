@@ -59,8 +59,11 @@ order in the columns of the paper's Table 4.`,
 	fl.StringVar(&f.config, "config", "", "configuration key of the combined space whose kernels are ordered (default: the first)")
 	fl.StringVar(&f.profileSource, "profile", "auto", "instruction mix: ncu (Nsight Compute on the GPU), model (the specs' declared work) or auto (ncu on a real GPU when found, else model)")
 	fl.StringVar(&f.ncu, "ncu", "ncu", "the Nsight Compute command")
-	fl.Float64Var(&f.balance, "balance", 1, "U_gpu_b, the optimum utilisation balance the score aims at")
-	fl.Float64Var(&f.devLimit, "deviation-limit", 4, "U_gpu_b_devlim, how many times above or below U_gpu_b a pair's balance still scores")
+	// U_gpu_b is a ratio of utilisations: positive. A deviation limit of
+	// 1 or less makes every balance other than U_gpu_b score 0 (Figure 1,
+	// lines 27 and 29), so it must be above 1.
+	floatFlag(fl, &f.balance, "balance", 1, 0, 1e6, true, "U_gpu_b, the optimum utilisation balance the score aims at")
+	floatFlag(fl, &f.devLimit, "deviation-limit", 4, 1, 1e6, true, "U_gpu_b_devlim, how many times above or below U_gpu_b a pair's balance still scores")
 	fl.BoolVar(&f.opposingOnly, "opposing-only", false, "score a pair's balance only when its two sets lie on opposite sides of U_gpu_b (the prose of section 4.3) instead of Figure 1's printed line 23")
 	return c
 }
@@ -68,6 +71,14 @@ order in the columns of the paper's Table 4.`,
 func runSchedule(ctx context.Context, cmd *cobra.Command, path string, f scheduleFlags) error {
 	if f.tune.objective != "time" && f.tune.objective != "energy" {
 		return badInput("--objective %q: orders are ranked by time or energy", f.tune.objective)
+	}
+	switch f.profileSource {
+	case "ncu", "model", "auto":
+	default:
+		return badInput("--profile %q: ncu, model or auto", f.profileSource)
+	}
+	if f.profileSource == "ncu" && simulatedBackend(f.tune.backend) {
+		return badInput("--profile ncu profiles a real GPU with Nsight Compute; the simulated GPU has no counters (--profile model reads the specs' declared work)")
 	}
 	set, err := loadWorkload(path)
 	if err != nil {

@@ -29,6 +29,7 @@ periods. It runs in the CUDA worker; on the simulated GPU it exercises the simul
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var r *measure.SensorReport
+			var ref report.DeviceRef // the GPU checked, as every command's JSON names it
 			useSim := be == "sim"
 			switch be {
 			case "cuda", "sim":
@@ -48,7 +49,10 @@ periods. It runs in the CUDA worker; on the simulated GPU it exercises the simul
 				if err != nil {
 					return inputError{err}
 				}
-				if r, err = sim.New(d, sim.Options{}).SensorCheck(measure.SensorCheckOptions{}); err != nil {
+				sb := sim.New(d, sim.Options{})
+				ref = report.LocalRef(sb.Device().Local)
+				ref.ID = d.ID
+				if r, err = sb.SensorCheck(measure.SensorCheckOptions{}); err != nil {
 					return err
 				}
 			} else {
@@ -60,6 +64,7 @@ periods. It runs in the CUDA worker; on the simulated GPU it exercises the simul
 					return err
 				}
 				defer b.Close()
+				ref = report.LocalRef(b.Device().Local)
 				if r, err = b.SensorCheck(cmd.Context(), measure.SensorCheckOptions{}); err != nil {
 					return err
 				}
@@ -67,7 +72,9 @@ periods. It runs in the CUDA worker; on the simulated GPU it exercises the simul
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(report.JSONSafe(r))
+				doc := report.JSONSafe(r)
+				doc["device"] = ref
+				return enc.Encode(doc)
 			}
 			report.SensorReport(cmd.OutOrStdout(), r)
 			return nil

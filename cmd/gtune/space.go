@@ -17,7 +17,7 @@ func newSpaceCmd() *cobra.Command {
 	var limits spaceLimits
 	var beastName, deviceID string
 	c := &cobra.Command{
-		Use:   "space SPEC | space WORKLOAD | space --beast NAME --device ID",
+		Use:   "space SPEC | space WORKLOAD | space --beast NAME --sim-device ID",
 		Short: "Count (and list) the valid configurations of a kernel specification, of a workload's kernels together (and after occupancy reduction), or of a declared space (--beast dgemm)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -25,13 +25,22 @@ func newSpaceCmd() *cobra.Command {
 				if len(args) > 0 {
 					return badInput("give a SPEC or --beast, not both")
 				}
+				if err := onlyWith(cmd, "a workload", "orders", "min-occupancy"); err != nil {
+					return err
+				}
 				return runBeastSpace(cmd.OutOrStdout(), beastName, deviceID, list, asJSON)
 			}
 			if len(args) != 1 {
-				return badInput("space needs a SPEC (or --beast NAME --device ID)")
+				return badInput("space needs a SPEC or a WORKLOAD (or --beast NAME --sim-device ID)")
 			}
 			if workload.IsFile(args[0]) {
 				return runWorkloadSpace(cmd, args[0], deviceID, orders, limits.maxConfigs, minOcc, list, asJSON)
+			}
+			if err := onlyWith(cmd, "a workload", "orders", "min-occupancy"); err != nil {
+				return err
+			}
+			if err := onlyWith(cmd, "a workload or --beast", "sim-device"); err != nil {
+				return err
 			}
 			s, err := spec.LoadWith(args[0], spec.LoadOptions{NoSource: true})
 			if err != nil {
@@ -52,6 +61,6 @@ func newSpaceCmd() *cobra.Command {
 	c.Flags().StringVar(&beastName, "beast", "", "a declared search space instead of a SPEC: dgemm (autotuning-gemm-energy-beast.md, Figure 3)")
 	c.Flags().StringVar(&deviceID, "sim-device", "", "with --beast, or a workload: the device-database id whose limits the constraints (the occupancy) read, e.g. h100_sxm")
 	c.Flags().BoolVar(&orders, "orders", false, "a workload: count its launch orders too")
-	c.Flags().Float64Var(&minOcc, "min-occupancy", strategy.DefaultMinOccupancy, "a workload: the occupancy a kernel's configuration needs to stay in the reduced space")
+	floatFlag(c.Flags(), &minOcc, "min-occupancy", strategy.DefaultMinOccupancy, 0, 1, false, "a workload: the occupancy a kernel's configuration needs to stay in the reduced space")
 	return c
 }

@@ -247,7 +247,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 // addCompileFlags adds --compile-cache, --no-compile-cache,
 // --compile-processes and --compile-timeout.
 func addCompileFlags(fl *pflag.FlagSet, f *tuneFlags) {
-	intFlag(fl, &f.compileProcs, "compile-processes", -1, 0, 4096, "compile in this many worker processes (0: in this process; default: one per CPU, at most one per GiB of available memory, on a real GPU, and none on the simulated GPU; a run that measures energy leaves one CPU to the GPU worker)")
+	autoIntFlag(fl, &f.compileProcs, "compile-processes", -1, 0, 4096, "compile in this many worker processes (0: in this process; auto: one per CPU, at most one per GiB of available memory, on a real GPU, and none on the simulated GPU; a run that measures energy leaves one CPU to the GPU worker)")
 	durationFlag(fl, &f.compileTimeout, "compile-timeout", 5*time.Minute, time.Second, "a compilation in a worker process taking longer fails its configuration (the process is killed)")
 	fl.StringVar(&f.compileCache, "compile-cache", "", "folder of the compile cache, binaries kept between runs and reused (default: $GTUNE_COMPILE_CACHE, else the user's cache folder, e.g. ~/.cache/gtune/kernels; bounded to 2 GiB)")
 	fl.Bool("no-compile-cache", false, "compile every kernel the run needs, without reading or writing the compile cache")

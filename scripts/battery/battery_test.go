@@ -288,6 +288,76 @@ func TestBattery(t *testing.T) {
 		kase{name: "restore a missing journal", args: []string{"restore", "--journal", filepath.Join(dir, "none.journal")}, want: 2},
 	)
 
+	// One validation path: a measurement section's numbers out of range
+	// or not finite, in a spec (YAML's .nan too) and in a workload alike;
+	// a workload's values of the wrong type and misspelt keys; thread
+	// blocks no GPU can launch.
+	for _, m := range []struct{ name, old, new string }{
+		{"EnergyWindowSeconds NaN", `"EnergyWindowSeconds": 1.0`, `"EnergyWindowSeconds": NaN`},
+		{"TimeoutSeconds huge", `"TimeoutSeconds": 10`, `"TimeoutSeconds": 1e12`},
+		{"Trials huge", `"Iterations": 7`, `"Iterations": 7, "Trials": 1000000000`},
+		{"WarmupMaxSeconds huge", `"Iterations": 7`, `"Iterations": 7, "WarmupMaxSeconds": 1e9`},
+		{"Observers unknown", `"Iterations": 7`, `"Iterations": 7, "Observers": ["nope"]`},
+		{"every thread block too large", `"Values": "[32*i for i in range(1,33)]"`, `"Values": "[2048, 4096]"`},
+	} {
+		if strings.Contains(string(base), m.old) {
+			cases = append(cases, tune("spec: "+m.name, spec(m.old, m.new, nil)))
+		}
+	}
+	workload := func(body string) string {
+		n++
+		p := filepath.Join(dir, fmt.Sprintf("w%d.yaml", n))
+		os.WriteFile(p, []byte("name: w\nkernels:\n  - name: k\n    spec: "+good+"\n"+body), 0o644)
+		return p
+	}
+	for _, w := range []struct{ name, body string }{
+		{"energy_window_seconds .nan", "measurement:\n  energy_window_seconds: .nan\n"},
+		{"energy_window_seconds .inf", "measurement:\n  energy_window_seconds: .inf\n"},
+		{"energy_window_seconds 1e9", "measurement:\n  energy_window_seconds: 1e9\n"},
+		{"iterations 1e9", "measurement:\n  iterations: 1000000000\n"},
+		{"energy_trials 1e9", "measurement:\n  energy_trials: 1000000000\n"},
+		{"an unknown observer", "measurement:\n  observers: [nope]\n"},
+		{"a string for an int", "    config: {work_per_thread: four}\n"},
+		{"a fraction for an int", "    config: {work_per_thread: [1, 2.5]}\n"},
+		{"a thread block too large", "    config: {block_size_x: 4096}\n"},
+		{"a misspelt key", "    sepc: x\n"},
+		{"a list for a stream", "    stream: [1]\n"},
+	} {
+		p := workload(w.body)
+		cases = append(cases, tune("workload: "+w.name, p), kase{name: "check workload: " + w.name, args: []string{"check", p}, want: 2})
+	}
+	// Options that mean nothing where they are given.
+	negCache := filepath.Join(dir, "negative.json")
+	os.WriteFile(negCache, []byte(`{"device_name": "x", "kernel_name": "k", "tune_params_keys": ["a"], "tune_params": {"a": [1, 2]}, "cache": {"1": {"a": 1, "time": 1.0}, "2": {"a": 2, "time": -1}}}`), 0o644)
+	wlCache := filepath.Join(dir, "workload-cache.json")
+	os.WriteFile(wlCache, []byte(`{"device_name": "x", "kernel_name": "k", "tune_params_keys": ["k.a"], "tune_params": {"k.a": [1, 2]}, "cache": {"1": {"k.a": 1, "time": 1.0}, "2": {"k.a": 2, "time": 2.0}}}`), 0o644)
+	wl := workload("")
+	cases = append(cases,
+		kase{name: "space SPEC --orders", args: []string{"space", good, "--orders"}, want: 2},
+		kase{name: "space SPEC --min-occupancy", args: []string{"space", good, "--min-occupancy", "0.5"}, want: 2},
+		kase{name: "space --min-occupancy 2", args: []string{"space", wl, "--min-occupancy", "2"}, want: 2},
+		kase{name: "schedule --balance -1", args: []string{"schedule", wl, "--backend", "sim", "--balance", "-1"}, want: 2},
+		kase{name: "schedule --balance NaN", args: []string{"schedule", wl, "--backend", "sim", "--balance", "NaN"}, want: 2},
+		kase{name: "schedule --deviation-limit 0", args: []string{"schedule", wl, "--backend", "sim", "--deviation-limit", "0"}, want: 2},
+		kase{name: "schedule --profile ncu on the simulator", args: []string{"schedule", wl, "--backend", "sim", "--profile", "ncu"}, want: 2},
+		kase{name: "replay a cache with a negative time", args: []string{"replay", negCache}, want: 2},
+		kase{name: "replay a workload's cache without --spec", args: []string{"replay", wlCache}, want: 2},
+		kase{name: "bench-strategies with an argument", args: []string{"bench-strategies", wl}, want: 2},
+		kase{name: "bench-strategies --spec WORKLOAD without --cache", args: []string{"bench-strategies", "--spec", wl}, want: 2},
+		kase{name: "export RUN not a number", args: []string{"export", "one"}, want: 2},
+		kase{name: "report FILE:RUN malformed", args: []string{"report", "x.db:one"}, want: 2},
+	)
+	// The report's output and quantities, against a real run.
+	rdb := db()
+	if out, err := exec.Command(bin, "tune", good, "--backend", "sim", "--db", rdb, "--max-evals", "3", "--no-progress").CombinedOutput(); err != nil {
+		t.Fatalf("tune for the report cases: %v\n%s", err, out)
+	}
+	cases = append(cases,
+		kase{name: "report --pareto of quantities no configuration has", args: []string{"report", "--db", rdb, "--pareto", "time,nope"}, want: 2},
+		kase{name: "report -o empty", args: []string{"report", "--db", rdb, "-o", ""}, want: 2},
+		kase{name: "report -o a folder", args: []string{"report", "--db", rdb, "-o", dir}, want: 2},
+	)
+
 	counts := map[outcome]int{}
 	start := time.Now()
 	for _, c := range cases {
