@@ -3,12 +3,13 @@ package benchmark
 import (
 	"github.com/gtune/gtune/measure"
 	"math"
-	"os"
 	"slices"
 	"testing"
 
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/space"
+
+	"github.com/gtune/gtune/internal/shared"
 )
 
 func TestScoreHandComputed(t *testing.T) {
@@ -128,11 +129,7 @@ func TestEvaluateBruteForce(t *testing.T) {
 func TestLoadProblemConvolutionA100(t *testing.T) {
 	const c = "../../shared/datasets/benchmark_hub/convolution_milo_A100.json.gz"
 	const specs = "../../shared/datasets/benchmark_hub/specs"
-	for _, p := range []string{c, specs} {
-		if _, err := os.Stat(p); err != nil {
-			t.Skipf("benchmark_hub data %s not present: %v", p, err)
-		}
-	}
+	shared.Need(t, c, specs)
 	sp, err := FindSpec(c, []string{specs})
 	if err != nil || sp != specs+"/convolution_milo.T1.json" {
 		t.Fatalf("FindSpec: %q, %v", sp, err)
@@ -153,9 +150,7 @@ func TestLoadProblemConvolutionA100(t *testing.T) {
 
 func TestTransferPriorsNeverTheEvaluatedCache(t *testing.T) {
 	const hub = "../../shared/datasets/benchmark_hub/"
-	if _, err := os.Stat(hub + "convolution_milo_W6600.json.gz"); err != nil {
-		t.Skipf("benchmark_hub cache %sconvolution_milo_W6600.json.gz not present: %v", hub, err)
-	}
+	shared.Need(t, hub+"convolution_milo_W6600.json.gz")
 	dirs := []string{hub + "specs"}
 	target := hub + "convolution_milo_W6600.json.gz"
 	p, err := LoadProblem(target, hub+"specs/convolution_milo.T1.json")

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/gtune/gtune/backend"
+
+	"github.com/gtune/gtune/internal/shared"
 )
 
 // datasets is ../shared/datasets beside the repository (CI clones the
@@ -19,9 +21,7 @@ import (
 func datasets(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join("..", "..", "shared", "datasets")
-	if _, err := os.Stat(filepath.Join(dir, "benchmark_hub")); err != nil {
-		t.Skipf("shared datasets not found at %s: %v", dir, err)
-	}
+	shared.Need(t, filepath.Join(dir, "benchmark_hub"))
 	return dir
 }
 

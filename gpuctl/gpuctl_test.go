@@ -16,6 +16,8 @@ import (
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/nvml"
 	"github.com/gtune/gtune/space"
+
+	"github.com/gtune/gtune/internal/shared"
 )
 
 func lookup(t *testing.T, id string) *device.Description {
@@ -252,9 +254,7 @@ func TestCappingRatio(t *testing.T) {
 func loadCache(t *testing.T, name string) *cache.Cache {
 	t.Helper()
 	p := filepath.Join("..", "..", "shared", "datasets", "kernel_tuner_energy", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("kernel_tuner_energy cache %s not present: %v", p, err)
-	}
+	shared.Need(t, p)
 	c, err := cache.Load(p)
 	if err != nil {
 		t.Fatal(err)

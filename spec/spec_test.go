@@ -13,6 +13,8 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/expr"
+
+	"github.com/gtune/gtune/internal/shared"
 )
 
 // hubSpec is the T1 spec NAME.T1.json of the benchmark hub in the shared
@@ -21,9 +23,7 @@ import (
 func hubSpec(tb testing.TB, name string) string {
 	tb.Helper()
 	p := filepath.Join("..", "..", "shared", "datasets", "benchmark_hub", "specs", name+".T1.json")
-	if _, err := os.Stat(p); err != nil {
-		tb.Skipf("benchmark_hub spec %s not present: %v", p, err)
-	}
+	shared.Need(tb, p)
 	return p
 }
 

@@ -3,7 +3,6 @@ package tuner
 import (
 	"context"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +15,8 @@ import (
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
+
+	"github.com/gtune/gtune/internal/shared"
 )
 
 // Replaying a Kernel Tuner cache through the tuner: the tuner's loop with
@@ -32,9 +33,7 @@ const convTotalMs = 12190447.934668744
 func loadHub(t testing.TB, name string) *cache.Cache {
 	t.Helper()
 	p := filepath.Join("..", "..", "shared", "datasets", "benchmark_hub", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared datasets not found: %v", err)
-	}
+	shared.Need(t, p)
 	c, err := cache.Load(p)
 	if err != nil {
 		t.Fatal(err)
@@ -45,9 +44,7 @@ func loadHub(t testing.TB, name string) *cache.Cache {
 func convSpec(t testing.TB) (*spec.Spec, *space.Space) {
 	t.Helper()
 	p := filepath.Join("..", "..", "shared", "datasets", "benchmark_hub", "specs", "convolution_milo.T1.json")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("benchmark_hub spec %s not present: %v", p, err)
-	}
+	shared.Need(t, p)
 	s, err := spec.LoadWith(p, spec.LoadOptions{NoSource: true})
 	if err != nil {
 		t.Fatal(err)

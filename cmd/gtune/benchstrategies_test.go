@@ -13,13 +13,13 @@ import (
 	"testing"
 
 	"github.com/gtune/gtune/cache"
+
+	"github.com/gtune/gtune/internal/shared"
 )
 
 func TestBenchStrategiesJSON(t *testing.T) {
 	const c = "../../../shared/datasets/benchmark_hub/dedispersion_milo_A100.json.gz"
-	if _, err := os.Stat(c); err != nil {
-		t.Skipf("benchmark_hub cache %s not present: %v", c, err)
-	}
+	shared.Need(t, c)
 	specs := filepath.Dir(hubSpec(t, "dedispersion_milo.T1.json"))
 	var out, errb bytes.Buffer
 	code := run([]string{"bench-strategies", "--cache", c, "--spec-dir", specs, "--strategy", "brute_force",
@@ -74,9 +74,7 @@ func TestBenchStrategiesBadInput(t *testing.T) {
 
 func TestBenchStrategiesTransferPriors(t *testing.T) {
 	const hub = "../../../shared/datasets/benchmark_hub/"
-	if _, err := os.Stat(hub + "convolution_milo_A4000.json.gz"); err != nil {
-		t.Skipf("benchmark_hub cache %sconvolution_milo_A4000.json.gz not present: %v", hub, err)
-	}
+	shared.Need(t, hub+"convolution_milo_A4000.json.gz")
 	if slices.Contains(benchDefaultStrategies(), "transfer") {
 		t.Fatal("transfer is in the default (no-prior) strategy list")
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/gpuctl"
+
+	"github.com/gtune/gtune/internal/shared"
 )
 
 // k20Spec is the test spec on the simulated K20c (5 SM clocks, one memory
@@ -339,9 +341,7 @@ func TestReplayKernelTunerEnergyCaches(t *testing.T) {
 		{"test_cache_time_energy.json", "block_size_x", 896},
 	} {
 		p := filepath.Join("..", "..", "..", "shared", "datasets", "kernel_tuner_energy", tc.file)
-		if _, err := os.Stat(p); err != nil {
-			t.Skipf("kernel_tuner_energy cache %s not present: %v", p, err)
-		}
+		shared.Need(t, p)
 		code, out, errs := gtune(t, "replay", p, "--objective", "energy", "--json")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.file, code, errs)

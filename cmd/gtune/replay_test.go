@@ -13,6 +13,8 @@ import (
 
 	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/store"
+
+	"github.com/gtune/gtune/internal/shared"
 )
 
 // hubFile is a benchmark_hub file of the shared datasets beside the
@@ -20,9 +22,7 @@ import (
 func hubFile(t *testing.T, name string) string {
 	t.Helper()
 	p := filepath.Join("..", "..", "..", "shared", "datasets", "benchmark_hub", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared datasets not found: %v", err)
-	}
+	shared.Need(t, p)
 	return p
 }
 
@@ -31,9 +31,7 @@ func hubFile(t *testing.T, name string) string {
 func hubSpec(t *testing.T, file string) string {
 	t.Helper()
 	p := filepath.Join("..", "..", "..", "shared", "datasets", "benchmark_hub", "specs", file)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("benchmark_hub spec %s not present: %v", p, err)
-	}
+	shared.Need(t, p)
 	return p
 }
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/gtune/gtune/report"
+
+	"github.com/gtune/gtune/internal/shared"
 )
 
 // gtune report -o on two simulated runs of examples/matmul (with energy,
@@ -148,9 +150,7 @@ func TestReportKernelTunerEnergyCaches(t *testing.T) {
 	db := filepath.Join(dir, "k.db")
 	for _, f := range []string{"synthetic_fp32_cache_NVIDIA_A100-PCIE-40GB.json", "synthetic_fp32_cache_NVIDIA_RTX_A4000.json"} {
 		p := filepath.Join("..", "..", "..", "shared", "datasets", "kernel_tuner_energy", f)
-		if _, err := os.Stat(p); err != nil {
-			t.Skipf("kernel_tuner_energy cache %s not present: %v", p, err)
-		}
+		shared.Need(t, p)
 		if code, _, errs := gtune(t, "replay", p, "--objective", "energy", "--strategy", "brute_force", "--db", db); code != 0 {
 			t.Fatalf("replay %s: %s", f, errs)
 		}
