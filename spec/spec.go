@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -326,6 +327,11 @@ const (
 func (l *loader) load(data []byte, opts LoadOptions) error {
 	s, f := l.s, l.s.Raw
 	ks := &f.KernelSpecification
+	// No number of a spec may be NaN or infinite (YAML writes them .nan
+	// and .inf): each check below would let a NaN through its range.
+	if field, v := nonFinite(reflect.ValueOf(f), ""); field != "" {
+		return l.errf(field, "%v is not a finite number", v)
+	}
 
 	// Kernel.
 	if ks.KernelName == "" {
@@ -1325,4 +1331,54 @@ func plain(x any) any {
 		return out
 	}
 	return x
+}
+
+// nonFinite finds a float field of v (a decoded spec: structs, pointers,
+// slices, maps) that is NaN or infinite: its path as the file spells it
+// (the field's json name, [i] for list elements) and its value; "" when
+// every number is finite.
+func nonFinite(v reflect.Value, path string) (string, float64) {
+	if path == "Gtune.Measurement" {
+		// CheckMeasurement bounds each of its numbers, NaN and ±Inf
+		// included, in the words a workload's section gets too.
+		return "", 0
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return nonFinite(v.Elem(), path)
+		}
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return path, f
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			if !t.Field(i).IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				name = t.Field(i).Name
+			}
+			if p, f := nonFinite(v.Field(i), join(path, name)); p != "" {
+				return p, f
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if p, f := nonFinite(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p, f
+			}
+		}
+	case reflect.Map:
+		iter := v.MapRange()
+		for iter.Next() {
+			if p, f := nonFinite(iter.Value(), join(path, fmt.Sprint(iter.Key().Interface()))); p != "" {
+				return p, f
+			}
+		}
+	}
+	return "", 0
 }
