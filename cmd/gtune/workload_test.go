@@ -270,3 +270,17 @@ func TestTuneCompileCacheIntegrity(t *testing.T) {
 		t.Errorf("after the repair: compiled %d, %s", compiled, errs)
 	}
 }
+
+// A workload's run is listed under the workload's name, then its
+// kernels', as runs and show print it.
+func TestWorkloadRunNamed(t *testing.T) {
+	w := twoKernelWorkload(t, "")
+	db := filepath.Join(t.TempDir(), "w.db")
+	if code, _, errs := gtune(t, "tune", w, "--backend", "sim", "--db", db, "--max-evals", "2", "--strategy", "random_sample", "--no-progress"); code != 0 {
+		t.Fatalf("tune: %s", errs)
+	}
+	code, out, errs := gtune(t, "runs", "--db", db, "--json")
+	if code != 0 || !strings.Contains(out, `"kernel": "two (streamcluster_cost+particlefilter_likelihood)"`) {
+		t.Errorf("runs: exit %d %s\n%s", code, errs, out)
+	}
+}
