@@ -259,7 +259,7 @@ func factsSection(runs []HTMLRun) (htmlSection, error) {
 		}
 		n := float64(max(own, 1))
 		vals := map[string]string{
-			"kernel": run.Kernel, "spec": run.SpecPath, "device": run.DeviceName, "device UUID": run.DeviceUUID, "driver": run.Driver,
+			"kernel": run.Kernel, "spec": run.SpecPath, "device": deviceFact(run), "device UUID": run.DeviceUUID, "driver": run.Driver,
 			"GPU as found": strings.Join(found, " "),
 			"backend":      run.Backend, "strategy": run.Strategy, "objective": run.Objective + " (" + dir + ")", "budget": strings.Join(budget, ", "),
 			"started": run.StartedAt.UTC().Format(time.RFC3339), "wall time": wall, "status": run.Status,
@@ -309,6 +309,20 @@ func factsSection(runs []HTMLRun) (htmlSection, error) {
 		s.Tables = append(s.Tables, t)
 	}
 	return s, nil
+}
+
+// deviceFact names a run's GPU, or its GPUs when it ran over several
+// (gtune tune --devices: the run's settings list them).
+func deviceFact(run *store.Run) string {
+	gpus, _ := run.Settings["gpus"].([]any)
+	if len(gpus) < 2 {
+		return run.DeviceName
+	}
+	names := make([]string, len(gpus))
+	for i, g := range gpus {
+		names[i] = fmt.Sprint(g)
+	}
+	return fmt.Sprintf("%d × %s (%s)", len(gpus), run.DeviceName, strings.Join(names, ", "))
 }
 
 // evaluationsFact says how many evaluations a run holds and where they

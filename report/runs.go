@@ -185,6 +185,8 @@ func ShowJSON(w io.Writer, run *store.Run, evals []*store.Evaluation, failedOnly
 		// MeasuredIn is the run that measured a reused evaluation; 0
 		// (left out) for the run's own.
 		MeasuredIn int64 `json:"measured_in_run,omitempty"`
+		// GPU is the GPU that measured it in a run over several.
+		GPU string `json:"gpu,omitempty"`
 	}
 	var es []ev
 	for _, e := range evals {
@@ -196,6 +198,7 @@ func ShowJSON(w io.Writer, run *store.Run, evals []*store.Evaluation, failedOnly
 		if e.RunID != run.ID {
 			es[len(es)-1].MeasuredIn = e.RunID
 		}
+		es[len(es)-1].GPU = e.GPU
 	}
 	if es == nil {
 		es = []ev{}

@@ -49,6 +49,7 @@ func TuneTable(w io.Writer, metrics []spec.Metric, sum *tuner.Summary, dbPath st
 		fmt.Fprintf(w, "compile processes: %d (peak %d MiB each), %d compilations, %d died, %d timed out\n",
 			p.Processes, p.PeakRSSKiB>>10, p.Compiled, p.Crashes, p.Timeouts)
 	}
+	gpuShares(w, sum)
 	if sum.CompileReused > 0 {
 		fmt.Fprintf(w, "kernels: %d compiled, %d binaries reused (compile cache, or a kernel in several plans)\n", sum.Compiled, sum.CompileReused)
 	}
@@ -176,6 +177,31 @@ func Format(v float64) string {
 	}
 }
 
+// gpuShares prints each GPU's part of a run over several: the
+// configurations it measured, its busy time and its throughput
+// (configurations per second of the run's wall time).
+func gpuShares(w io.Writer, sum *tuner.Summary) {
+	if len(sum.GPUs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "GPUs: %d × %s\n", len(sum.GPUs), sum.GPUs[0].Name)
+	for _, g := range sum.GPUs {
+		rate := 0.0
+		if s := sum.Elapsed.Seconds(); s > 0 {
+			rate = float64(g.Evaluated) / s
+		}
+		fmt.Fprintf(w, "  %s: %d configurations, busy %s, %.2f per second\n", g.UUID, g.Evaluated, g.Busy.Round(time.Millisecond), rate)
+	}
+}
+
+// TuneGPU is one GPU's part of a run over several (tuner.GPUShare).
+type TuneGPU struct {
+	BusyS     float64 `json:"busy_s"`
+	Evaluated int     `json:"evaluated"`
+	Name      string  `json:"name"`
+	UUID      string  `json:"uuid"`
+}
+
 // TuneDoc is gtune tune --json's document. Its fields are in the order of
 // their names, as the map it replaced printed them.
 type TuneDoc struct {
@@ -187,6 +213,7 @@ type TuneDoc struct {
 	Device           DeviceRef         `json:"device"`
 	ElapsedS         float64           `json:"elapsed_s"`
 	Evaluated        int               `json:"evaluated"`
+	GPUs             []TuneGPU         `json:"gpus,omitempty"`
 	Implausible      []TuneImplausible `json:"implausible,omitempty"`
 	Invalid          int               `json:"invalid"`
 	InvalidByStatus  map[string]int    `json:"invalid_by_status"`
@@ -266,6 +293,9 @@ func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 			FrameworkS: sum.Time.Framework.Seconds(), CompileS: sum.Time.Compile.Seconds()},
 		CompileReused: sum.CompileReused, Invalid: sum.Invalid, Run: sum.RunID, ElapsedS: sum.Elapsed.Seconds(), DB: dbPath,
 		InvalidByStatus: map[string]int{},
+	}
+	for _, g := range sum.GPUs {
+		doc.GPUs = append(doc.GPUs, TuneGPU{BusyS: g.Busy.Seconds(), Evaluated: g.Evaluated, Name: g.Name, UUID: g.UUID})
 	}
 	if p := sum.CompilePool; p != nil {
 		doc.CompileProcesses = &CompileProcesses{Processes: p.Processes, Compilations: p.Compiled, Died: p.Crashes, TimedOut: p.Timeouts, PeakRSSMiB: p.PeakRSSKiB >> 10}

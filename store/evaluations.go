@@ -60,6 +60,11 @@ type Evaluation struct {
 	FrameworkMs       float64            // gtune's own time for this configuration, ms
 	StartedAt         time.Time
 	FinishedAt        time.Time
+	// GPU is the UUID of the GPU that measured the configuration in a
+	// run over several GPUs of one model (gtune tune --devices); "" in a
+	// run on one GPU: the run's. DeviceUUID stays the run's, the reuse
+	// key, so that any of its GPUs' results are reused.
+	GPU string
 }
 
 // Launch is one kernel launch of an evaluated plan.
@@ -175,12 +180,12 @@ func (db *DB) Add(e *Evaluation) error {
 	res, err := tx.ExecContext(ctx, `INSERT INTO evaluations
 		(run_id, spec_hash, device_uuid, config_key, params, status, reason, objective,
 		 observations, metrics, times_ms, registers, shared_static_bytes, local_bytes,
-		 max_error, compile_ms, benchmark_ms, framework_ms, started_at, finished_at, launches)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		 max_error, compile_ms, benchmark_ms, framework_ms, started_at, finished_at, launches, gpu)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		e.RunID, specHash, deviceUUID, e.Key, params, e.Status, e.Reason, objective,
 		obs, metrics, times, e.Registers, e.SharedStaticBytes, e.LocalBytes,
 		nullFloat(e.MaxError), nullFloat(e.CompileMs), nullFloat(e.BenchmarkMs), nullFloat(e.FrameworkMs),
-		fmtTime(e.StartedAt), fmtTime(e.FinishedAt), string(launches))
+		fmtTime(e.StartedAt), fmtTime(e.FinishedAt), string(launches), e.GPU)
 	if err != nil {
 		return fmt.Errorf("store: adding evaluation %q to %s: %v", e.Key, db.path, err)
 	}
@@ -215,7 +220,7 @@ func (db *DB) Add(e *Evaluation) error {
 
 const evalColumns = `id, run_id, spec_hash, device_uuid, config_key, params, status, reason, objective,
 	observations, metrics, times_ms, registers, shared_static_bytes, local_bytes,
-	max_error, compile_ms, benchmark_ms, framework_ms, started_at, finished_at, launches`
+	max_error, compile_ms, benchmark_ms, framework_ms, started_at, finished_at, launches, gpu`
 
 // nanFloat reads a REAL column that holds NULL only where NaN was written.
 func nanFloat(f sql.NullFloat64) float64 {
@@ -234,7 +239,7 @@ func scanEvaluation(rows *sql.Rows) (*Evaluation, error) {
 	)
 	if err := rows.Scan(&e.ID, &e.RunID, &e.SpecHash, &e.DeviceUUID, &e.Key, &params, &e.Status, &e.Reason,
 		&objective, &obs, &metrics, &times, &e.Registers, &e.SharedStaticBytes, &e.LocalBytes,
-		&maxErr, &compile, &bench, &fwk, &started, &finished, &launches); err != nil {
+		&maxErr, &compile, &bench, &fwk, &started, &finished, &launches, &e.GPU); err != nil {
 		return nil, err
 	}
 	var err error

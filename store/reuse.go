@@ -14,9 +14,11 @@ import (
 // position is a reused evaluation's place in the order the run was told
 // its results (0 first), which places it among the run's own ones;
 // objective is its value under the reusing run's objective, which may
-// differ from the one it was measured under.
+// differ from the one it was measured under. evaluations.gpu records the
+// GPU of each evaluation of a run over several (Evaluation.GPU).
 func migrateV4(ctx context.Context, tx *sql.Tx) error {
 	const schema = `
+ALTER TABLE evaluations ADD COLUMN gpu TEXT NOT NULL DEFAULT '';
 CREATE TABLE run_reuse (
 	run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
 	evaluation_id INTEGER NOT NULL REFERENCES evaluations(id) ON DELETE CASCADE,

@@ -215,13 +215,14 @@ func (db *DB) Run(id int64) (*Run, error) {
 
 // MarkInterrupted sets the status of abandoned runs to "interrupted", with
 // now as their end time, and returns how many it changed. A run is
-// abandoned when its status is still "running" but the process that began
-// it is gone: it was recorded on another host (a WAL database cannot be
-// shared across hosts, so that process no longer writes here), or no
-// process with its pid exists on this host. Runs of live processes,
+// abandoned when its status is still "running", it was recorded on this
+// host and no process with its pid exists here. Runs of live processes,
 // including this one, are left alone, so MarkInterrupted is safe while
-// other gtune processes tune into the same file. A reused pid makes a dead
-// run look alive; it is then left "running", which errs on the safe side.
+// other gtune processes tune into the same file; so are runs recorded on
+// other hosts, whose processes this host cannot see (a database merged
+// from a cluster's shards, or one copied here while a run went on): only
+// their own host can tell. A reused pid makes a dead run look alive; it
+// is then left "running", which errs on the safe side.
 func (db *DB) MarkInterrupted() (int, error) {
 	ctx := context.Background()
 	host, _ := os.Hostname()
@@ -250,7 +251,7 @@ func (db *DB) MarkInterrupted() (int, error) {
 			rows.Close()
 			return 0, fmt.Errorf("store: marking interrupted runs in %s: %v", db.path, err)
 		}
-		if runHost != host || !processAlive(pid) {
+		if runHost == host && !processAlive(pid) {
 			dead = append(dead, id)
 		}
 	}

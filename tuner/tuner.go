@@ -125,6 +125,14 @@ type Config struct {
 	// backend that is a backend.Compiler; nil: every distinct kernel of
 	// the run is compiled once, within the run only.
 	CompileCache *compilecache.Cache
+	// GPUs are further GPUs of the same model as Backend's that measure
+	// configurations beside it, one configuration each at a time (gtune
+	// tune --devices): one run over every GPU of a host. Backend
+	// compiles, computes the reference and is GPU 0; each evaluation
+	// records the GPU that measured it (store.Evaluation.GPU). Start
+	// refuses a GPU of another model (their results must not be mixed)
+	// or one given twice. Their results are told in completion order.
+	GPUs         []backend.Backend
 	Progress     Progress
 	GtuneVersion string
 	// Peaks are the GPU's ceilings a measurement is checked against
@@ -203,6 +211,18 @@ type Summary struct {
 	// CompilePool is what the backend's compile processes did in this run
 	// (package compileproc); nil when it compiles in this process.
 	CompilePool *compileproc.Stats
+	// GPUs is what each GPU of a run over several (Config.GPUs) did, in
+	// Backend, GPUs order; nil on one GPU.
+	GPUs []GPUShare
+}
+
+// GPUShare is one GPU's part of a run over several: the configurations
+// it measured and its time in the backend (measuring, launching, the
+// worker's round trips).
+type GPUShare struct {
+	UUID, Name string
+	Evaluated  int
+	Busy       time.Duration
 }
 
 // Time is where a run's wall time went (Summary.Elapsed being all of
@@ -296,6 +316,9 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	if c.Progress != nil {
 		c.Progress.Start(min(r.maxEvals, r.sum.SpaceSize))
 	}
+	if len(c.GPUs) > 0 {
+		return r.loopGPUs()
+	}
 	for {
 		if err := r.propose(); err != nil {
 			return r.finish("failed", err)
@@ -314,32 +337,137 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 			r.stopProposing, r.queue = true, nil
 			break
 		}
-		o, err := r.evaluate(p, cr)
+		o, err := r.evaluate(c.Backend, "", p, cr)
 		if err != nil {
 			if ctx.Err() != nil {
 				return r.interrupted()
 			}
 			return r.finish("failed", err)
 		}
-		if err := r.record(o); err != nil {
+		if err := r.told(o); err != nil {
 			return r.finish("failed", err)
-		}
-		if o.ArgumentMismatch && !r.launched {
-			// Every configuration would fail the same way: the spec's
-			// Arguments do not describe this kernel.
-			return r.finish("failed", &ConfigError{fmt.Errorf("%s: KernelSpecification.Arguments do not match the kernel's parameters (configuration %s): %s", r.sub.path(), o.Key, o.Reason)})
-		}
-		if !o.ArgumentMismatch && o.Status != backend.StatusCompileFailed {
-			r.launched = true
 		}
 		if ctx.Err() != nil {
 			return r.interrupted()
 		}
 	}
+	return r.done()
+}
+
+// told records a measured outcome; an error ends the run: the
+// database's, or an argument list every configuration would fail on.
+func (r *run) told(o *Evaluation) error {
+	if err := r.record(o); err != nil {
+		return err
+	}
+	if o.ArgumentMismatch && !r.launched {
+		// Every configuration would fail the same way: the spec's
+		// Arguments do not describe this kernel.
+		return &ConfigError{fmt.Errorf("%s: KernelSpecification.Arguments do not match the kernel's parameters (configuration %s): %s", r.sub.path(), o.Key, o.Reason)}
+	}
+	if !o.ArgumentMismatch && o.Status != backend.StatusCompileFailed {
+		r.launched = true
+	}
+	return nil
+}
+
+// done closes a run that ran to its end.
+func (r *run) done() (*Summary, error) {
 	if r.best == nil {
 		return r.finish("done", ErrNoValid)
 	}
 	return r.finish("done", nil)
+}
+
+// slotOutcome is what one GPU of a run over several returns: the
+// outcome of the configuration it measured, or the error that ends the
+// run.
+type slotOutcome struct {
+	gpu  int
+	o    *Evaluation
+	err  error
+	busy time.Duration
+}
+
+// loopGPUs is Run's loop over several GPUs (Config.GPUs): each compiled
+// configuration goes to a free GPU, measured there in a goroutine of its
+// own (each backend serialises its own Run), and outcomes are stored as
+// they end and told in the order they end. Proposing, reuse, stopping
+// and recording are those of one GPU. A run that must stop (an error,
+// the context) waits for the configurations in flight, whose outcomes
+// are stored and told, so that nothing measured is lost.
+func (r *run) loopGPUs() (*Summary, error) {
+	gpus := append([]backend.Backend{r.c.Backend}, r.c.GPUs...)
+	free := make([]int, 0, len(gpus))
+	for i := range gpus {
+		free = append(free, i)
+	}
+	results := make(chan slotOutcome, len(gpus))
+	inflight := 0
+	var stop error // the first error that ends the run
+	// take records one outcome and frees its GPU.
+	take := func(res slotOutcome) {
+		inflight--
+		free = append(free, res.gpu)
+		r.sum.GPUs[res.gpu].Busy += res.busy
+		switch {
+		case res.err != nil:
+			if stop == nil {
+				stop = res.err
+			}
+		case stop == nil || r.ctx.Err() != nil:
+			r.sum.GPUs[res.gpu].Evaluated++
+			if err := r.told(res.o); err != nil && stop == nil {
+				stop = err
+			}
+		default:
+			// Stored already; told too, so the summary holds it.
+			r.sum.GPUs[res.gpu].Evaluated++
+			r.record(res.o)
+		}
+	}
+	for stop == nil && r.ctx.Err() == nil {
+		if err := r.propose(); err != nil {
+			stop = err
+			break
+		}
+		if len(r.queue) == 0 && inflight == 0 {
+			break
+		}
+		if len(r.queue) > 0 && len(free) > 0 {
+			waitStart := time.Now()
+			p, ok := r.next()
+			r.sum.Time.CompileWait += time.Since(waitStart)
+			if !ok {
+				break // interrupted
+			}
+			if r.timeLimit > 0 && r.elapsed() >= r.timeLimit {
+				r.stopProposing, r.queue = true, nil
+				continue
+			}
+			g := free[0]
+			free = free[1:]
+			inflight++
+			uuid := r.sum.GPUs[g].UUID
+			go func(be backend.Backend) {
+				t0 := time.Now()
+				o, err := r.evaluate(be, uuid, p, p.cr)
+				results <- slotOutcome{gpu: g, o: o, err: err, busy: time.Since(t0)}
+			}(gpus[g])
+			continue
+		}
+		take(<-results)
+	}
+	for inflight > 0 {
+		take(<-results)
+	}
+	switch {
+	case r.ctx.Err() != nil:
+		return r.interrupted()
+	case stop != nil:
+		return r.finish("failed", stop)
+	}
+	return r.done()
 }
 
 // run is the state of one tuning run, shared by its steps.
@@ -394,6 +522,8 @@ type run struct {
 	stopProposing bool
 	best          *Evaluation
 	launched      bool // some configuration's argument list matched the kernel's
+	// timeMu guards Summary.Time where GPUs evaluate concurrently.
+	timeMu sync.Mutex
 }
 
 // start checks the run's configuration, makes its strategy and problem
@@ -499,15 +629,28 @@ func start(ctx context.Context, c Config) (*run, error) {
 	// measures; a run's told order depends on it (RecordedOrder).
 	lookahead := c.Lookahead
 	if lookahead <= 0 {
-		lookahead = 2 * c.CompileWorkers
+		// With several GPUs, enough for each to have one measuring and
+		// one waiting.
+		lookahead = max(2*c.CompileWorkers, 2*(1+len(c.GPUs)))
 	}
 	sr.Settings["lookahead"] = lookahead
+	shares, err := gpuShares(c)
+	if err != nil {
+		return nil, err
+	}
+	if shares != nil {
+		uuids := make([]string, len(shares))
+		for i, g := range shares {
+			uuids[i] = g.UUID
+		}
+		sr.Settings["gpus"] = uuids
+	}
 	if err := c.DB.BeginRun(sr); err != nil {
 		return nil, err
 	}
 	r := &run{compiler: compiler, anyDone: make(chan struct{}, 1),
 		ctx: ctx, c: c, sub: sub, strat: strat, problem: problem, request: req, store: sr,
-		sum:        &Summary{RunID: sr.ID, Device: dev, Objective: c.Objective, Objectives: c.Objectives, Strategy: c.Strategy, SpaceSize: size},
+		sum:        &Summary{RunID: sr.ID, Device: dev, Objective: c.Objective, Objectives: c.Objectives, Strategy: c.Strategy, SpaceSize: size, GPUs: shares},
 		workingSet: sub.workingSet(), started: time.Now(),
 		maxEvals: maxEvals, timeLimit: timeLimit,
 		work: make(chan *pending, lookahead), lookahead: lookahead,
@@ -531,6 +674,30 @@ func start(ctx context.Context, c Config) (*run, error) {
 	}
 	r.startPool()
 	return r, nil
+}
+
+// gpuShares checks the GPUs of a run over several (Config.GPUs): of
+// Backend's model, each once. It returns their shares, Backend first;
+// nil on one GPU.
+func gpuShares(c Config) ([]GPUShare, error) {
+	if len(c.GPUs) == 0 {
+		return nil, nil
+	}
+	first := c.Backend.Device()
+	shares := []GPUShare{{UUID: first.UUID, Name: first.Name}}
+	seen := map[string]bool{first.UUID: true}
+	for _, g := range c.GPUs {
+		d := g.Device()
+		if d.Name != first.Name {
+			return nil, &ConfigError{fmt.Errorf("GPUs of different models in one run: %s (%s) and %s (%s); their results must not be mixed: tune each model in its own run", first.Name, first.UUID, d.Name, d.UUID)}
+		}
+		if seen[d.UUID] {
+			return nil, &ConfigError{fmt.Errorf("GPU %s is given twice", d.UUID)}
+		}
+		seen[d.UUID] = true
+		shares = append(shares, GPUShare{UUID: d.UUID, Name: d.Name})
+	}
+	return shares, nil
 }
 
 // elapsed is the run's time so far: the wall clock, or Config.Clock.
@@ -603,6 +770,11 @@ func (r *run) prepare() error {
 	r.prepared = true
 	if err := r.c.Backend.Prepare(r.ctx, r.problem); err != nil {
 		return fmt.Errorf("preparing the kernel arguments: %w", err)
+	}
+	for _, g := range r.c.GPUs {
+		if err := g.Prepare(r.ctx, r.problem); err != nil {
+			return fmt.Errorf("preparing the kernel arguments on %s: %w", g.Device().UUID, err)
+		}
 	}
 	if r.needReference {
 		return r.sub.reference(r.ctx, r.c.Backend, r.problem)
@@ -890,14 +1062,14 @@ func countOutputs(k backend.Kernel) int {
 // evaluate runs one compiled configuration's plan, completes its
 // observations, computes metrics and objective, and commits it to the
 // database.
-func (r *run) evaluate(p *pending, cr compiled) (*Evaluation, error) {
+func (r *run) evaluate(be backend.Backend, gpu string, p *pending, cr compiled) (*Evaluation, error) {
 	c := r.c
 	t0 := time.Now()
 	key := p.plan.Key
 	o := &Evaluation{Index: p.index, Key: key, Params: params(c.Space, p.cfg)}
 	ev := &store.Evaluation{
 		RunID: r.store.ID, SpecHash: r.sub.hash(), DeviceUUID: r.sum.Device.UUID, Key: key,
-		Params: o.Params, StartedAt: t0,
+		Params: o.Params, StartedAt: t0, GPU: gpu,
 	}
 	var runWall time.Duration // the tuner's wait for the backend, not its own work
 	if cr.err != nil {
@@ -912,7 +1084,7 @@ func (r *run) evaluate(p *pending, cr compiled) (*Evaluation, error) {
 			p.plan.Launches[i].Binary = b
 		}
 		runStart := time.Now()
-		res, err := c.Backend.Run(r.ctx, p.plan)
+		res, err := be.Run(r.ctx, p.plan)
 		runWall = time.Since(runStart)
 		if launches, why := staleBinaries(cr, res, err); len(launches) > 0 {
 			// A binary of the compile cache the GPU cannot use is never
@@ -922,7 +1094,7 @@ func (r *run) evaluate(p *pending, cr compiled) (*Evaluation, error) {
 				ev.CompileMs += ms
 				cr.compileMs += ms
 				runStart = time.Now()
-				res, err = c.Backend.Run(r.ctx, p.plan)
+				res, err = be.Run(r.ctx, p.plan)
 				runWall += time.Since(runStart)
 			}
 		}
@@ -947,8 +1119,10 @@ func (r *run) evaluate(p *pending, cr compiled) (*Evaluation, error) {
 	// GPU and a replay report modelled or recorded benchmark times that
 	// are not wall time here, which made this negative.
 	ev.FrameworkMs = float64((ev.FinishedAt.Sub(t0) - runWall).Microseconds()) / 1000
+	r.timeMu.Lock() // GPUs of a run over several evaluate concurrently
 	r.sum.Time.Backend += runWall
 	r.sum.Time.Framework += ev.FinishedAt.Sub(t0) - runWall
+	r.timeMu.Unlock()
 	if err := c.DB.Add(ev); err != nil {
 		return nil, err
 	}

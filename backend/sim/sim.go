@@ -25,6 +25,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"time"
 
@@ -49,6 +50,11 @@ type Options struct {
 	PowerLimitW float64
 	// Power overrides the power model; zero: PowerModelFor(device).
 	Power PowerModel
+	// Index is the simulated GPU's ordinal among several of one model
+	// (a run over several GPUs, gtune tune --devices): GPU 0 is
+	// "SIM-<id>", GPU i "SIM-<id>-i". The model's answers do not depend
+	// on it: N simulated GPUs of one model measure alike.
+	Index int
 }
 
 // Format identifies a simulated binary image.
@@ -68,6 +74,7 @@ type Sim struct {
 	clockMHz    int
 	powerLimitW float64
 	power       PowerModel
+	index       int // Options.Index
 
 	mu      sync.Mutex
 	problem *backend.Problem
@@ -81,7 +88,7 @@ type Sim struct {
 // copied; it must be a valid description (device.Lookup's are).
 func New(d *device.Description, opts Options) *Sim {
 	dc := *d
-	s := &Sim{dev: &dc, seed: opts.Seed, noise: opts.Noise, overheadMs: opts.LaunchOverheadUs / 1e3, power: opts.Power}
+	s := &Sim{dev: &dc, seed: opts.Seed, noise: opts.Noise, overheadMs: opts.LaunchOverheadUs / 1e3, power: opts.Power, index: opts.Index}
 	if s.noise == 0 {
 		s.noise = 0.01
 	} else if s.noise < 0 {
@@ -130,8 +137,12 @@ var _ backend.Simulator = (*Sim)(nil)
 func (s *Sim) Device() device.Description {
 	d := s.dev.Clone()
 	d.Name = "Simulated " + s.dev.Name
+	uuid := "SIM-" + d.ID
+	if s.index > 0 {
+		uuid += "-" + strconv.Itoa(s.index)
+	}
 	d.Local = backend.DeviceInfo{
-		Backend: "sim", Index: 0, Name: d.Name, UUID: "SIM-" + d.ID, Driver: Format,
+		Backend: "sim", Index: s.index, Name: d.Name, UUID: uuid, Driver: Format,
 		ComputeMajor: d.ComputeMajor, ComputeMinor: d.ComputeMinor, SMs: d.SMs, MemoryBytes: d.MemoryBytes,
 		MaxThreadsPerBlock: d.MaxThreadsPerBlock, SMClockMHz: s.clockMHz, MaxSMClockMHz: d.MaxCoreClockMHz(),
 		MemClockMHz: d.MemoryClockMHz, PowerLimitW: s.powerLimitW, MinPowerLimitW: d.PowerLimitMinW,

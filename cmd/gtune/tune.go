@@ -54,6 +54,10 @@ type tuneFlags struct {
 	// observe is --observe (ncu[:METRIC,...]: a profiling pass after the
 	// run), ncu the Nsight Compute command.
 	observe, ncu string
+	// devices is --devices: "all" or GPU indexes, "0,2,3"; "": --device.
+	devices string
+	// simIndex is the simulated GPU's ordinal (openSim; --devices).
+	simIndex int
 }
 
 func newTuneCmd() *cobra.Command {
@@ -90,6 +94,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	fl.StringVar(&f.ncu, "ncu", "ncu", "the Nsight Compute command (--observe ncu)")
 	fl.StringVar(&f.backend, "backend", "auto", "GPU backend: auto (CUDA when a driver is present, else the simulator), cuda or sim")
 	intFlag(fl, &f.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
+	fl.StringVar(&f.devices, "devices", "", "tune on several GPUs of one model as one run: all, or GPU indexes such as 0,2,3 (one GPU worker each, one compile pool; on the simulated GPU, that many simulated GPUs of one model)")
 	fl.StringVar(&f.simDevice, "sim-device", "", "device-database id of the simulated GPU (default: the spec's Gtune.Simulation.Device, else h100_sxm)")
 	fl.StringVar(&f.db, "db", "gtune.db", "results database (SQLite)")
 	fl.StringVar(&f.strategy, "strategy", "", "search strategy: "+strings.Join(strategy.Names(), ", ")+" (default: the spec's Search.Name, else brute_force)")
@@ -185,11 +190,14 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return err
 	}
 	defer db.Close()
-	be, err := openBackend(ctx, cmd.ErrOrStderr(), s, f)
+	be, more, err := openBackends(ctx, cmd.ErrOrStderr(), s, s.Params, f)
 	if err != nil {
 		return err
 	}
 	defer be.Close()
+	for _, g := range more {
+		defer g.Close()
+	}
 	// The configurations' geometry against this GPU's launch limits, as
 	// check does against the simulated one.
 	if d, err := tuner.Description(be); err == nil {
@@ -222,7 +230,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	cfg := tuner.Config{
 		Spec: s, Space: sp, Backend: be, DB: db, Objective: obj, Objectives: objs, Strategy: stratName, StrategyParams: params, Seed: f.seed,
-		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version,
+		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more,
 	}
 	if err := cfg.Provide(ctx, cmd.ErrOrStderr()); err != nil {
 		return inputError{err}
@@ -516,7 +524,7 @@ func openGPU(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) (bac
 }
 
 func openSim(s *spec.Spec, f tuneFlags) (backend.Backend, error) {
-	if f.device != 0 {
+	if f.device != 0 && f.devices == "" {
 		return nil, badInput("--device %d: the simulated GPU is device 0 (choose its model with --sim-device)", f.device)
 	}
 	id := f.simDevice
@@ -533,7 +541,7 @@ func openSim(s *spec.Spec, f tuneFlags) (backend.Backend, error) {
 	if s.Simulation == nil {
 		return nil, badInput("%s has no Gtune.Simulation section: the simulated GPU needs the kernel's work (Flops, Bytes) to model it", s.Path)
 	}
-	opts := sim.Options{Seed: int64(f.seed)}
+	opts := sim.Options{Seed: int64(f.seed), Index: f.simIndex}
 	if s.Simulation.Noise > 0 {
 		opts.Noise = s.Simulation.Noise
 	}

@@ -86,11 +86,14 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 		return err
 	}
 	defer db.Close()
-	be, err := openBackend(ctx, cmd.ErrOrStderr(), set.Members[0].Spec, f)
+	be, more, err := openBackends(ctx, cmd.ErrOrStderr(), set.Members[0].Spec, set.Settings, f)
 	if err != nil {
 		return err
 	}
 	defer be.Close()
+	for _, g := range more {
+		defer g.Close()
+	}
 	if d, err := tuner.Description(be); err == nil {
 		var warn strings.Builder
 		if err := checkWorkloadMembers(ctx, set, d, &warn); err != nil {
@@ -116,7 +119,7 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	cfg := tuner.Config{
 		Workload: set, Layout: lay, Space: sp, Backend: be, DB: db, Objective: objs[0], Objectives: objs,
 		Strategy: stratName, StrategyParams: params, Seed: f.seed,
-		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version,
+		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more,
 	}
 	if err := cfg.Provide(ctx, cmd.ErrOrStderr()); err != nil {
 		return inputError{err}

@@ -346,6 +346,11 @@ func TestBattery(t *testing.T) {
 		kase{name: "bench-strategies --spec WORKLOAD without --cache", args: []string{"bench-strategies", "--spec", wl}, want: 2},
 		kase{name: "export RUN not a number", args: []string{"export", "one"}, want: 2},
 		kase{name: "report FILE:RUN malformed", args: []string{"report", "x.db:one"}, want: 2},
+		tune("tune --devices all on the simulator", good, "--devices", "all"),
+		tune("tune --devices not a list", good, "--devices", "0;1"),
+		tune("tune --devices a GPU twice", good, "--devices", "2,2"),
+		tune("tune --devices with --device", good, "--devices", "0,1", "--device", "1"),
+		tune("tune --devices with GPU settings", good, "--devices", "0,1", "--gpu-settings", "g1", "--allow-gpu-settings"),
 	)
 	// The report's output and quantities, against a real run.
 	rdb := db()

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/nvml"
+	"github.com/gtune/gtune/space"
+	"github.com/gtune/gtune/spec"
+)
+
+// gpuIndexes reads --devices: "all" (every GPU NVML counts; the
+// simulated GPU has none to count) or distinct GPU indexes, "0,2,3".
+// Errors are bad input.
+func gpuIndexes(f tuneFlags) ([]int, error) {
+	if strings.TrimSpace(f.devices) == "all" {
+		if simulatedBackend(f.backend) {
+			return nil, badInput("--devices all: the simulated GPU has no GPUs to count; name them, e.g. --devices 0,1,2,3 for four simulated GPUs of one model")
+		}
+		lib, err := nvml.Load()
+		if err != nil {
+			return nil, fmt.Errorf("--devices all: counting the GPUs: %w", err)
+		}
+		if err := lib.Init(); err != nil {
+			return nil, fmt.Errorf("--devices all: counting the GPUs: %w", err)
+		}
+		n, err := lib.DeviceCount()
+		lib.Shutdown()
+		if err != nil {
+			return nil, fmt.Errorf("--devices all: counting the GPUs: %w", err)
+		}
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx, nil
+	}
+	var idx []int
+	for _, part := range strings.Split(f.devices, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 0 || n > 1023 {
+			return nil, badInput("--devices %q: want all, or GPU indexes 0-1023 separated by commas, e.g. 0,2,3", f.devices)
+		}
+		if slices.Contains(idx, n) {
+			return nil, badInput("--devices %q: GPU %d is named twice", f.devices, n)
+		}
+		idx = append(idx, n)
+	}
+	return idx, nil
+}
+
+// openBackends opens the GPUs a run measures on: --device's alone, or
+// with --devices the first as the run's backend (compiling in worker
+// processes as --compile-processes says, for every GPU) and the others
+// as tuner.Config.GPUs, each its own GPU worker. GPU settings as tunable
+// parameters are refused with --devices: every GPU's worker would have to
+// apply them. On error nothing is left open.
+func openBackends(ctx context.Context, log io.Writer, s *spec.Spec, params []space.Param, f tuneFlags) (backend.Backend, []backend.Backend, error) {
+	if f.devices == "" {
+		be, err := openBackend(ctx, log, s, f)
+		return be, nil, err
+	}
+	if f.device != 0 {
+		return nil, nil, badInput("give --device or --devices, not both")
+	}
+	if f.gpu.Strategy != "" || slices.ContainsFunc(params, func(p space.Param) bool { return strings.HasPrefix(p.Name, "nvml_") }) {
+		return nil, nil, badInput("--devices with GPU settings (clocks, power limit) as tunable parameters is not supported: tune them on one GPU (--device)")
+	}
+	idx, err := gpuIndexes(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	first := f
+	first.device, first.simIndex = idx[0], idx[0]
+	if simulatedBackend(f.backend) {
+		first.device = 0
+	}
+	be, err := openBackend(ctx, log, s, first)
+	if err != nil {
+		return nil, nil, err
+	}
+	var more []backend.Backend
+	closeAll := func() {
+		be.Close()
+		for _, m := range more {
+			m.Close()
+		}
+	}
+	for _, i := range idx[1:] {
+		g := f
+		var b backend.Backend
+		if _, simulated := backend.Capability[backend.Simulator](be); simulated {
+			g.device, g.simIndex = 0, i
+			b, err = openSim(s, g)
+		} else {
+			b, err = cuda.Open(ctx, i, cuda.Options{})
+		}
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("GPU %d: %w", i, err)
+		}
+		more = append(more, b)
+	}
+	return be, more, nil
+}

@@ -1,0 +1,122 @@
+package tuner
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/objective"
+)
+
+// runOn tunes the fixture's spec by brute force on n simulated GPUs of
+// model id (the first as Config.Backend, the rest as Config.GPUs).
+func runOn(t *testing.T, f *fixture, n int, extra ...backend.Backend) (*Summary, error) {
+	t.Helper()
+	sp, err := f.spec.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := device.Lookup("h100_sxm")
+	var gpus []backend.Backend
+	for i := range n {
+		be := sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: i})
+		defer be.Close()
+		gpus = append(gpus, be)
+	}
+	gpus = append(gpus, extra...)
+	return Run(context.Background(), Config{Spec: f.spec, Space: sp, Backend: gpus[0], GPUs: gpus[1:], DB: f.db,
+		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2})
+}
+
+// One run over three simulated GPUs of one model measures what one GPU
+// measures (the simulator's answers do not depend on the GPU): the same
+// outcomes and best, each evaluation recording its GPU, every GPU busy;
+// a re-run on one GPU reuses all of it.
+func TestRunOverSeveralGPUs(t *testing.T) {
+	one, err := runOn(t, newFixture(t), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	three, err := runOn(t, f, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(three.Evaluations) != len(one.Evaluations) || three.Evaluated != one.Evaluated || three.Invalid != one.Invalid {
+		t.Fatalf("three GPUs: %d outcomes, %d evaluated, %d invalid; one GPU: %d, %d, %d",
+			len(three.Evaluations), three.Evaluated, three.Invalid, len(one.Evaluations), one.Evaluated, one.Invalid)
+	}
+	byKey := map[string]*Evaluation{}
+	for _, o := range one.Evaluations {
+		byKey[o.Key] = o
+	}
+	for _, o := range three.Evaluations {
+		w := byKey[o.Key]
+		if w == nil || w.Status != o.Status || w.Value != o.Value {
+			t.Fatalf("%s: %s %v on three GPUs, %v on one", o.Key, o.Status, o.Value, w)
+		}
+	}
+	if three.Best[0].Key != one.Best[0].Key || three.Best[0].Value != one.Best[0].Value {
+		t.Errorf("best %s %v, one GPU's %s %v", three.Best[0].Key, three.Best[0].Value, one.Best[0].Key, one.Best[0].Value)
+	}
+	if len(three.GPUs) != 3 || one.GPUs != nil {
+		t.Fatalf("GPU shares %+v (one GPU: %+v)", three.GPUs, one.GPUs)
+	}
+	total := 0
+	for i, g := range three.GPUs {
+		want := "SIM-h100_sxm"
+		if i > 0 {
+			want += "-" + string(rune('0'+i))
+		}
+		if g.UUID != want || g.Evaluated == 0 {
+			t.Errorf("GPU %d: %+v, want %s with evaluations", i, g, want)
+		}
+		total += g.Evaluated
+	}
+	if total != three.Evaluated {
+		t.Errorf("GPUs evaluated %d, the run %d", total, three.Evaluated)
+	}
+	stored, err := f.db.RunEvaluations(three.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perGPU := map[string]int{}
+	for _, e := range stored {
+		perGPU[e.GPU]++
+		if e.DeviceUUID != "SIM-h100_sxm" {
+			t.Fatalf("%s: reuse key device %s, want the run's", e.Key, e.DeviceUUID)
+		}
+	}
+	for _, g := range three.GPUs {
+		if perGPU[g.UUID] != g.Evaluated {
+			t.Errorf("%s: %d stored, %d evaluated", g.UUID, perGPU[g.UUID], g.Evaluated)
+		}
+	}
+	again, err := runOn(t, f, 1)
+	if err != nil || again.Evaluated != 0 || again.Reused != len(three.Evaluations) {
+		t.Errorf("re-run on one GPU: evaluated %d, reused %d, %v", again.Evaluated, again.Reused, err)
+	}
+}
+
+// GPUs of different models, or one GPU twice, are refused before any
+// work.
+func TestSeveralGPUsRefused(t *testing.T) {
+	a100, _ := device.Lookup("a100_40gb")
+	other := sim.New(a100, sim.Options{Index: 1})
+	defer other.Close()
+	_, err := runOn(t, newFixture(t), 2, other)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "GPUs of different models in one run: Simulated NVIDIA H100 80GB HBM3 (SIM-h100_sxm) and Simulated NVIDIA A100-PCIE-40GB (SIM-a100_40gb-1)") {
+		t.Errorf("two models: %v", err)
+	}
+	h100, _ := device.Lookup("h100_sxm")
+	twice := sim.New(h100, sim.Options{Index: 1})
+	defer twice.Close()
+	if _, err := runOn(t, newFixture(t), 2, twice); err == nil || !strings.Contains(err.Error(), "GPU SIM-h100_sxm-1 is given twice") {
+		t.Errorf("a GPU twice: %v", err)
+	}
+}
