@@ -768,13 +768,24 @@ func (r *run) prepare() error {
 		return nil
 	}
 	r.prepared = true
-	if err := r.c.Backend.Prepare(r.ctx, r.problem); err != nil {
-		return fmt.Errorf("preparing the kernel arguments: %w", err)
+	// Every GPU at once: filling the arguments (gigabytes of random
+	// inputs, each GPU its own copy) took seconds per GPU one after the
+	// other.
+	errs := make([]error, 1+len(r.c.GPUs))
+	var wg sync.WaitGroup
+	for i, g := range append([]backend.Backend{r.c.Backend}, r.c.GPUs...) {
+		wg.Go(func() {
+			if err := g.Prepare(r.ctx, r.problem); err != nil {
+				errs[i] = fmt.Errorf("preparing the kernel arguments: %w", err)
+				if i > 0 {
+					errs[i] = fmt.Errorf("preparing the kernel arguments on %s: %w", g.Device().UUID, err)
+				}
+			}
+		})
 	}
-	for _, g := range r.c.GPUs {
-		if err := g.Prepare(r.ctx, r.problem); err != nil {
-			return fmt.Errorf("preparing the kernel arguments on %s: %w", g.Device().UUID, err)
-		}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	if r.needReference {
 		return r.sub.reference(r.ctx, r.c.Backend, r.problem)
