@@ -190,13 +190,18 @@ func gpuShares(w io.Writer, sum *tuner.Summary) {
 		if s := sum.Elapsed.Seconds(); s > 0 {
 			rate = float64(g.Evaluated) / s
 		}
-		fmt.Fprintf(w, "  %s: %d configurations, busy %s, %.2f per second\n", g.UUID, g.Evaluated, g.Busy.Round(time.Millisecond), rate)
+		left := ""
+		if g.Dropped != "" {
+			left = "; left the run: " + g.Dropped
+		}
+		fmt.Fprintf(w, "  %s: %d configurations, busy %s, %.2f per second%s\n", g.UUID, g.Evaluated, g.Busy.Round(time.Millisecond), rate, left)
 	}
 }
 
 // TuneGPU is one GPU's part of a run over several (tuner.GPUShare).
 type TuneGPU struct {
 	BusyS     float64 `json:"busy_s"`
+	Dropped   string  `json:"dropped,omitempty"` // why it left the run
 	Evaluated int     `json:"evaluated"`
 	Name      string  `json:"name"`
 	UUID      string  `json:"uuid"`
@@ -295,7 +300,7 @@ func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 		InvalidByStatus: map[string]int{},
 	}
 	for _, g := range sum.GPUs {
-		doc.GPUs = append(doc.GPUs, TuneGPU{BusyS: g.Busy.Seconds(), Evaluated: g.Evaluated, Name: g.Name, UUID: g.UUID})
+		doc.GPUs = append(doc.GPUs, TuneGPU{BusyS: g.Busy.Seconds(), Dropped: g.Dropped, Evaluated: g.Evaluated, Name: g.Name, UUID: g.UUID})
 	}
 	if p := sum.CompilePool; p != nil {
 		doc.CompileProcesses = &CompileProcesses{Processes: p.Processes, Compilations: p.Compiled, Died: p.Crashes, TimedOut: p.Timeouts, PeakRSSMiB: p.PeakRSSKiB >> 10}

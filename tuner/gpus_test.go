@@ -120,3 +120,67 @@ func TestSeveralGPUsRefused(t *testing.T) {
 		t.Errorf("a GPU twice: %v", err)
 	}
 }
+
+// failingGPU is a simulated GPU whose backend fails (as a worker that
+// died and cannot be restarted) on its first n runs after ok good ones,
+// or on every run after them when n < 0.
+type failingGPU struct {
+	*sim.Sim
+	ok, n, runs int
+}
+
+func (f *failingGPU) Run(ctx context.Context, p *backend.Plan) (*backend.Result, error) {
+	f.runs++
+	if f.runs > f.ok && (f.n < 0 || f.runs-f.ok <= f.n) {
+		return nil, errors.New("GPU worker died: the GPU has fallen off the bus")
+	}
+	return f.Sim.Run(ctx, p)
+}
+
+// A GPU whose backend fails costs no configuration: each goes to another
+// GPU, is measured once and stored once; a GPU failing three times in a
+// row leaves the run, saying why, and the run ends with every
+// configuration measured. A GPU that fails twice and recovers stays. A
+// run whose every GPU fails ends with the GPU's error.
+func TestGPUFailuresRequeue(t *testing.T) {
+	d, _ := device.Lookup("h100_sxm")
+	f := newFixture(t)
+	dead := &failingGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 3}), n: -1}
+	flaky := &failingGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 4}), n: 2}
+	sum, err := runOn(t, f, 2, dead, flaky)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Evaluated != validConfigs {
+		t.Fatalf("evaluated %d, want %d", sum.Evaluated, validConfigs)
+	}
+	stored, _ := f.db.RunEvaluations(sum.RunID)
+	seen := map[string]bool{}
+	for _, e := range stored {
+		if seen[e.Key] {
+			t.Fatalf("%s stored twice", e.Key)
+		}
+		seen[e.Key] = true
+		if e.GPU == "SIM-h100_sxm-3" {
+			t.Fatalf("%s stored as measured on the dead GPU", e.Key)
+		}
+	}
+	g := sum.GPUs
+	if len(g) != 4 || g[2].Dropped == "" || !strings.Contains(g[2].Dropped, "3 failures in a row, the last: GPU worker died") || g[2].Evaluated != 0 || dead.runs != maxGPUFailures {
+		t.Errorf("the dead GPU: %+v after %d runs", g[2], dead.runs)
+	}
+	if g[3].Dropped != "" || g[3].Evaluated == 0 {
+		t.Errorf("the flaky GPU: %+v", g[3])
+	}
+	// Every GPU dead: the run fails with the GPU's error, nothing stored
+	// as measured.
+	f2 := newFixture(t)
+	a := &failingGPU{Sim: sim.New(d, sim.Options{Index: 1}), ok: 1, n: -1} // the reference run passes
+	b := &failingGPU{Sim: sim.New(d, sim.Options{Index: 2}), n: -1}
+	sp, _ := f2.spec.BuildSpace()
+	_, err = Run(context.Background(), Config{Spec: f2.spec, Space: sp, Backend: a, GPUs: []backend.Backend{b}, DB: f2.db,
+		Objective: objective.FromSpec(f2.spec), Strategy: "brute_force", CompileWorkers: 2})
+	if err == nil || !strings.Contains(err.Error(), "every GPU of the run failed") || !strings.Contains(err.Error(), "fallen off the bus") {
+		t.Errorf("every GPU dead: %v", err)
+	}
+}

@@ -223,6 +223,10 @@ type GPUShare struct {
 	UUID, Name string
 	Evaluated  int
 	Busy       time.Duration
+	// Dropped says why the GPU left the run (its backend failed
+	// maxGPUFailures times in a row; its configurations went to the
+	// others); "" when it stayed.
+	Dropped string
 }
 
 // Time is where a run's wall time went (Summary.Elapsed being all of
@@ -384,10 +388,24 @@ func (r *run) done() (*Summary, error) {
 // run.
 type slotOutcome struct {
 	gpu  int
+	p    *pending
 	o    *Evaluation
 	err  error
 	busy time.Duration
 }
+
+// gpuError is a failure of a GPU's backend (its worker died and could not
+// be restarted, the GPU fell off the bus), not of the configuration it
+// was measuring: in a run over several GPUs the configuration goes to
+// another GPU.
+type gpuError struct{ err error }
+
+func (e *gpuError) Error() string { return e.err.Error() }
+func (e *gpuError) Unwrap() error { return e.err }
+
+// maxGPUFailures is how many backend failures in a row take a GPU out of
+// a run over several.
+const maxGPUFailures = 3
 
 // loopGPUs is Run's loop over several GPUs (Config.GPUs): each compiled
 // configuration goes to a free GPU, measured there in a goroutine of its
@@ -404,12 +422,35 @@ func (r *run) loopGPUs() (*Summary, error) {
 	}
 	results := make(chan slotOutcome, len(gpus))
 	inflight := 0
-	var stop error // the first error that ends the run
-	// take records one outcome and frees its GPU.
+	failures := make([]int, len(gpus)) // each GPU's backend failures in a row
+	var stop error                     // the first error that ends the run
+	// take records one outcome and frees its GPU. A GPU whose backend
+	// failed gives its configuration back to the queue, for another GPU
+	// (it was not stored: nothing is measured twice); one that failed
+	// maxGPUFailures times in a row leaves the run.
 	take := func(res slotOutcome) {
 		inflight--
+		g := &r.sum.GPUs[res.gpu]
+		g.Busy += res.busy
+		var ge *gpuError
+		if errors.As(res.err, &ge) && r.ctx.Err() == nil {
+			failures[res.gpu]++
+			if failures[res.gpu] < maxGPUFailures {
+				free = append(free, res.gpu)
+			} else {
+				g.Dropped = fmt.Sprintf("%d failures in a row, the last: %v", failures[res.gpu], ge.err)
+			}
+			if len(free) == 0 && inflight == 0 {
+				stop = fmt.Errorf("every GPU of the run failed; the last, %s: %w", g.UUID, ge.err)
+				return
+			}
+			r.queue = append([]*pending{res.p}, r.queue...)
+			return
+		}
 		free = append(free, res.gpu)
-		r.sum.GPUs[res.gpu].Busy += res.busy
+		if res.err == nil {
+			failures[res.gpu] = 0
+		}
 		switch {
 		case res.err != nil:
 			if stop == nil {
@@ -434,6 +475,9 @@ func (r *run) loopGPUs() (*Summary, error) {
 		if len(r.queue) == 0 && inflight == 0 {
 			break
 		}
+		if len(free) == 0 && inflight == 0 {
+			break // every GPU left the run: take set stop
+		}
 		if len(r.queue) > 0 && len(free) > 0 {
 			waitStart := time.Now()
 			p, ok := r.next()
@@ -452,7 +496,7 @@ func (r *run) loopGPUs() (*Summary, error) {
 			go func(be backend.Backend) {
 				t0 := time.Now()
 				o, err := r.evaluate(be, uuid, p, p.cr)
-				results <- slotOutcome{gpu: g, o: o, err: err, busy: time.Since(t0)}
+				results <- slotOutcome{gpu: g, p: p, o: o, err: err, busy: time.Since(t0)}
 			}(gpus[g])
 			continue
 		}
@@ -1112,6 +1156,9 @@ func (r *run) evaluate(be backend.Backend, gpu string, p *pending, cr compiled) 
 		if ce, ok := errors.AsType[*backend.CompileError](err); ok {
 			o.Status, o.Reason = backend.StatusCompileFailed, ce.Log
 		} else if err != nil {
+			if _, bad := errors.AsType[*backend.BinaryError](err); !bad && r.ctx.Err() == nil {
+				err = &gpuError{err}
+			}
 			return nil, err
 		} else {
 			r.measured(o, ev, p, res, cr.compileMs)
