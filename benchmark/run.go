@@ -31,6 +31,16 @@ const Batch = 8
 // strategy and the seed. A transfer run whose priors include p's own
 // cache is an error (CheckPriors).
 func Run(p *Problem, name string, params map[string]any, seed uint64, evals int) ([]float64, error) {
+	return RunParallel(p, name, params, seed, evals, 1)
+}
+
+// RunParallel is Run as a tuning run over gpus GPUs measures: the
+// strategy is told the batch (strategy.Options.Batch) and up to gpus
+// configurations are outstanding, each told when it is the oldest and a
+// new one is wanted or the strategy proposes none (the replay charges no
+// time, so results come back in the order asked: first in, first out).
+// gpus ≤ 1 is Run: every proposal told at once. Errors as Run's.
+func RunParallel(p *Problem, name string, params map[string]any, seed uint64, evals, gpus int) ([]float64, error) {
 	var priors []strategy.PriorTimes
 	if name == TransferName {
 		if err := CheckPriors(p, priorList(params["prior"])); err != nil {
@@ -43,7 +53,7 @@ func Run(p *Problem, name string, params map[string]any, seed uint64, evals int)
 	}
 	// The objectives a cache can give: time, and energy where recorded
 	// (a multi-objective strategy searches both; the curve is of time).
-	s, err := strategy.New(name, strategy.Options{Space: p.Space, Seed: seed, Params: params, Budget: min(evals, p.Space.Len()), Priors: priors, Objectives: 2})
+	s, err := strategy.New(name, strategy.Options{Space: p.Space, Seed: seed, Params: params, Budget: min(evals, p.Space.Len()), Priors: priors, Objectives: 2, Batch: gpus})
 	if err != nil {
 		return nil, err
 	}
@@ -51,6 +61,53 @@ func Run(p *Problem, name string, params map[string]any, seed uint64, evals int)
 	seen := make([]bool, p.Space.Len())
 	best := math.Inf(1)
 	k := 0
+	// tell gives configuration i's recorded outcome to the strategy.
+	tell := func(i int) {
+		t := p.Times[i]
+		r := strategy.Evaluation{Index: i, Score: math.Inf(1), Objectives: []float64{math.Inf(1), math.Inf(1)}}
+		if !math.IsNaN(t) {
+			r.Valid, r.Score = true, t
+			r.Observations = map[string]float64{"time": t}
+			r.Objectives[0] = t
+			if e := p.Energy[i]; !math.IsNaN(e) {
+				r.Observations["energy"] = e
+				r.Objectives[1] = e
+			}
+			best = min(best, t)
+		}
+		s.Tell(r)
+		curve[k] = best
+		k++
+	}
+	if gpus > 1 {
+		var outstanding []int
+		asked := 0
+		for k < evals {
+			if len(outstanding) < gpus && asked < evals {
+				ids := s.Next(min(gpus-len(outstanding), evals-asked))
+				for _, i := range ids {
+					if i < 0 || i >= len(seen) || seen[i] {
+						return nil, fmt.Errorf("strategy %s (seed %d) proposed configuration %d twice or out of range", name, seed, i)
+					}
+					seen[i] = true
+				}
+				if len(ids) > 0 {
+					outstanding = append(outstanding, ids...)
+					asked += len(ids)
+					continue
+				}
+			}
+			if len(outstanding) == 0 {
+				break
+			}
+			tell(outstanding[0])
+			outstanding = outstanding[1:]
+		}
+		for ; k < evals; k++ {
+			curve[k] = best
+		}
+		return curve, nil
+	}
 	for k < evals {
 		ids := s.Next(min(Batch, evals-k))
 		if len(ids) == 0 {
@@ -66,21 +123,7 @@ func Run(p *Problem, name string, params map[string]any, seed uint64, evals int)
 			seen[i] = true
 		}
 		for _, i := range ids {
-			t := p.Times[i]
-			r := strategy.Evaluation{Index: i, Score: math.Inf(1), Objectives: []float64{math.Inf(1), math.Inf(1)}}
-			if !math.IsNaN(t) {
-				r.Valid, r.Score = true, t
-				r.Observations = map[string]float64{"time": t}
-				r.Objectives[0] = t
-				if e := p.Energy[i]; !math.IsNaN(e) {
-					r.Observations["energy"] = e
-					r.Objectives[1] = e
-				}
-				best = min(best, t)
-			}
-			s.Tell(r)
-			curve[k] = best
-			k++
+			tell(i)
 		}
 	}
 	for ; k < evals; k++ {
@@ -109,6 +152,9 @@ type Config struct {
 	Seeds      int                       // runs per strategy, problem and budget; run k has seed Seed(problem, strategy, k)
 	Budgets    []int                     // evaluations, ascending
 	Workers    int                       // parallel runs (0: runtime.NumCPU())
+	// GPUs replays each run as a tuning run over that many GPUs
+	// (RunParallel); 0 or 1: Run.
+	GPUs int
 	// Priors are, by problem name, the prior caches of the transfer
 	// strategy (TransferPriors); its "prior" hyperparameter. Every
 	// transfer run is checked by CheckPriors.
@@ -282,7 +328,7 @@ func Evaluate(c Config) ([]Result, error) {
 			for j := range ch {
 				p, name := c.Problems[j.p], c.Strategies[j.s]
 				evals := runs[j.p][j.b]
-				curve, err := Run(p, name, params[j.p][j.s], Seed(p.Name, name, j.seed), evals)
+				curve, err := RunParallel(p, name, params[j.p][j.s], Seed(p.Name, name, j.seed), evals, c.GPUs)
 				mu.Lock()
 				if err != nil {
 					if firstErr == nil {

@@ -78,6 +78,13 @@ type bayesOpt struct {
 	hamming    func(int) []int
 	adjacent   func(int) []int
 	waiting    int
+	// batch is Options.Batch: results outstanding at most. With more
+	// than one, each proposal beyond the first is chosen as if the
+	// outstanding ones had scored the incumbent's value (the constant
+	// liar, CL-min: Ginsbourger, Le Riche and Carraro, "Kriging is
+	// well-suited to parallelize optimization", 2010), so that a batch
+	// spreads over the space instead of piling on one optimum.
+	batch      int
 	stall      int
 	lastImpr   int     // t.nTold when the best last improved
 	lastBest   float64 // best score at lastImpr
@@ -116,6 +123,7 @@ func newBayesOpt(o Options) (Strategy, error) {
 		ard:       h.int("ard", 2, 0, 10),
 		lastBest:  math.Inf(1),
 		waiting:   -1,
+		batch:     max(o.Batch, 1),
 	}
 	scaling := h.choice("scaling", "index", "index", "log")
 	b.designKind = h.choice("design", "random", "lhs", "random")
@@ -167,10 +175,13 @@ func (b *bayesOpt) Next(n int) []int {
 			return out
 		}
 	}
-	if b.t.pending() > 0 {
+	if b.t.pending() >= b.batch {
 		return nil
 	}
 	if b.t.best < 0 {
+		if b.t.pending() > 0 {
+			return nil // nothing to model, nor to lie about, yet
+		}
 		// Nothing valid to model yet: sample at random.
 		i, ok := b.t.randomFresh()
 		if !ok {
@@ -192,13 +203,44 @@ func (b *bayesOpt) Next(n int) []int {
 		}
 		return b.ils.Next(n)
 	}
-	i, ok := b.maximiseEI()
-	if !ok {
-		return nil
+	var out []int
+	for len(out) < n && b.t.pending() < b.batch && !b.t.exhausted() {
+		i, ok := b.withLiars(b.maximiseEI)
+		if !ok {
+			break
+		}
+		b.t.propose(i)
+		b.waiting = i
+		out = append(out, i)
 	}
-	b.t.propose(i)
-	b.waiting = i
-	return []int{i}
+	return out
+}
+
+// withLiars runs pick with every outstanding configuration (proposed, not
+// yet told) given the incumbent's score, as if measured (the constant
+// liar; see batch), and takes the lies back after. With none
+// outstanding it is pick.
+func (b *bayesOpt) withLiars(pick func() (int, bool)) (int, bool) {
+	if b.t.pending() == 0 {
+		return pick()
+	}
+	var liars []int
+	for i, p := range b.t.proposed {
+		if p && math.IsNaN(b.t.score[i]) {
+			liars = append(liars, i)
+		}
+	}
+	told := len(b.told)
+	for _, i := range liars {
+		b.t.score[i] = b.t.bestScore
+		b.told = append(b.told, i)
+	}
+	i, ok := pick()
+	for _, j := range liars {
+		b.t.score[j] = math.NaN()
+	}
+	b.told = b.told[:told]
+	return i, ok
 }
 
 func (b *bayesOpt) Tell(r Evaluation) {

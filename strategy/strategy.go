@@ -62,6 +62,12 @@ type Options struct {
 	Params map[string]any
 	// Budget is the number of evaluations the run allows (0: unknown).
 	Budget int
+	// Batch is how many configurations the caller measures at once (the
+	// GPUs of a run over several); 0 or 1: one. A strategy that waits
+	// for each result before its next proposal (bayes_opt) keeps up to
+	// Batch outstanding instead; one that proposes a generation at a
+	// time needs nothing of it.
+	Batch int
 
 	// What a strategy declares in its Needs, provided by the caller only
 	// then (New checks):

@@ -592,7 +592,7 @@ func start(ctx context.Context, c Config) (*run, error) {
 		c.Objectives = []objective.Objective{c.Objective}
 	}
 	strat, err := strategy.New(c.Strategy, strategy.Options{
-		Space: c.Space, Seed: c.Seed, Params: c.StrategyParams, Budget: maxEvals,
+		Space: c.Space, Seed: c.Seed, Params: c.StrategyParams, Budget: maxEvals, Batch: 1 + len(c.GPUs),
 		Resources: c.Resources, Target: c.Target, Priors: c.Priors, Objectives: len(c.Objectives), Kernels: c.Kernels,
 	})
 	if err != nil {

@@ -47,7 +47,7 @@ func benchDefaultStrategies() []string {
 func newBenchStrategiesCmd() *cobra.Command {
 	var caches, strategies, specDirs, params, priorPool []string
 	var specPath string
-	var seeds, workers int
+	var seeds, workers, gpus int
 	var budgets string
 	var asJSON bool
 	c := &cobra.Command{
@@ -149,7 +149,7 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 			t0 := time.Now()
 			var rs []benchmark.Result
 			err = during(cmd.ErrOrStderr(), "replaying the strategies", func() (err error) {
-				rs, err = benchmark.Evaluate(benchmark.Config{Problems: problems, Strategies: strategies, Params: hp, Seeds: seeds, Budgets: bs, Workers: workers, Priors: priors})
+				rs, err = benchmark.Evaluate(benchmark.Config{Problems: problems, Strategies: strategies, Params: hp, Seeds: seeds, Budgets: bs, Workers: workers, Priors: priors, GPUs: gpus})
 				return err
 			})
 			if err != nil {
@@ -178,6 +178,7 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 	fl.StringArrayVar(&priorPool, "prior-cache", nil, "cache the transfer strategy may take priors from (repeatable; default: the caches in "+defaultHub+" and the --cache files)")
 	intFlag(fl, &seeds, "seeds", 50, 1, 1_000_000, "runs per strategy, cache and budget (run k's seed: a hash of the cache name, the strategy and k)")
 	intFlag(fl, &workers, "workers", 0, 1, 4096, "parallel runs (default: the number of CPUs)")
+	intFlag(fl, &gpus, "gpus", 1, 1, 1024, "replay each run as a tuning run over this many GPUs (tune --devices): the strategy is told the batch and that many configurations are outstanding, each told first in, first out")
 	fl.StringVar(&budgets, "budgets", "25,100,400,1600", "budgets in evaluations, comma-separated")
 	fl.BoolVar(&asJSON, "json", false, "write JSON instead of a table")
 	return c
