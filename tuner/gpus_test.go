@@ -184,3 +184,29 @@ func TestGPUFailuresRequeue(t *testing.T) {
 		t.Errorf("every GPU dead: %v", err)
 	}
 }
+
+// Strategies that wait for results (a generation, a model) use their
+// whole budget on several GPUs: a proposal measuring on a GPU is
+// outstanding, so a strategy that proposes nothing meanwhile has not
+// ended the search.
+func TestWaitingStrategiesOnSeveralGPUs(t *testing.T) {
+	d, _ := device.Lookup("h100_sxm")
+	for _, name := range []string{"genetic_algorithm", "bayes_opt", "greedy_ils"} {
+		f := newFixture(t)
+		sp, _ := f.spec.BuildSpace()
+		var gpus []backend.Backend
+		for i := range 3 {
+			be := sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: i})
+			defer be.Close()
+			gpus = append(gpus, be)
+		}
+		sum, err := Run(context.Background(), Config{Spec: f.spec, Space: sp, Backend: gpus[0], GPUs: gpus[1:], DB: f.db,
+			Objective: objective.FromSpec(f.spec), Strategy: name, Seed: 3, MaxEvals: 40, CompileWorkers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Evaluated != 40 {
+			t.Errorf("%s on three GPUs: %d evaluated of a budget of 40", name, sum.Evaluated)
+		}
+	}
+}

@@ -421,7 +421,6 @@ func (r *run) loopGPUs() (*Summary, error) {
 		free = append(free, i)
 	}
 	results := make(chan slotOutcome, len(gpus))
-	inflight := 0
 	failures := make([]int, len(gpus)) // each GPU's backend failures in a row
 	var stop error                     // the first error that ends the run
 	// take records one outcome and frees its GPU. A GPU whose backend
@@ -429,7 +428,7 @@ func (r *run) loopGPUs() (*Summary, error) {
 	// (it was not stored: nothing is measured twice); one that failed
 	// maxGPUFailures times in a row leaves the run.
 	take := func(res slotOutcome) {
-		inflight--
+		r.inflight--
 		g := &r.sum.GPUs[res.gpu]
 		g.Busy += res.busy
 		var ge *gpuError
@@ -440,7 +439,7 @@ func (r *run) loopGPUs() (*Summary, error) {
 			} else {
 				g.Dropped = fmt.Sprintf("%d failures in a row, the last: %v", failures[res.gpu], ge.err)
 			}
-			if len(free) == 0 && inflight == 0 {
+			if len(free) == 0 && r.inflight == 0 {
 				stop = fmt.Errorf("every GPU of the run failed; the last, %s: %w", g.UUID, ge.err)
 				return
 			}
@@ -472,10 +471,10 @@ func (r *run) loopGPUs() (*Summary, error) {
 			stop = err
 			break
 		}
-		if len(r.queue) == 0 && inflight == 0 {
+		if len(r.queue) == 0 && r.inflight == 0 {
 			break
 		}
-		if len(free) == 0 && inflight == 0 {
+		if len(free) == 0 && r.inflight == 0 {
 			break // every GPU left the run: take set stop
 		}
 		if len(r.queue) > 0 && len(free) > 0 {
@@ -491,7 +490,7 @@ func (r *run) loopGPUs() (*Summary, error) {
 			}
 			g := free[0]
 			free = free[1:]
-			inflight++
+			r.inflight++
 			uuid := r.sum.GPUs[g].UUID
 			go func(be backend.Backend) {
 				t0 := time.Now()
@@ -502,7 +501,7 @@ func (r *run) loopGPUs() (*Summary, error) {
 		}
 		take(<-results)
 	}
-	for inflight > 0 {
+	for r.inflight > 0 {
 		take(<-results)
 	}
 	switch {
@@ -568,6 +567,9 @@ type run struct {
 	launched      bool // some configuration's argument list matched the kernel's
 	// timeMu guards Summary.Time where GPUs evaluate concurrently.
 	timeMu sync.Mutex
+	// inflight counts the configurations measuring on the GPUs of a run
+	// over several (loopGPUs): proposed, not in the queue, not yet told.
+	inflight int
 }
 
 // start checks the run's configuration, makes its strategy and problem
@@ -906,8 +908,9 @@ func (r *run) propose() error {
 		if len(ids) == 0 {
 			// A strategy that needs outstanding results before it can
 			// propose more returns none meanwhile (strategy.Strategy.Next);
-			// only with nothing outstanding is the search over.
-			if len(r.queue) == 0 {
+			// only with nothing outstanding (queued, or measuring on a GPU
+			// of a run over several) is the search over.
+			if len(r.queue) == 0 && r.inflight == 0 {
 				if r.recorded.pending() {
 					if err := r.tell(r.recorded.force()); err != nil {
 						return err
