@@ -29,10 +29,12 @@ type barProgress struct {
 	total int
 	start time.Time
 	last  time.Time
+	gpus  int // GPUs of the run (tune --devices); the line gives their rate when several
 }
 
-func newProgress(w io.Writer, obj objective.Objective) tuner.Progress {
-	return &barProgress{w: w, obj: obj, term: isTerminal(w)}
+// newProgress draws a run's progress over gpus GPUs.
+func newProgress(w io.Writer, obj objective.Objective, gpus int) tuner.Progress {
+	return &barProgress{w: w, obj: obj, term: isTerminal(w), gpus: gpus}
 }
 
 // quiet, set by --quiet, silences progress of every kind on every
@@ -74,6 +76,10 @@ func (p *barProgress) Step(done int, best *tuner.Evaluation) {
 	line := fmt.Sprintf("gtune: tuning: %d of %d configurations, %s elapsed", done, p.total, el.Round(time.Second))
 	if done > 0 && done < p.total {
 		line += fmt.Sprintf(", about %s left", (time.Duration(float64(el) * float64(p.total-done) / float64(done))).Round(time.Second))
+	}
+	if p.gpus > 1 && el > 0 {
+		rate := float64(done) / el.Seconds()
+		line += fmt.Sprintf(", %.2f per second on %d GPUs (%.2f each)", rate, p.gpus, rate/float64(p.gpus))
 	}
 	if best != nil {
 		line += fmt.Sprintf(", best %s %s %s", p.obj.Name, report.Format(best.Value), p.obj.Unit)

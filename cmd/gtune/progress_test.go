@@ -18,6 +18,14 @@ func TestPlainProgressLines(t *testing.T) {
 		!strings.Contains(errs, ", best time ") {
 		t.Fatalf("exit %d, stderr:\n%s", code, errs)
 	}
+	if strings.Contains(errs, "GPUs") {
+		t.Errorf("one GPU's lines give a rate per GPU:\n%s", errs)
+	}
+	// Over several GPUs the line says at what rate, all and each.
+	code, _, errs = gtune(t, "tune", spec, "--backend", "sim", "--db", filepath.Join(t.TempDir(), "r.db"), "--max-evals", "8", "--devices", "0,1")
+	if code != 0 || !strings.Contains(errs, " per second on 2 GPUs (") || !strings.Contains(errs, " each)") {
+		t.Fatalf("--devices 0,1: exit %d, stderr:\n%s", code, errs)
+	}
 	code, _, errs = gtune(t, "tune", spec, "--backend", "sim", "--db", filepath.Join(t.TempDir(), "r.db"), "--max-evals", "4", "--quiet")
 	if code != 0 || strings.Contains(errs, "gtune: tuning") {
 		t.Fatalf("--quiet: exit %d, stderr:\n%s", code, errs)

@@ -324,7 +324,7 @@ func openRunDB(path string) (*store.DB, error) {
 // in the database.
 func runAndReport(ctx context.Context, cmd *cobra.Command, cfg tuner.Config, f tuneFlags, dbPath string, table func(io.Writer, *tuner.Summary)) (*tuner.Summary, error) {
 	if !f.noProgress && !quiet {
-		cfg.Progress = newProgress(cmd.ErrOrStderr(), cfg.Objective)
+		cfg.Progress = newProgress(cmd.ErrOrStderr(), cfg.Objective, 1+len(cfg.GPUs))
 	}
 	sum, err := tuner.Run(ctx, cfg)
 	if sum == nil {
