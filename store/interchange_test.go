@@ -10,8 +10,9 @@ import (
 )
 
 // A version-1 database (backend limited to cuda and sim) is upgraded in
-// place: its runs and evaluations survive, and replay runs are accepted
-// afterwards, by BeginRun and by the table's own constraint.
+// place: its runs and evaluations survive, and replay runs, then (schema
+// 4) any backend name but an empty one, are accepted afterwards, by
+// BeginRun and by the table's own constraint.
 func TestMigrationV2AcceptsReplay(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "results.db")
 	saved := migrations
@@ -71,12 +72,16 @@ func TestMigrationV2AcceptsReplay(t *testing.T) {
 	if err != nil || got.Backend != "replay" {
 		t.Fatalf("Run(%d) = %+v, %v", r.ID, got, err)
 	}
-	if err := db.BeginRun(&Run{Backend: "opencl"}); err == nil || !strings.Contains(err.Error(), `"opencl"`) {
-		t.Fatalf("BeginRun(opencl) = %v", err)
+	// From schema 4 on, backend names are free-form but not empty.
+	if err := db.BeginRun(&Run{Backend: "slurm"}); err != nil {
+		t.Fatalf("BeginRun(slurm) = %v", err)
 	}
-	_, err = db.sql.Exec(`UPDATE runs SET backend = 'opencl' WHERE id = ?`, r.ID)
+	if err := db.BeginRun(&Run{Backend: " ", Kernel: "k"}); err == nil || !strings.Contains(err.Error(), "no backend name") {
+		t.Fatalf("BeginRun without a backend = %v", err)
+	}
+	_, err = db.sql.Exec(`UPDATE runs SET backend = '' WHERE id = ?`, r.ID)
 	if err == nil || !strings.Contains(err.Error(), "CHECK") {
-		t.Fatalf("the constraint accepts opencl: %v", err)
+		t.Fatalf("the constraint accepts an empty backend: %v", err)
 	}
 }
 

@@ -15,7 +15,8 @@ import (
 // its results (0 first), which places it among the run's own ones;
 // objective is its value under the reusing run's objective, which may
 // differ from the one it was measured under. evaluations.gpu records the
-// GPU of each evaluation of a run over several (Evaluation.GPU).
+// GPU of each evaluation of a run over several (Evaluation.GPU). The
+// runs' backend names become free-form (not empty).
 func migrateV4(ctx context.Context, tx *sql.Tx) error {
 	const schema = `
 ALTER TABLE evaluations ADD COLUMN gpu TEXT NOT NULL DEFAULT '';
@@ -27,8 +28,12 @@ CREATE TABLE run_reuse (
 	PRIMARY KEY (run_id, evaluation_id)
 ) WITHOUT ROWID;
 `
-	_, err := tx.ExecContext(ctx, schema)
-	return err
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return err
+	}
+	// Backend names are free-form from version 4 on: an executor of
+	// another kind (a Slurm task, a projection model) records its own.
+	return replaceRunsCheck(ctx, tx, "CHECK (backend IN ('cuda', 'sim', 'replay'))", "CHECK (backend <> '')")
 }
 
 // Reuse records that run runID took stored evaluation evalID from an

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -42,11 +43,12 @@ type Run struct {
 // BeginRun records a new run with status "running", started now, owned by
 // this process (MarkInterrupted uses the owner to tell a live run from an
 // abandoned one). It sets r.ID, r.StartedAt, r.Status and clears r.EndedAt.
-// It returns an error for a Backend other than "cuda", "sim" or "replay",
-// or for Settings that cannot be encoded as JSON.
+// It returns an error for an empty Backend (its name is free-form:
+// "cuda", "sim", "replay", or another executor's), or for Settings that
+// cannot be encoded as JSON.
 func (db *DB) BeginRun(r *Run) error {
-	if r.Backend != "cuda" && r.Backend != "sim" && r.Backend != "replay" {
-		return fmt.Errorf("store: run backend %q is not \"cuda\", \"sim\" or \"replay\"", r.Backend)
+	if strings.TrimSpace(r.Backend) == "" {
+		return fmt.Errorf("store: run of %s has no backend name", r.Kernel)
 	}
 	settings, err := encodeSettings(r.Settings)
 	if err != nil {

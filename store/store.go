@@ -201,8 +201,13 @@ ALTER TABLE evaluations ADD COLUMN launches TEXT NOT NULL DEFAULT '[]' CHECK (js
 // such changes ("ALTER TABLE", section "Making Other Kinds Of Table Schema
 // Changes"); every existing row satisfies the looser constraint.
 func migrateV2(ctx context.Context, tx *sql.Tx) error {
-	const old = "CHECK (backend IN ('cuda', 'sim'))"
-	const loose = "CHECK (backend IN ('cuda', 'sim', 'replay'))"
+	return replaceRunsCheck(ctx, tx, "CHECK (backend IN ('cuda', 'sim'))", "CHECK (backend IN ('cuda', 'sim', 'replay'))")
+}
+
+// replaceRunsCheck replaces the CHECK constraint old of table runs by
+// loose in the stored schema text (see migrateV2 for why, and SQLite's
+// procedure), and proves the change.
+func replaceRunsCheck(ctx context.Context, tx *sql.Tx, old, loose string) error {
 	var schemaVersion int
 	if err := tx.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&schemaVersion); err != nil {
 		return err
