@@ -2,9 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gtune/gtune/store"
 )
 
 // gtune tune --devices on the simulated GPU: four simulated GPUs of one
@@ -66,5 +71,74 @@ func TestTuneDevices(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, %s; want 2 and %q", c.args, code, errs, c.want)
 		}
+	}
+}
+
+// kill -9 of a run over four simulated GPUs, then the same command
+// again: the second run reuses every result the first stored and
+// measures the rest, none twice; the first run is marked interrupted.
+func TestTuneDevicesKilledAndResumed(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "k.db")
+	work, err := filepath.Abs(filepath.Join("..", "..", "examples", "workloads", "rodinia-4.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"tune", work, "--backend", "sim", "--devices", "0,1,2,3", "--db", db, "--no-progress", "--max-evals", "120"}
+	raw, _ := json.Marshal(args)
+	child := exec.Command(os.Args[0], "-test.run=^TestChildGtune$")
+	child.Env = append(os.Environ(), "GTUNE_CHILD_ARGS="+string(raw))
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill it once it has stored some plans, before it ends.
+	deadline := time.Now().Add(30 * time.Second)
+	stored := 0
+	for stored < 10 {
+		if time.Now().After(deadline) {
+			child.Process.Kill()
+			t.Fatal("the child stored nothing in 30 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+		if rdb, err := store.OpenReadOnly(db); err == nil {
+			if es, err := rdb.RunEvaluations(1); err == nil {
+				stored = len(es)
+			}
+			rdb.Close()
+		}
+	}
+	child.Process.Kill()
+	child.Wait()
+	code, out, errs := gtune(t, append(args, "--json")...)
+	var doc struct{ Evaluated, Reused int }
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+		t.Fatalf("the second run: exit %d: %s", code, errs)
+	}
+	rdb, err := store.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	first, _ := rdb.RunEvaluations(1)
+	second, _ := rdb.RunEvaluations(2)
+	own := map[string]int64{} // key: the run that measured it
+	for _, e := range first {
+		own[e.Key] = 1
+	}
+	for _, e := range second {
+		if e.RunID != 2 {
+			continue
+		}
+		if _, twice := own[e.Key]; twice {
+			t.Fatalf("%s measured by both runs", e.Key)
+		}
+		own[e.Key] = 2
+	}
+	if len(first) < 10 || doc.Reused != len(first) || doc.Evaluated+doc.Reused != 120 || len(second) != 120 || len(own) != 120 {
+		t.Fatalf("the first run stored %d; the second reused %d and evaluated %d (%d in its account, %d measured in all); want all of the first's and 120",
+			len(first), doc.Reused, doc.Evaluated, len(second), len(own))
+	}
+	if r, err := rdb.Run(1); err != nil || r.Status != store.RunInterrupted {
+		t.Errorf("the killed run: %+v, %v", r, err)
 	}
 }
