@@ -109,3 +109,19 @@ func openBackends(ctx context.Context, log io.Writer, s *spec.Spec, params []spa
 	}
 	return be, more, nil
 }
+
+// warnEnergyAcrossGPUs warns, on a run over several GPUs whose
+// objectives need energy, that each GPU measures its own energy and GPUs
+// of one model differ by a few percent (BENCHMARKS.md: 2.9-5.3 % on four
+// H100s): the ranking mixes that spread in.
+func warnEnergyAcrossGPUs(log io.Writer, s *spec.Spec, objectives []string, gpus int) {
+	if gpus < 2 {
+		return
+	}
+	for _, o := range objectives {
+		if s.ObjectiveNeedsEnergy(o) {
+			fmt.Fprintf(log, "gtune: warning: objective %s needs energy, measured by each of the %d GPUs on itself; GPUs of one model differ by a few percent, so configurations measured on different GPUs are ranked across that spread (tune on one GPU, --device, to compare energies alone)\n", o, gpus)
+			return
+		}
+	}
+}

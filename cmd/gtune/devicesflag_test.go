@@ -57,6 +57,19 @@ func TestTuneDevices(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "GPUs: 2 × Simulated NVIDIA H100 80GB HBM3\n  SIM-h100_sxm: ") {
 		t.Errorf("the table: exit %d\n%s", code, out)
 	}
+	// An energy objective over several GPUs is warned of: each GPU
+	// measures its own energy.
+	for _, devices := range []string{"", "0,1"} {
+		args := []string{"tune", spec, "--backend", "sim", "--db", filepath.Join(dir, "e.db"), "--objective", "energy", "--no-progress", "--fresh"}
+		if devices != "" {
+			args = append(args, "--devices", devices)
+		}
+		code, _, errs := gtune(t, args...)
+		warned := strings.Contains(errs, "gtune: warning: objective energy needs energy, measured by each of the 2 GPUs on itself")
+		if code != 0 || warned != (devices != "") {
+			t.Errorf("--objective energy, --devices %q: exit %d, warned %v:\n%s", devices, code, warned, errs)
+		}
+	}
 	for _, c := range []struct {
 		args []string
 		want string

@@ -198,6 +198,11 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	for _, g := range more {
 		defer g.Close()
 	}
+	names := make([]string, len(objs))
+	for i, o := range objs {
+		names[i] = o.Name
+	}
+	warnEnergyAcrossGPUs(cmd.ErrOrStderr(), s, names, 1+len(more))
 	// The configurations' geometry against this GPU's launch limits, as
 	// check does against the simulated one.
 	if d, err := tuner.Description(be); err == nil {

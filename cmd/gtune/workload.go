@@ -94,6 +94,11 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	for _, g := range more {
 		defer g.Close()
 	}
+	names := make([]string, len(objs))
+	for i, o := range objs {
+		names[i] = o.Name
+	}
+	warnEnergyAcrossGPUs(cmd.ErrOrStderr(), &first, names, 1+len(more))
 	if d, err := tuner.Description(be); err == nil {
 		var warn strings.Builder
 		if err := checkWorkloadMembers(ctx, set, d, &warn); err != nil {
