@@ -28,7 +28,7 @@ func runOn(t *testing.T, f *fixture, n int, extra ...backend.Backend) (*Summary,
 		gpus = append(gpus, be)
 	}
 	gpus = append(gpus, extra...)
-	return Run(context.Background(), Config{Spec: f.spec, Space: sp, Backend: gpus[0], GPUs: gpus[1:], DB: f.db,
+	return Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: gpus[0], GPUs: gpus[1:], DB: f.db,
 		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2})
 }
 
@@ -178,7 +178,7 @@ func TestGPUFailuresRequeue(t *testing.T) {
 	a := &failingGPU{Sim: sim.New(d, sim.Options{Index: 1}), ok: 1, n: -1} // the reference run passes
 	b := &failingGPU{Sim: sim.New(d, sim.Options{Index: 2}), n: -1}
 	sp, _ := f2.spec.BuildSpace()
-	_, err = Run(context.Background(), Config{Spec: f2.spec, Space: sp, Backend: a, GPUs: []backend.Backend{b}, DB: f2.db,
+	_, err = Run(context.Background(), Config{Subject: FromSpec(f2.spec), Space: sp, Backend: a, GPUs: []backend.Backend{b}, DB: f2.db,
 		Objective: objective.FromSpec(f2.spec), Strategy: "brute_force", CompileWorkers: 2})
 	if err == nil || !strings.Contains(err.Error(), "every GPU of the run failed") || !strings.Contains(err.Error(), "fallen off the bus") {
 		t.Errorf("every GPU dead: %v", err)
@@ -200,7 +200,7 @@ func TestWaitingStrategiesOnSeveralGPUs(t *testing.T) {
 			defer be.Close()
 			gpus = append(gpus, be)
 		}
-		sum, err := Run(context.Background(), Config{Spec: f.spec, Space: sp, Backend: gpus[0], GPUs: gpus[1:], DB: f.db,
+		sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: gpus[0], GPUs: gpus[1:], DB: f.db,
 			Objective: objective.FromSpec(f.spec), Strategy: name, Seed: 3, MaxEvals: 40, CompileWorkers: 2})
 		if err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -75,7 +76,7 @@ func AloneTimes(db *store.DB, specHash, uuid string, sp *space.Space) ([]float64
 // (NewResourceProvider), the GPU's description with each configuration's
 // launch geometry (OccupancyTarget), the kernel's times on other GPUs (the
 // caches its prior hyperparameter names, matched to the space by
-// cache.LoadSpaceTimes). c.Spec, c.Space, c.Backend, c.DB and
+// cache.LoadSpaceTimes). c.Subject, c.Space, c.Backend, c.DB and
 // c.StrategyParams must be set; log receives the resource provider's
 // notes. Errors (*ConfigError): an unknown strategy, a GPU missing from
 // the device database for a strategy that needs its description, a
@@ -85,24 +86,29 @@ func (c *Config) Provide(ctx context.Context, log io.Writer) error {
 	if err != nil {
 		return &ConfigError{err}
 	}
-	if c.Workload != nil && (needs.Resources || needs.Target || needs.Priors) {
+	if c.Subject == nil {
+		return &ConfigError{errors.New("tuner: no spec or workload to tune")}
+	}
+	s := c.Subject.spec()
+	set, lay := c.Subject.workloadSet()
+	if set != nil && (needs.Resources || needs.Target || needs.Priors) {
 		return &ConfigError{fmt.Errorf("strategy %s tunes one kernel; a workload's kernels are tuned together by multi_occupancy_greedy, multi_occupancy_greedy_energy, multi_alone_greedy or a strategy that needs only the combined space", c.Strategy)}
 	}
 	if needs.Kernels && c.Kernels == nil {
-		if c.Workload == nil {
+		if set == nil {
 			return &ConfigError{fmt.Errorf("strategy %s tunes several kernels run together: give it a workload file (gtune tune WORKLOAD), not a spec", c.Strategy)}
 		}
-		parts, err := WorkloadParts(ctx, log, c.Backend, c.DB, c.Workload, c.Layout, needs.AloneTimes)
+		parts, err := WorkloadParts(ctx, log, c.Backend, c.DB, set, lay, needs.AloneTimes)
 		if err != nil {
 			return &ConfigError{fmt.Errorf("strategy %s: %w", c.Strategy, err)}
 		}
 		c.Kernels = parts
 	}
 	if needs.Resources && c.Resources == nil {
-		c.Resources = NewResourceProvider(ctx, log, c.Backend, c.Spec, c.Space, c.DB).Resources
+		c.Resources = NewResourceProvider(ctx, log, c.Backend, s, c.Space, c.DB).Resources
 	}
 	if needs.Target && c.Target == nil {
-		t, err := OccupancyTarget(c.Backend, c.Spec, c.Space)
+		t, err := OccupancyTarget(c.Backend, s, c.Space)
 		if err != nil {
 			return &ConfigError{fmt.Errorf("strategy %s: %w", c.Strategy, err)}
 		}

@@ -62,7 +62,7 @@ func vectorAddSim(t *testing.T) (*spec.Spec, *space.Space, *sim.Sim, *store.DB) 
 func orderRun(t *testing.T, completion bool, delay func(string) time.Duration) (evaluated []string) {
 	t.Helper()
 	s, sp, be, db := vectorAddSim(t)
-	sum, err := Run(context.Background(), Config{Spec: s, Space: sp, Backend: slowCompile{be, delay}, DB: db, Objective: objective.Objective{Name: objective.Time, Unit: "ms"}, Strategy: "random_sample", Seed: 3,
+	sum, err := Run(context.Background(), Config{Subject: FromSpec(s), Space: sp, Backend: slowCompile{be, delay}, DB: db, Objective: objective.Objective{Name: objective.Time, Unit: "ms"}, Strategy: "random_sample", Seed: 3,
 		MaxEvals: 6, CompileWorkers: 2, CompletionOrder: completion})
 	if err != nil {
 		t.Fatal(err)

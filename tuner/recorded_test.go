@@ -86,7 +86,7 @@ func spyRun(t *testing.T, c Config) (*Summary, []int) {
 // as ascending ids), not in the order it proposes them.
 func TestReusedToldInRecordedOrder(t *testing.T) {
 	s, sp, be, db := recordedSetup(t)
-	cfg := Config{Spec: s, Space: sp, Backend: be, DB: db, CompileWorkers: 2, CompletionOrder: true}
+	cfg := Config{Subject: FromSpec(s), Space: sp, Backend: be, DB: db, CompileWorkers: 2, CompletionOrder: true}
 	first, firstTold := spyRun(t, cfg)
 	if first.Evaluated != 6 || slices.IsSorted(firstTold) {
 		t.Fatalf("first run evaluated %d, told %v: want six, out of proposal order", first.Evaluated, firstTold)
@@ -102,7 +102,7 @@ func TestReusedToldInRecordedOrder(t *testing.T) {
 // without, in proposal order.
 func TestReplayInRecordedOrder(t *testing.T) {
 	s, sp, be, db := recordedSetup(t)
-	first, firstTold := spyRun(t, Config{Spec: s, Space: sp, Backend: be, DB: db, CompileWorkers: 2, CompletionOrder: true})
+	first, firstTold := spyRun(t, Config{Subject: FromSpec(s), Space: sp, Backend: be, DB: db, CompileWorkers: 2, CompletionOrder: true})
 	run, err := db.Run(first.RunID)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestReplayInRecordedOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, told := spyRun(t, Config{Spec: s, Space: sp, Backend: r, DB: db, Fresh: true, CompileWorkers: 1, Lookahead: 4, RecordedOrder: order})
+		_, told := spyRun(t, Config{Subject: FromSpec(s), Space: sp, Backend: r, DB: db, Fresh: true, CompileWorkers: 1, Lookahead: 4, RecordedOrder: order})
 		return told
 	}
 	if got := replay(c.RecordedOrder()); !slices.Equal(got, firstTold) {

@@ -74,7 +74,7 @@ func TestReplayThroughTuner(t *testing.T) {
 		}
 		defer db.Close()
 		sum, err := Run(context.Background(), Config{
-			Spec: s, Space: sp, Backend: r, DB: db, Objective: objective.FromSpec(s), Strategy: "brute_force",
+			Subject: FromSpec(s), Space: sp, Backend: r, DB: db, Objective: objective.FromSpec(s), Strategy: "brute_force",
 			Seed: 1, TimeLimit: limit, Clock: r.Charged, Fresh: true, CompileWorkers: 1,
 		})
 		if err != nil {
@@ -162,7 +162,7 @@ func TestReplayMissingConfiguration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	_, err = Run(ctx, Config{Spec: s, Space: sp, Backend: r, DB: db, Objective: objective.FromSpec(s),
+	_, err = Run(ctx, Config{Subject: FromSpec(s), Space: sp, Backend: r, DB: db, Objective: objective.FromSpec(s),
 		Strategy: "brute_force", Seed: 1, Clock: r.Charged, Fresh: true, CompileWorkers: 1})
 	if err == nil || !strings.Contains(err.Error(), gone) {
 		t.Fatalf("tuner.Run over a cache missing %s: %v", gone, err)

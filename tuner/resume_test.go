@@ -38,7 +38,7 @@ func TestInterruptResumeRerunStoredAsTold(t *testing.T) {
 	run := func(progress Progress, ctx context.Context) *Summary {
 		be := sim.New(d, sim.Options{Seed: 7, Noise: 0.01})
 		defer be.Close()
-		sum, err := Run(ctx, Config{Spec: f.spec, Space: sp, Backend: be, DB: f.db, Objective: objective.FromSpec(f.spec),
+		sum, err := Run(ctx, Config{Subject: FromSpec(f.spec), Space: sp, Backend: be, DB: f.db, Objective: objective.FromSpec(f.spec),
 			Strategy: "random_sample", Seed: 5, CompileWorkers: 2, Progress: progress})
 		if err != nil && ctx.Err() == nil {
 			t.Fatal(err)

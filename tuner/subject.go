@@ -18,10 +18,16 @@ import (
 	"github.com/gtune/gtune/workload"
 )
 
-// subject is what a run tunes: one spec (specSubject), or several kernels
-// run together (setSubject, Config.Workload). The run's steps reach the
-// kernels only through it.
-type subject interface {
+// Subject is what a run tunes (Config.Subject): one spec (FromSpec), or
+// several kernels run together over a workload's combined space
+// (FromWorkload), whose layout stays inside it. The run's steps reach
+// the kernels only through it; its methods are the tuner's own.
+type Subject interface {
+	// spec is the spec tuned alone; nil for a workload.
+	spec() *spec.Spec
+	// workloadSet is the workload and its layout; nil for a spec.
+	workloadSet() (*workload.Set, *workload.Layout)
+
 	hash() string
 	path() string
 	kernel() string
@@ -42,7 +48,20 @@ type subject interface {
 	members() int
 }
 
+// FromSpec is the subject of a run tuning spec s over its own space.
+func FromSpec(s *spec.Spec) Subject { return specSubject{s} }
+
+// FromWorkload is the subject of a run tuning the kernels of set
+// together over its combined space (workload.Set.Space), laid out as lay
+// says (multi-kernel-autotuning-performance-energy.md, section III.D):
+// each configuration is measured as one plan of launches, its objective
+// the whole plan's, each kernel's own time kept per launch.
+func FromWorkload(set *workload.Set, lay *workload.Layout) Subject { return setSubject{set, lay} }
+
 type specSubject struct{ s *spec.Spec }
+
+func (x specSubject) spec() *spec.Spec                               { return x.s }
+func (x specSubject) workloadSet() (*workload.Set, *workload.Layout) { return nil, nil }
 
 func (x specSubject) hash() string                                     { return x.s.Hash }
 func (x specSubject) path() string                                     { return x.s.Path }
@@ -111,8 +130,10 @@ type setSubject struct {
 	lay *workload.Layout
 }
 
-func (x setSubject) hash() string { return x.set.Hash() }
-func (x setSubject) path() string { return x.set.Path }
+func (x setSubject) spec() *spec.Spec                               { return nil }
+func (x setSubject) workloadSet() (*workload.Set, *workload.Layout) { return x.set, x.lay }
+func (x setSubject) hash() string                                   { return x.set.Hash() }
+func (x setSubject) path() string                                   { return x.set.Path }
 
 // kernel names a workload's run by the workload, then its kernels
 // (gtune runs lists it so): "rodinia-4 (lud+streamcluster+...)"; a plan
@@ -322,7 +343,7 @@ func (b *binaries) entry(k binaryKey) *binaryEntry {
 
 // newReferenceDirFor makes the run's reference folder and points the
 // problem's verification at it.
-func newReferenceDirFor(sub subject, prob *backend.Problem) (string, error) {
+func newReferenceDirFor(sub Subject, prob *backend.Problem) (string, error) {
 	dir, err := newReferenceDir()
 	if err != nil {
 		return "", err

@@ -34,7 +34,6 @@ import (
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/strategy"
-	"github.com/gtune/gtune/workload"
 )
 
 // Progress receives the run's progress; the CLI draws a bar with it.
@@ -48,16 +47,9 @@ type Progress interface {
 
 // Config is one tuning run.
 type Config struct {
-	// Spec is the kernel tuned; nil when Workload is set.
-	Spec *spec.Spec
-	// Workload, when set, tunes several kernels run together
-	// (multi-kernel-autotuning-performance-energy.md, section III.D):
-	// Space is its combined space (workload.Set.Space), laid out as
-	// Layout says. Each configuration is measured as one plan of
-	// launches; its objective is the whole plan's, each kernel's own time
-	// kept per launch.
-	Workload  *workload.Set
-	Layout    *workload.Layout
+	// Subject is what the run tunes: FromSpec or FromWorkload. Space is
+	// its space (a workload's combined space).
+	Subject   Subject
 	Space     *space.Space
 	Backend   backend.Backend
 	DB        *store.DB
@@ -517,7 +509,7 @@ func (r *run) loopGPUs() (*Summary, error) {
 type run struct {
 	ctx  context.Context
 	c    Config
-	sub  subject
+	sub  Subject
 	bins binaries
 	// compiler is the backend's backend.Compiler identity when binaries
 	// are cached across runs (Config.CompileCache), else "".
@@ -576,13 +568,8 @@ type run struct {
 // and records the run in the database.
 func start(ctx context.Context, c Config) (*run, error) {
 	pool, hasPool := backend.Capability[compilePool](c.Backend)
-	var sub subject
-	switch {
-	case c.Workload != nil && c.Layout != nil:
-		sub = setSubject{c.Workload, c.Layout}
-	case c.Spec != nil:
-		sub = specSubject{c.Spec}
-	default:
+	sub := c.Subject
+	if sub == nil {
 		return nil, &ConfigError{errors.New("tuner: no spec or workload to tune")}
 	}
 	size := c.Space.Len()
@@ -655,9 +642,9 @@ func start(ctx context.Context, c Config) (*run, error) {
 		}
 		sr.Settings["objectives"] = names
 	}
-	if c.Workload != nil {
-		sr.Settings["kernels"] = len(c.Workload.Members)
-		sr.Settings["orders"] = c.Layout.Order >= 0
+	if set, lay := sub.workloadSet(); set != nil {
+		sr.Settings["kernels"] = len(set.Members)
+		sr.Settings["orders"] = lay.Order >= 0
 	}
 	// Binaries are cached across runs only where the backend says what
 	// decides them besides the job (its compiler and target).
@@ -1262,8 +1249,8 @@ func (r *run) measured(o *Evaluation, ev *store.Evaluation, p *pending, res *bac
 		// Kept as a note: the configuration ran and verified.
 		o.Reason = joinReasons(o.Reason, merr.Error())
 	}
-	if c.Spec != nil && c.Workload == nil {
-		if why := checkPeaks(c, p.plan.Launches[0].Job, o, r.workingSet); why != "" {
+	if s := r.sub.spec(); s != nil {
+		if why := checkPeaks(c, s, p.plan.Launches[0].Job, o, r.workingSet); why != "" {
 			flag(o, why)
 		}
 	}
@@ -1297,10 +1284,11 @@ func kernelTimes(typed measure.Observations, plan *backend.Plan, members int) []
 // workload: the mean of its launch's times, the launches stored in issue
 // order.
 func (r *run) storedKernelTimes(idx int, e *store.Evaluation) []float64 {
-	if r.c.Workload == nil || len(e.Launches) != len(r.c.Workload.Members) {
+	set, lay := r.sub.workloadSet()
+	if set == nil || len(e.Launches) != len(set.Members) {
 		return nil
 	}
-	w, err := r.c.Workload.Workload(r.c.Layout, r.c.Space.Values(idx))
+	w, err := set.Workload(lay, r.c.Space.Values(idx))
 	if err != nil {
 		return nil
 	}
@@ -1348,9 +1336,9 @@ func abovePowerLimit(deviceW float64, set *backend.Settings, o *Evaluation) {
 // checkPeaks compares what a valid measurement implies with the GPU's
 // peaks: throughput metrics (by unit, plausibility.RateOf) and the
 // Gtune.Simulation FLOP and byte counts over the measured time.
-func checkPeaks(c Config, j *backend.Job, o *Evaluation, workingSet int64) string {
+func checkPeaks(c Config, s *spec.Spec, j *backend.Job, o *Evaluation, workingSet int64) string {
 	var rates []plausibility.Rate
-	for _, m := range c.Spec.Metrics {
+	for _, m := range s.Metrics {
 		if v, ok := o.Metrics[m.Name]; ok {
 			if r, ok := plausibility.RateOf(m.Name, m.Unit, v); ok {
 				rates = append(rates, r)

@@ -65,7 +65,7 @@ func (f *fixture) run(t *testing.T, strat string, maxEvals int, fresh bool, obj 
 	be := sim.New(d, sim.Options{Seed: 7, Noise: 0.01})
 	defer be.Close()
 	sum, err := Run(context.Background(), Config{
-		Spec: f.spec, Space: sp, Backend: be, DB: f.db, Objective: objective.FromSpec(f.spec),
+		Subject: FromSpec(f.spec), Space: sp, Backend: be, DB: f.db, Objective: objective.FromSpec(f.spec),
 		Strategy: strat, Seed: 3, MaxEvals: maxEvals, Fresh: fresh, CompileWorkers: 2, Peaks: f.peaks,
 	})
 	if err != nil {

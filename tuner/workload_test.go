@@ -68,7 +68,7 @@ func runWorkload(t *testing.T, db *store.DB, set *workload.Set, lay *workload.La
 	}
 	be := sim.New(d, sim.Options{Seed: 7})
 	defer be.Close()
-	c := Config{Workload: set, Layout: lay, Space: sp, Backend: be, DB: db, Objective: objective.Objective{Name: objective.Time, Unit: "ms"},
+	c := Config{Subject: FromWorkload(set, lay), Space: sp, Backend: be, DB: db, Objective: objective.Objective{Name: objective.Time, Unit: "ms"},
 		Strategy: strat, Seed: 1, CompileWorkers: 2}
 	if err := c.Provide(context.Background(), io.Discard); err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestMeasureTwoSpecsOnTheSimulator(t *testing.T) {
 			t.Fatalf("space of %v configurations, %v", sp, err)
 		}
 		be := sim.New(d, sim.Options{Seed: 1})
-		sum, err := Run(context.Background(), Config{Workload: set, Layout: lay, Space: sp, Backend: be, DB: db,
+		sum, err := Run(context.Background(), Config{Subject: FromWorkload(set, lay), Space: sp, Backend: be, DB: db,
 			Objective: objective.Objective{Name: objective.Time, Unit: "ms"}, Strategy: "brute_force", RunKind: "measure", MaxEvals: 1, Fresh: true})
 		be.Close()
 		if err != nil {
@@ -239,7 +239,7 @@ func TestWorkloadAloneGreedy(t *testing.T) {
 	}
 	be := sim.New(d, sim.Options{Seed: 7})
 	defer be.Close()
-	c := Config{Workload: set, Layout: lay, Space: sp, Backend: be, DB: db, Strategy: "multi_alone_greedy",
+	c := Config{Subject: FromWorkload(set, lay), Space: sp, Backend: be, DB: db, Strategy: "multi_alone_greedy",
 		Objective: objective.Objective{Name: objective.Time, Unit: "ms"}}
 	if err := c.Provide(context.Background(), io.Discard); err != nil {
 		t.Fatal(err)
@@ -252,7 +252,7 @@ func TestWorkloadAloneGreedy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Run(context.Background(), Config{Spec: m.Spec, Space: msp, Backend: be, DB: db,
+		if _, err := Run(context.Background(), Config{Subject: FromSpec(m.Spec), Space: msp, Backend: be, DB: db,
 			Objective: objective.Objective{Name: objective.Time, Unit: "ms"}, Strategy: "brute_force", CompileWorkers: 2}); err != nil {
 			t.Fatal(err)
 		}
@@ -279,7 +279,7 @@ func TestWorkloadCompileCache(t *testing.T) {
 	run := func(cc *compilecache.Cache) *Summary {
 		be := sim.New(d, sim.Options{Seed: 7})
 		defer be.Close()
-		sum, err := Run(context.Background(), Config{Workload: set, Layout: lay, Space: sp, Backend: be, DB: openWorkloadDB(t),
+		sum, err := Run(context.Background(), Config{Subject: FromWorkload(set, lay), Space: sp, Backend: be, DB: openWorkloadDB(t),
 			Objective: objective.Objective{Name: objective.Time, Unit: "ms"}, Strategy: "brute_force", CompileWorkers: 2, CompileCache: cc})
 		if err != nil {
 			t.Fatal(err)

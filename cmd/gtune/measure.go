@@ -178,7 +178,7 @@ func measureSpec(ctx context.Context, cmd *cobra.Command, s *spec.Spec, cfg []ex
 		s.Measurement.Energy = &on
 	}
 	launch := []string{fmt.Sprintf("%s %s, stream 0", s.KernelName, sp.Key(0))}
-	return measureOne(ctx, cmd, s, tuner.Config{Spec: s, Space: sp}, sp.Key(0), launch, 1, f)
+	return measureOne(ctx, cmd, s, tuner.Config{Subject: tuner.FromSpec(s), Space: sp}, sp.Key(0), launch, 1, f)
 }
 
 // measureSet measures a workload narrowed to one configuration
@@ -219,7 +219,7 @@ func measureSet(ctx context.Context, cmd *cobra.Command, set *workload.Set, f me
 		names = append(names, fmt.Sprintf("%s %s, stream %d", l.Spec.KernelName, l.Spec.Key(l.Config), l.Stream))
 		streams[l.Stream] = true
 	}
-	return measureOne(ctx, cmd, set.Members[0].Spec, tuner.Config{Workload: set, Layout: lay, Space: sp}, w.Key(), names, len(streams), f)
+	return measureOne(ctx, cmd, set.Members[0].Spec, tuner.Config{Subject: tuner.FromWorkload(set, lay), Space: sp}, w.Key(), names, len(streams), f)
 }
 
 // measureOne completes c (a space of one configuration), runs the tuner

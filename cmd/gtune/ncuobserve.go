@@ -228,7 +228,7 @@ func ncuProfile(ctx context.Context, s *spec.Spec, sp *space.Space, keys []strin
 	args := []string{"--target-processes", "all", "--clock-control", "none",
 		"--kernel-name", "regex:^" + regexp.QuoteMeta(s.KernelName),
 		"--metrics", strings.Join(metrics, ","), "--csv", "--page", "raw", "--print-units", "base"}
-	log, measured, err := measureUnderNcu(ctx, f.ncu, args, f.device, dir, tuner.Config{Spec: prof, Space: sub, MaxEvals: sub.Len()})
+	log, measured, err := measureUnderNcu(ctx, f.ncu, args, f.device, dir, tuner.Config{Subject: tuner.FromSpec(prof), Space: sub, MaxEvals: sub.Len()})
 	if err != nil {
 		return nil, err
 	}

@@ -210,9 +210,9 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 	if err != nil {
 		return inputError{err}
 	}
-	subject := tuner.Config{Spec: s}
+	subject := tuner.Config{Subject: tuner.FromSpec(s)}
 	if set != nil {
-		subject = tuner.Config{Workload: set, Layout: lay}
+		subject = tuner.Config{Subject: tuner.FromWorkload(set, lay)}
 	}
 	inputs := subject
 	inputs.Space, inputs.Backend, inputs.DB, inputs.Strategy, inputs.StrategyParams = sp, first, db, stratName, params

@@ -275,7 +275,7 @@ func ncuMixes(ctx context.Context, f scheduleFlags, set *workload.Set, lay *work
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	log, _, err := measureUnderNcu(ctx, f.ncu, profile.NcuArgs(len(set.Members)), f.tune.device, tmp, tuner.Config{Workload: one, Layout: oneLay, Space: sp})
+	log, _, err := measureUnderNcu(ctx, f.ncu, profile.NcuArgs(len(set.Members)), f.tune.device, tmp, tuner.Config{Subject: tuner.FromWorkload(one, oneLay), Space: sp})
 	if err != nil {
 		return nil, err
 	}

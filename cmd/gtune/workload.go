@@ -122,7 +122,7 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 		return err
 	}
 	cfg := tuner.Config{
-		Workload: set, Layout: lay, Space: sp, Backend: be, DB: db, Objective: objs[0], Objectives: objs,
+		Subject: tuner.FromWorkload(set, lay), Space: sp, Backend: be, DB: db, Objective: objs[0], Objectives: objs,
 		Strategy: stratName, StrategyParams: params, Seed: f.seed,
 		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more,
 	}
