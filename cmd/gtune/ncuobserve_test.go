@@ -1,24 +1,19 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/gtune/gtune/profile"
-	"github.com/gtune/gtune/space"
-	"github.com/gtune/gtune/spec"
-	"github.com/gtune/gtune/tuner"
+	"github.com/gtune/gtune/ncupass"
 )
 
 // --observe: ncu with the default metrics or a list; anything else, an
 // empty metric, the simulated GPU and a workload are refused before any
 // work (exit 2, nothing tuned).
 func TestObserveNcuFlag(t *testing.T) {
-	if ms, err := parseObserve("ncu"); err != nil || !slices.Equal(ms, defaultNcuMetrics) {
+	if ms, err := parseObserve("ncu"); err != nil || !slices.Equal(ms, ncupass.DefaultMetrics) {
 		t.Errorf("ncu: %v %v", ms, err)
 	}
 	if ms, err := parseObserve("ncu:dram__bytes_read.sum,sm__cycles_elapsed.avg"); err != nil || !slices.Equal(ms, []string{"dram__bytes_read.sum", "sm__cycles_elapsed.avg"}) {
@@ -46,98 +41,5 @@ func TestObserveNcuFlag(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, %s", c.args[2:], code, errs)
 		}
-	}
-}
-
-// A batch's profiled launches are matched to its configurations: two
-// launches of the spec's kernel each (others, such as gtune's own,
-// ignored), the second one's metrics; a report with another count of
-// launches, or a timed launch of another grid, does not line up.
-func TestNcuLaunchMetrics(t *testing.T) {
-	s, err := spec.Load(filepath.Join("..", "..", "examples", "matmul", "spec.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := space.Build(s.Params, s.Restrictions, s.Constants)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := sp.Subset([]int{0, 5, 9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics := []string{"dram__throughput.avg.pct_of_peak_sustained_elapsed"}
-	var measured []*tuner.Evaluation
-	var ls []profile.LaunchMetrics
-	for i := range sub.Len() {
-		measured = append(measured, &tuner.Evaluation{Index: i, Key: sub.Key(i)})
-		grid, block, err := s.Geometry(sub.Values(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range []float64{100 + float64(i), float64(i)} { // warm-up, timed
-			ls = append(ls, profile.LaunchMetrics{Kernel: "matmul_kernel", Grid: grid, Block: block,
-				Values: map[string]float64{metrics[0]: v}, Units: map[string]string{metrics[0]: "%"}})
-		}
-		ls = append(ls, profile.LaunchMetrics{Kernel: "gtune_flush", Values: map[string]float64{}})
-	}
-	got, err := ncuLaunchMetrics(s, sub, measured, ls, metrics)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, e := range measured {
-		o := got[e.Key]
-		if len(o) != 1 || o[0].Value != float64(i) || o[0].Unit != "%" || o[0].Method != "ncu" {
-			t.Errorf("configuration %s: %+v, want the timed launch's %d %%", e.Key, o, i)
-		}
-	}
-	if _, err := ncuLaunchMetrics(s, sub, measured, ls[:len(ls)-2], metrics); err == nil || !strings.Contains(err.Error(), "not two each") {
-		t.Errorf("a launch missing: %v", err)
-	}
-	moved := slices.Clone(ls)
-	moved[1], moved[4] = moved[4], moved[1] // configuration 0's timed launch is configuration 1's
-	if _, err := ncuLaunchMetrics(s, sub, measured, moved, metrics); err == nil || !strings.Contains(err.Error(), "do not line up") {
-		t.Errorf("launches out of line: %v", err)
-	}
-	if _, err := ncuLaunchMetrics(s, sub, measured, ls, append(metrics, "sm__inst_executed.avg.per_cycle_active")); err == nil || !strings.Contains(err.Error(), "no value of sm__inst") {
-		t.Errorf("a metric missing: %v", err)
-	}
-}
-
-// Batches of four of ten items, item 5 failing wherever it is: the batch
-// holding it is halved down to it alone, every other item is done once,
-// in order, in seven calls; a stop after the first failure ends it there.
-func TestInBatches(t *testing.T) {
-	items := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
-	var done []int
-	var failed [][]int
-	try := func(batch []int, call int) error {
-		if slices.Contains(batch, 5) {
-			return fmt.Errorf("call %d: 5 cannot be done", call)
-		}
-		done = append(done, batch...)
-		return nil
-	}
-	fail := func(batch []int, err error) { failed = append(failed, slices.Clone(batch)) }
-	calls, err := inBatches(items, 4, try, fail, func() error { return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if calls != 7 || !slices.Equal(done, []int{0, 1, 2, 3, 4, 6, 7, 8, 9}) {
-		t.Errorf("%d calls, done %v; want 7 and every item but 5 in order", calls, done)
-	}
-	if fmt.Sprint(failed) != "[[4 5 6 7] [4 5] [5]]" {
-		t.Errorf("failed batches %v", failed)
-	}
-	stopped := errors.New("stopped")
-	done, failed = nil, nil
-	calls, err = inBatches(items, 4, try, fail, func() error {
-		if len(done) >= 4 {
-			return stopped
-		}
-		return nil
-	})
-	if !errors.Is(err, stopped) || calls != 2 || len(failed) != 0 {
-		t.Errorf("stopped: %v after %d calls, failed %v", err, calls, failed)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/ncupass"
 	"github.com/gtune/gtune/profile"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/schedule"
@@ -275,7 +276,7 @@ func ncuMixes(ctx context.Context, f scheduleFlags, set *workload.Set, lay *work
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	log, _, err := measureUnderNcu(ctx, f.ncu, profile.NcuArgs(len(set.Members)), f.tune.device, tmp, tuner.Config{Subject: tuner.FromWorkload(one, oneLay), Space: sp})
+	log, _, err := ncupass.MeasureUnder(ctx, ncupass.Options{Ncu: f.ncu, Device: f.tune.device, Version: version}, profile.NcuArgs(len(set.Members)), tmp, tuner.Config{Subject: tuner.FromWorkload(one, oneLay), Space: sp})
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/gtune/gtune/compilecache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/gpuctl"
+	"github.com/gtune/gtune/ncupass"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
@@ -254,7 +255,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if err != nil || len(observe) == 0 {
 		return err
 	}
-	return ncuObserve(ctx, cmd.ErrOrStderr(), s, sp, db, sum.RunID, observe, f)
+	return ncupass.Observe(ctx, cmd.ErrOrStderr(), s, sp, db, sum.RunID, observe, ncupass.Options{Ncu: f.ncu, Device: f.device, Version: version})
 }
 
 // addCompileFlags adds --compile-cache, --no-compile-cache,
