@@ -61,6 +61,6 @@ func newSpaceCmd() *cobra.Command {
 	c.Flags().StringVar(&beastName, "beast", "", "a declared search space instead of a SPEC: dgemm (autotuning-gemm-energy-beast.md, Figure 3)")
 	c.Flags().StringVar(&deviceID, "sim-device", "", "with --beast, or a workload: the device-database id whose limits the constraints (the occupancy) read, e.g. h100_sxm")
 	c.Flags().BoolVar(&orders, "orders", false, "a workload: count its launch orders too")
-	floatFlag(c.Flags(), &minOcc, "min-occupancy", strategy.DefaultMinOccupancy, 0, 1, false, "a workload: the occupancy a kernel's configuration needs to stay in the reduced space")
+	floatFlag(c.Flags(), &minOcc, "min-occupancy", strategy.DefaultMinOccupancy, 0, 1, true, "a workload: the occupancy a kernel's configuration needs to stay in the reduced space")
 	return c
 }
