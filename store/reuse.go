@@ -85,6 +85,59 @@ func (db *DB) Reuse(runID, evalID int64, position int, objective *float64) error
 	return nil
 }
 
+// ReuseLink is one evaluation a run reused (see Reuse).
+type ReuseLink struct {
+	Evaluation int64
+	Position   int
+	Objective  *float64
+}
+
+// ReuseMany records links of run runID as Reuse does, in one transaction:
+// a re-run that reuses thousands of evaluations pays one commit for a
+// batch of them, not one each. Errors: as Reuse's; a failed link leaves
+// none of the batch recorded.
+func (db *DB) ReuseMany(runID int64, links []ReuseLink) error {
+	if len(links) == 0 {
+		return nil
+	}
+	ctx := context.Background()
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	// The reused evaluations may be in an open batch of this process.
+	if err := db.commitBatchLocked(); err != nil {
+		return err
+	}
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: recording %d reused evaluations of run %d in %s: %v", len(links), runID, db.path, err)
+	}
+	defer tx.Rollback()
+	const q = `INSERT INTO run_reuse (run_id, evaluation_id, position, objective)
+		SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1) AND EXISTS (SELECT 1 FROM evaluations WHERE id = ?2)
+		ON CONFLICT DO NOTHING`
+	for _, l := range links {
+		var obj any
+		if l.Objective != nil {
+			obj = nullFloat(*l.Objective)
+		}
+		res, err := tx.ExecContext(ctx, q, runID, l.Evaluation, l.Position, obj)
+		if err != nil {
+			return fmt.Errorf("store: recording that run %d reused evaluation %d in %s: %w", runID, l.Evaluation, db.path, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			var dup int
+			tx.QueryRowContext(ctx, `SELECT count(*) FROM run_reuse WHERE run_id = ? AND evaluation_id = ?`, runID, l.Evaluation).Scan(&dup)
+			if dup == 0 {
+				return fmt.Errorf("store: recording that run %d reused evaluation %d in %s: no such run or evaluation: %w", runID, l.Evaluation, db.path, ErrNotFound)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: recording %d reused evaluations of run %d in %s: %v", len(links), runID, db.path, err)
+	}
+	return nil
+}
+
 // readTx scans one row of query, inside the open batch when there is one
 // (its rows are not yet visible to other connections).
 func (db *DB) readTx(ctx context.Context, b *openBatch, query string, args []any, dest ...any) error {

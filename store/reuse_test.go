@@ -78,3 +78,32 @@ func TestRunEvaluations(t *testing.T) {
 		db.Close()
 	}
 }
+
+// ReuseMany records a batch of links in one transaction, as Reuse does
+// one by one; a link to an unknown evaluation leaves none of its batch.
+func TestReuseMany(t *testing.T) {
+	db := openTemp(t)
+	r1 := newRun(t, db, "h", "GPU-0")
+	var ids []int64
+	for _, k := range []string{"a", "b"} {
+		e := &Evaluation{RunID: r1.ID, Key: k, Status: "valid", Objective: ptr(1)}
+		if err := db.Add(e); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, e.ID)
+	}
+	r2 := newRun(t, db, "h", "GPU-0")
+	if err := db.ReuseMany(r2.ID, []ReuseLink{{ids[0], 0, ptr(3)}, {999, 1, nil}}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a batch with an unknown evaluation: %v", err)
+	}
+	if es, _ := db.RunEvaluations(r2.ID); len(es) != 0 {
+		t.Fatalf("a failed batch left %d links", len(es))
+	}
+	if err := db.ReuseMany(r2.ID, []ReuseLink{{ids[1], 1, nil}, {ids[0], 0, ptr(3)}, {ids[0], 0, ptr(3)}}); err != nil {
+		t.Fatal(err)
+	}
+	es, err := db.RunEvaluations(r2.ID)
+	if err != nil || len(es) != 2 || es[0].Key != "a" || *es[0].Objective != 3 || es[1].Key != "b" || es[1].Objective != nil {
+		t.Fatalf("RunEvaluations after ReuseMany: %d, %v", len(es), err)
+	}
+}

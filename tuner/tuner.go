@@ -562,6 +562,9 @@ type run struct {
 	// inflight counts the configurations measuring on the GPUs of a run
 	// over several (loopGPUs): proposed, not in the queue, not yet told.
 	inflight int
+	// reuseLinks are the reused results told and not yet recorded
+	// (flushReuse).
+	reuseLinks []store.ReuseLink
 }
 
 // start checks the run's configuration, makes its strategy and problem
@@ -764,6 +767,9 @@ func (r *run) finish(status string, err error) (*Summary, error) {
 			err, status = e, "failed"
 		}
 	}
+	if e := r.flushReuse(); e != nil && err == nil {
+		err, status = e, "failed"
+	}
 	sum := r.sum
 	sum.Elapsed = r.elapsed()
 	sum.Compiled, sum.CompileReused = int(r.compiled.Load()), int(r.compileReused.Load())
@@ -838,8 +844,11 @@ func (r *run) record(o *Evaluation) error {
 			v := o.Value
 			obj = &v
 		}
-		if err := r.c.DB.Reuse(r.store.ID, o.storedID, len(sum.Evaluations), obj); err != nil {
-			return err
+		r.reuseLinks = append(r.reuseLinks, store.ReuseLink{Evaluation: o.storedID, Position: len(sum.Evaluations), Objective: obj})
+		if len(r.reuseLinks) >= reuseBatch {
+			if err := r.flushReuse(); err != nil {
+				return err
+			}
 		}
 	}
 	sum.Evaluations = append(sum.Evaluations, o)
@@ -869,6 +878,18 @@ func (r *run) record(o *Evaluation) error {
 		r.c.Progress.Step(len(sum.Evaluations), r.best)
 	}
 	return nil
+}
+
+// reuseBatch is how many reuse links a run records in one transaction
+// (store.DB.ReuseMany): a crash loses at most that many from the run's
+// account (the evaluations themselves are their own runs', committed).
+const reuseBatch = 256
+
+// flushReuse records the reuse links gathered so far.
+func (r *run) flushReuse() error {
+	links := r.reuseLinks
+	r.reuseLinks = nil
+	return r.c.DB.ReuseMany(r.store.ID, links)
 }
 
 // tell records the reused results os, in order.
