@@ -105,7 +105,9 @@ func (c *Config) Provide(ctx context.Context, log io.Writer) error {
 		c.Kernels = parts
 	}
 	if needs.Resources && c.Resources == nil {
-		c.Resources = NewResourceProvider(ctx, log, c.Backend, s, c.Space, c.DB).Resources
+		rp := NewResourceProvider(ctx, log, c.Backend, s, c.Space, c.DB)
+		rp.UseCompileCache(c.CompileCache) // its binaries kept for the run
+		c.Resources = rp.Resources
 	}
 	if needs.Target && c.Target == nil {
 		t, err := OccupancyTarget(c.Backend, s, c.Space)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/compilecache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/plausibility"
 	"github.com/gtune/gtune/space"
@@ -162,6 +163,14 @@ type ResourceProvider struct {
 	declared func(int) (int, int, error)
 	workers  int
 
+	// cache, when set (UseCompileCache), keeps the binaries compiled
+	// for their resources, keyed as the run's own compilations
+	// (compilecache.Key with compiler, the backend's identity), so that
+	// the run reuses them instead of compiling them again.
+	cache    *compilecache.Cache
+	compiler string
+	prob     *backend.Problem // the problem compiled against (prepare)
+
 	once    sync.Once
 	fillErr error
 	jobs    []*backend.Job
@@ -190,6 +199,44 @@ func NewResourceProvider(ctx context.Context, log io.Writer, be backend.Backend,
 		declared: declaredResources(be, s, sp),
 		workers:  runtime.NumCPU(),
 	}
+}
+
+// UseCompileCache has the provider take binaries from c and keep those it
+// compiles there, under the keys the run's compilations use, so that a
+// configuration compiled for its resources is not compiled again to be
+// measured. A nil c, or a backend that is not a backend.Compiler, leaves
+// the provider compiling on its own.
+func (p *ResourceProvider) UseCompileCache(c *compilecache.Cache) {
+	if c == nil {
+		return
+	}
+	if cc, ok := backend.Capability[backend.Compiler](p.be); ok {
+		if id, err := cc.CompilerID(); err == nil {
+			p.cache, p.compiler = c, id
+		}
+	}
+}
+
+// compile compiles j, through the compile cache when the provider has
+// one (UseCompileCache).
+func (p *ResourceProvider) compile(j *backend.Job) (*backend.Binary, error) {
+	if p.cache == nil {
+		return p.be.Compile(p.ctx, j)
+	}
+	key := compilecache.Key(p.compiler, p.prob.Kernels[j.Kernel], j)
+	if bin, rejected, ok := p.cache.Get(key); ok {
+		if rejected != nil {
+			return nil, rejected
+		}
+		return bin, nil
+	}
+	bin, err := p.be.Compile(p.ctx, j)
+	if err == nil {
+		_ = p.cache.Put(key, bin)
+	} else if ce, ok := errors.AsType[*backend.CompileError](err); ok && !ce.Process {
+		_ = p.cache.PutRejected(key, ce.Log)
+	}
+	return bin, err
 }
 
 // Resources is strategy.Options.Resources: registers per thread and
@@ -315,7 +362,7 @@ func (p *ResourceProvider) fill() {
 			defer wg.Done()
 			for u := range next {
 				j := p.jobs[u.index]
-				bin, err := p.be.Compile(p.ctx, j)
+				bin, err := p.compile(j)
 				if err != nil {
 					var ce *backend.CompileError
 					u.fromCompile = errors.As(err, &ce)
@@ -355,6 +402,7 @@ func (p *ResourceProvider) prepare() error {
 	for i := range prob.Kernels {
 		prob.Kernels[i].Args, prob.Kernels[i].Verification = nil, nil
 	}
+	p.prob = prob
 	if err := p.be.Prepare(p.ctx, prob); err != nil {
 		return fmt.Errorf("preparing the backend to compile: %w", err)
 	}

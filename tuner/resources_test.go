@@ -12,7 +12,9 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/compilecache"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
@@ -298,5 +300,41 @@ func TestResourcesUnknownNamesTheConfiguration(t *testing.T) {
 		"the results database holds no evaluation of it with this spec on this GPU; and the spec declares no Gtune.Simulation.Registers expression"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
+// With the compile cache, the binaries the provider compiles for their
+// resources are kept for the run: a run after it over the same cache
+// compiles nothing, each configuration compiled once in all.
+func TestResourcesKeepTheirBinaries(t *testing.T) {
+	s, sp := resourcesSpec(t, true)
+	be := &countingSim{Sim: h100Sim(t)}
+	c, err := compilecache.Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewResourceProvider(context.Background(), &strings.Builder{}, be, s, sp, nil)
+	p.UseCompileCache(c)
+	for i := range sp.Len() {
+		p.Resources(i)
+	}
+	if n := be.compiles.Load(); n != 112 {
+		t.Fatalf("the provider compiled %d, want 112", n)
+	}
+	db, err := store.Open(filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sum, err := Run(context.Background(), Config{Subject: FromSpec(s), Space: sp, Backend: be, DB: db, Objective: objective.FromSpec(s),
+		Strategy: "brute_force", CompileWorkers: 2, CompileCache: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The run compiles nothing; the reference run compiles its
+	// configuration itself, outside the cache (one build layer for it is
+	// still to come).
+	if n := be.compiles.Load(); n != 113 || sum.Compiled != 0 {
+		t.Errorf("after the run: %d compiles in all (the run %d), want 113 (the run 0, its reference 1)", n, sum.Compiled)
 	}
 }

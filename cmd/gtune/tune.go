@@ -238,6 +238,9 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		Subject: tuner.FromSpec(s), Space: sp, Backend: be, DB: db, Objective: obj, Objectives: objs, Strategy: stratName, StrategyParams: params, Seed: f.seed,
 		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more,
 	}
+	// The compile cache first: the resource provider (occupancy-guided
+	// strategies) keeps the binaries it compiles there for the run.
+	cfg.CompileCache = openCompileCache(cmd, f)
 	if err := cfg.Provide(ctx, cmd.ErrOrStderr()); err != nil {
 		return inputError{err}
 	}
@@ -247,7 +250,6 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		cfg.Peaks = tuner.Peaks(nil, s)
 	}
 	cfg.Backend = gr.Wrap(be)
-	cfg.CompileCache = openCompileCache(cmd, f)
 	cfg.CompletionOrder = completionOrder(be, f)
 	sum, err := runAndReport(ctx, cmd, cfg, f, db.Path(), func(out io.Writer, sum *tuner.Summary) {
 		report.TuneTable(out, s.Metrics, sum, db.Path())
