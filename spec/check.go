@@ -36,25 +36,17 @@ const placeholder = 1.7
 // Errors: an *Error naming the field and the configuration; ctx.Err()
 // when ctx ends first.
 func (s *Spec) CheckJobs(ctx context.Context, sp *space.Space) error {
-	n := sp.Len()
-	step := 1
-	if n > checkAll {
-		step = (n + checkAll - 1) / checkAll
-	}
-	for i := 0; i < n; i += step {
-		if i%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		cfg := sp.Values(i)
+	err := sampled(ctx, sp, func(cfg []expr.Value) error {
 		if _, err := s.job(cfg, false); err != nil {
 			return err
 		}
-		if _, err := s.Settings(cfg); err != nil {
-			return err
-		}
+		_, err := s.Settings(cfg)
+		return err
+	})
+	if err != nil {
+		return err
 	}
+	n := sp.Len()
 	if n == 0 {
 		return nil
 	}
@@ -163,21 +155,10 @@ type GeometryLimits struct {
 // does not ("" when all fit). Errors: a spec expression's (as CheckJobs);
 // ctx.Err() when ctx ends first.
 func (s *Spec) GeometryFit(ctx context.Context, sp *space.Space, lim GeometryLimits) (over, checked int, first string, err error) {
-	n := sp.Len()
-	step := 1
-	if n > checkAll {
-		step = (n + checkAll - 1) / checkAll
-	}
-	for i := 0; i < n; i += step {
-		if i%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return 0, 0, "", err
-			}
-		}
-		cfg := sp.Values(i)
+	err = sampled(ctx, sp, func(cfg []expr.Value) error {
 		j, err := s.job(cfg, false)
 		if err != nil {
-			return 0, 0, "", err
+			return err
 		}
 		checked++
 		if why := lim.why(j.Grid, j.Block, j.DynamicSharedBytes); why != "" {
@@ -186,8 +167,34 @@ func (s *Spec) GeometryFit(ctx context.Context, sp *space.Space, lim GeometryLim
 			}
 			over++
 		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, "", err
 	}
 	return over, checked, first, nil
+}
+
+// sampled calls check on the configurations of sp: all of them up to
+// checkAll, an evenly spaced sample of checkAll beyond, looking at ctx
+// every 4096. It stops at check's first error, or ctx.Err().
+func sampled(ctx context.Context, sp *space.Space, check func(cfg []expr.Value) error) error {
+	n := sp.Len()
+	step := 1
+	if n > checkAll {
+		step = (n + checkAll - 1) / checkAll
+	}
+	for i := 0; i < n; i += step {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := check(sp.Values(i)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ReferenceFits says why the reference configuration (Gtune.Reference)

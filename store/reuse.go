@@ -36,67 +36,24 @@ CREATE TABLE run_reuse (
 	return replaceRunsCheck(ctx, tx, "CHECK (backend IN ('cuda', 'sim', 'replay'))", "CHECK (backend <> '')")
 }
 
-// Reuse records that run runID took stored evaluation evalID from an
-// earlier run instead of measuring it: position is its place in the
-// order the run was told its results (0 first, own and reused alike),
-// objective its value under the run's objective (nil for a configuration
-// that is not valid). Like Add it joins an open batch (SetBatch). A
-// configuration reused twice by one run is recorded once. Errors: an
-// unknown run or evaluation, or a database error.
-func (db *DB) Reuse(runID, evalID int64, position int, objective *float64) error {
-	var obj any
-	if objective != nil {
-		obj = nullFloat(*objective)
-	}
-	ctx := context.Background()
-	db.wmu.Lock()
-	defer db.wmu.Unlock()
-	if db.batchErr != nil {
-		return db.commitBatchLocked()
-	}
-	const q = `INSERT INTO run_reuse (run_id, evaluation_id, position, objective)
-		SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1) AND EXISTS (SELECT 1 FROM evaluations WHERE id = ?2)
-		ON CONFLICT DO NOTHING`
-	fail := func(err error) error {
-		return fmt.Errorf("store: recording that run %d reused evaluation %d in %s: %w", runID, evalID, db.path, err)
-	}
-	var res sql.Result
-	var err error
-	if db.batchN > 1 {
-		b, err := db.batchTx(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		if res, err = b.tx.ExecContext(ctx, q, runID, evalID, position, obj); err != nil {
-			return fail(err)
-		}
-	} else if res, err = db.sql.ExecContext(ctx, q, runID, evalID, position, obj); err != nil {
-		return fail(err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fail(err)
-	} else if n == 0 {
-		var dup int
-		db.readTx(ctx, db.batch, `SELECT count(*) FROM run_reuse WHERE run_id = ? AND evaluation_id = ?`, []any{runID, evalID}, &dup)
-		if dup == 0 {
-			return fail(fmt.Errorf("no such run or evaluation: %w", ErrNotFound))
-		}
-	}
-	return nil
-}
-
-// ReuseLink is one evaluation a run reused (see Reuse).
+// ReuseLink is one stored evaluation a run took from an earlier run
+// instead of measuring it: Position is its place in the order the run
+// was told its results (0 first, own and reused alike), Objective its
+// value under the run's objective (nil for a configuration that is not
+// valid).
 type ReuseLink struct {
 	Evaluation int64
 	Position   int
 	Objective  *float64
 }
 
-// ReuseMany records links of run runID as Reuse does, in one transaction:
-// a re-run that reuses thousands of evaluations pays one commit for a
-// batch of them, not one each. Errors: as Reuse's; a failed link leaves
-// none of the batch recorded.
-func (db *DB) ReuseMany(runID int64, links []ReuseLink) error {
+// Reuse records links of run runID, in one transaction: a re-run that
+// reuses thousands of evaluations pays one commit for a batch of them,
+// not one each. An open batch of Add (SetBatch) is committed first (the
+// evaluations reused may be in it). A configuration reused twice by one
+// run is recorded once. Errors: an unknown run or evaluation (wrapping
+// ErrNotFound; then none of links is recorded), a database error.
+func (db *DB) Reuse(runID int64, links []ReuseLink) error {
 	if len(links) == 0 {
 		return nil
 	}
@@ -136,15 +93,6 @@ func (db *DB) ReuseMany(runID int64, links []ReuseLink) error {
 		return fmt.Errorf("store: recording %d reused evaluations of run %d in %s: %v", len(links), runID, db.path, err)
 	}
 	return nil
-}
-
-// readTx scans one row of query, inside the open batch when there is one
-// (its rows are not yet visible to other connections).
-func (db *DB) readTx(ctx context.Context, b *openBatch, query string, args []any, dest ...any) error {
-	if b != nil {
-		return b.tx.QueryRowContext(ctx, query, args...).Scan(dest...)
-	}
-	return db.sql.QueryRowContext(ctx, query, args...).Scan(dest...)
 }
 
 // RunEvaluations returns what run runID evaluated as a tuning, not as a

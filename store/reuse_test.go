@@ -30,22 +30,22 @@ func TestRunEvaluations(t *testing.T) {
 		}
 		r2 := newRun(t, db, "h", "GPU-0")
 		// Told: b (reused), d (own), a (reused, not valid under r2), e (own), c (reused).
-		if err := db.Reuse(r2.ID, first[1].ID, 0, ptr(5)); err != nil {
+		if err := db.Reuse(r2.ID, []ReuseLink{{first[1].ID, 0, ptr(5)}}); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.Add(&Evaluation{RunID: r2.ID, Key: "d", Status: "compile_failed", Reason: "x"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.Reuse(r2.ID, first[0].ID, 2, nil); err != nil {
+		if err := db.Reuse(r2.ID, []ReuseLink{{first[0].ID, 2, nil}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.Reuse(r2.ID, first[0].ID, 2, nil); err != nil { // told twice: recorded once
+		if err := db.Reuse(r2.ID, []ReuseLink{{first[0].ID, 2, nil}}); err != nil { // told twice: recorded once
 			t.Fatal(err)
 		}
 		if err := db.Add(&Evaluation{RunID: r2.ID, Key: "e", Status: "valid", Objective: ptr(2)}); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.Reuse(r2.ID, first[2].ID, 4, ptr(7)); err != nil {
+		if err := db.Reuse(r2.ID, []ReuseLink{{first[2].ID, 4, ptr(7)}}); err != nil {
 			t.Fatal(err)
 		}
 		es, err := db.RunEvaluations(r2.ID)
@@ -69,19 +69,19 @@ func TestRunEvaluations(t *testing.T) {
 		if err != nil || len(es) != 3 || *es[1].Objective != 1 {
 			t.Errorf("batch %d: run 1 = %d evaluations, %v", batch, len(es), err)
 		}
-		if err := db.Reuse(r2.ID, 999, 5, nil); !errors.Is(err, ErrNotFound) {
+		if err := db.Reuse(r2.ID, []ReuseLink{{999, 5, nil}}); !errors.Is(err, ErrNotFound) {
 			t.Errorf("batch %d: reuse of an unknown evaluation: %v", batch, err)
 		}
-		if err := db.Reuse(999, first[0].ID, 5, nil); !errors.Is(err, ErrNotFound) {
+		if err := db.Reuse(999, []ReuseLink{{first[0].ID, 5, nil}}); !errors.Is(err, ErrNotFound) {
 			t.Errorf("batch %d: reuse by an unknown run: %v", batch, err)
 		}
 		db.Close()
 	}
 }
 
-// ReuseMany records a batch of links in one transaction, as Reuse does
-// one by one; a link to an unknown evaluation leaves none of its batch.
-func TestReuseMany(t *testing.T) {
+// Reuse records a batch of links in one transaction; a link to an
+// unknown evaluation leaves none of its batch.
+func TestReuse(t *testing.T) {
 	db := openTemp(t)
 	r1 := newRun(t, db, "h", "GPU-0")
 	var ids []int64
@@ -93,17 +93,17 @@ func TestReuseMany(t *testing.T) {
 		ids = append(ids, e.ID)
 	}
 	r2 := newRun(t, db, "h", "GPU-0")
-	if err := db.ReuseMany(r2.ID, []ReuseLink{{ids[0], 0, ptr(3)}, {999, 1, nil}}); !errors.Is(err, ErrNotFound) {
+	if err := db.Reuse(r2.ID, []ReuseLink{{ids[0], 0, ptr(3)}, {999, 1, nil}}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a batch with an unknown evaluation: %v", err)
 	}
 	if es, _ := db.RunEvaluations(r2.ID); len(es) != 0 {
 		t.Fatalf("a failed batch left %d links", len(es))
 	}
-	if err := db.ReuseMany(r2.ID, []ReuseLink{{ids[1], 1, nil}, {ids[0], 0, ptr(3)}, {ids[0], 0, ptr(3)}}); err != nil {
+	if err := db.Reuse(r2.ID, []ReuseLink{{ids[1], 1, nil}, {ids[0], 0, ptr(3)}, {ids[0], 0, ptr(3)}}); err != nil {
 		t.Fatal(err)
 	}
 	es, err := db.RunEvaluations(r2.ID)
 	if err != nil || len(es) != 2 || es[0].Key != "a" || *es[0].Objective != 3 || es[1].Key != "b" || es[1].Objective != nil {
-		t.Fatalf("RunEvaluations after ReuseMany: %d, %v", len(es), err)
+		t.Fatalf("RunEvaluations after Reuse: %d, %v", len(es), err)
 	}
 }

@@ -881,7 +881,7 @@ func (r *run) record(o *Evaluation) error {
 }
 
 // reuseBatch is how many reuse links a run records in one transaction
-// (store.DB.ReuseMany): a crash loses at most that many from the run's
+// (store.DB.Reuse): a crash loses at most that many from the run's
 // account (the evaluations themselves are their own runs', committed).
 const reuseBatch = 256
 
@@ -889,7 +889,7 @@ const reuseBatch = 256
 func (r *run) flushReuse() error {
 	links := r.reuseLinks
 	r.reuseLinks = nil
-	return r.c.DB.ReuseMany(r.store.ID, links)
+	return r.c.DB.Reuse(r.store.ID, links)
 }
 
 // tell records the reused results os, in order.
