@@ -73,15 +73,7 @@ func newDevicesCmd() *cobra.Command {
 // listCUDADevices asks one worker per GPU for its description; NVML
 // (read-only) gives the count, so the parent never creates a CUDA context.
 func listCUDADevices(ctx context.Context) ([]backend.DeviceInfo, error) {
-	lib, err := nvml.Load()
-	if err != nil {
-		return nil, err
-	}
-	if err := lib.Init(); err != nil {
-		return nil, err
-	}
-	n, err := lib.DeviceCount()
-	lib.Shutdown()
+	n, err := gpuCount()
 	if err != nil {
 		return nil, err
 	}
@@ -95,4 +87,18 @@ func listCUDADevices(ctx context.Context) ([]backend.DeviceInfo, error) {
 		b.Close()
 	}
 	return devs, nil
+}
+
+// gpuCount is the number of GPUs NVML sees (read-only): the parent never
+// creates a CUDA context to count them.
+func gpuCount() (int, error) {
+	lib, err := nvml.Load()
+	if err != nil {
+		return 0, err
+	}
+	if err := lib.Init(); err != nil {
+		return 0, err
+	}
+	defer lib.Shutdown()
+	return lib.DeviceCount()
 }

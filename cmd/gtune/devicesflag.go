@@ -10,7 +10,6 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
-	"github.com/gtune/gtune/nvml"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 )
@@ -23,15 +22,7 @@ func gpuIndexes(f tuneFlags) ([]int, error) {
 		if simulatedBackend(f.backend) {
 			return nil, badInput("--devices all: the simulated GPU has no GPUs to count; name them, e.g. --devices 0,1,2,3 for four simulated GPUs of one model")
 		}
-		lib, err := nvml.Load()
-		if err != nil {
-			return nil, fmt.Errorf("--devices all: counting the GPUs: %w", err)
-		}
-		if err := lib.Init(); err != nil {
-			return nil, fmt.Errorf("--devices all: counting the GPUs: %w", err)
-		}
-		n, err := lib.DeviceCount()
-		lib.Shutdown()
+		n, err := gpuCount()
 		if err != nil {
 			return nil, fmt.Errorf("--devices all: counting the GPUs: %w", err)
 		}
