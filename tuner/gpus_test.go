@@ -9,6 +9,7 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/executor"
 	"github.com/gtune/gtune/objective"
 )
 
@@ -77,8 +78,16 @@ func TestRunOverSeveralGPUs(t *testing.T) {
 		}
 		total += g.Evaluated
 	}
-	if total != three.Evaluated {
-		t.Errorf("GPUs evaluated %d, the run %d", total, three.Evaluated)
+	// A configuration that failed to compile never reached a GPU: it is
+	// the run's, stored with no GPU.
+	compileFailed := 0
+	for _, o := range three.Evaluations {
+		if o.Status == backend.StatusCompileFailed {
+			compileFailed++
+		}
+	}
+	if compileFailed == 0 || total+compileFailed != three.Evaluated {
+		t.Errorf("GPUs evaluated %d and %d failed to compile, the run %d", total, compileFailed, three.Evaluated)
 	}
 	stored, err := f.db.RunEvaluations(three.RunID)
 	if err != nil {
@@ -90,6 +99,9 @@ func TestRunOverSeveralGPUs(t *testing.T) {
 		if e.DeviceUUID != "SIM-h100_sxm" {
 			t.Fatalf("%s: reuse key device %s, want the run's", e.Key, e.DeviceUUID)
 		}
+	}
+	if perGPU[""] != compileFailed {
+		t.Errorf("%d stored without a GPU, %d failed to compile", perGPU[""], compileFailed)
 	}
 	for _, g := range three.GPUs {
 		if perGPU[g.UUID] != g.Evaluated {
@@ -166,7 +178,7 @@ func TestGPUFailuresRequeue(t *testing.T) {
 		}
 	}
 	g := sum.GPUs
-	if len(g) != 4 || g[2].Dropped == "" || !strings.Contains(g[2].Dropped, "3 failures in a row, the last: GPU worker died") || g[2].Evaluated != 0 || dead.runs != maxGPUFailures {
+	if len(g) != 4 || g[2].Dropped == "" || !strings.Contains(g[2].Dropped, "3 failures in a row, the last: GPU worker died") || g[2].Evaluated != 0 || dead.runs != executor.MaxFailures {
 		t.Errorf("the dead GPU: %+v after %d runs", g[2], dead.runs)
 	}
 	if g[3].Dropped != "" || g[3].Evaluated == 0 {

@@ -26,6 +26,7 @@ import (
 	"github.com/gtune/gtune/backend/compileproc"
 	"github.com/gtune/gtune/compilecache"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/executor"
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
@@ -213,11 +214,14 @@ type Summary struct {
 // worker's round trips).
 type GPUShare struct {
 	UUID, Name string
-	Evaluated  int
-	Busy       time.Duration
+	// Evaluated counts the configurations the GPU measured (one that
+	// failed to compile reaches no GPU), Busy the wall time it spent
+	// measuring them.
+	Evaluated int
+	Busy      time.Duration
 	// Dropped says why the GPU left the run (its backend failed
-	// maxGPUFailures times in a row; its configurations went to the
-	// others); "" when it stayed.
+	// executor.MaxFailures times in a row; its configurations went to
+	// the others); "" when it stayed.
 	Dropped string
 }
 
@@ -254,6 +258,12 @@ type pending struct {
 	index int
 	cfg   []expr.Value
 	plan  *backend.Plan
+	// trial is the configuration's trial ID while in flight; started
+	// when it left the queue, and runWall the backend's wall time for
+	// it so far (a stale binary runs it twice).
+	trial   int
+	started time.Time
+	runWall time.Duration
 	// fin is closed when the compilation is over; cr is its outcome,
 	// read only after fin is closed.
 	fin chan struct{}
@@ -312,42 +322,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	if c.Progress != nil {
 		c.Progress.Start(min(r.maxEvals, r.sum.SpaceSize))
 	}
-	if len(c.GPUs) > 0 {
-		return r.loopGPUs()
-	}
-	for {
-		if err := r.propose(); err != nil {
-			return r.finish("failed", err)
-		}
-		if len(r.queue) == 0 {
-			break
-		}
-		waitStart := time.Now()
-		p, ok := r.next()
-		r.sum.Time.CompileWait += time.Since(waitStart)
-		if !ok {
-			return r.interrupted()
-		}
-		cr := p.cr
-		if r.timeLimit > 0 && r.elapsed() >= r.timeLimit {
-			r.stopProposing, r.queue = true, nil
-			break
-		}
-		o, err := r.evaluate(c.Backend, "", p, cr)
-		if err != nil {
-			if ctx.Err() != nil {
-				return r.interrupted()
-			}
-			return r.finish("failed", err)
-		}
-		if err := r.told(o); err != nil {
-			return r.finish("failed", err)
-		}
-		if ctx.Err() != nil {
-			return r.interrupted()
-		}
-	}
-	return r.done()
+	return r.loop()
 }
 
 // told records a measured outcome; an error ends the run: the
@@ -375,89 +350,19 @@ func (r *run) done() (*Summary, error) {
 	return r.finish("done", nil)
 }
 
-// slotOutcome is what one GPU of a run over several returns: the
-// outcome of the configuration it measured, or the error that ends the
-// run.
-type slotOutcome struct {
-	gpu  int
-	p    *pending
-	o    *Evaluation
-	err  error
-	busy time.Duration
-}
-
-// gpuError is a failure of a GPU's backend (its worker died and could not
-// be restarted, the GPU fell off the bus), not of the configuration it
-// was measuring: in a run over several GPUs the configuration goes to
-// another GPU.
-type gpuError struct{ err error }
-
-func (e *gpuError) Error() string { return e.err.Error() }
-func (e *gpuError) Unwrap() error { return e.err }
-
-// maxGPUFailures is how many backend failures in a row take a GPU out of
-// a run over several.
-const maxGPUFailures = 3
-
-// loopGPUs is Run's loop over several GPUs (Config.GPUs): each compiled
-// configuration goes to a free GPU, measured there in a goroutine of its
-// own (each backend serialises its own Run), and outcomes are stored as
-// they end and told in the order they end. Proposing, reuse, stopping
-// and recording are those of one GPU. A run that must stop (an error,
-// the context) waits for the configurations in flight, whose outcomes
-// are stored and told, so that nothing measured is lost.
-func (r *run) loopGPUs() (*Summary, error) {
-	gpus := append([]backend.Backend{r.c.Backend}, r.c.GPUs...)
-	free := make([]int, 0, len(gpus))
-	for i := range gpus {
-		free = append(free, i)
-	}
-	results := make(chan slotOutcome, len(gpus))
-	failures := make([]int, len(gpus)) // each GPU's backend failures in a row
-	var stop error                     // the first error that ends the run
-	// take records one outcome and frees its GPU. A GPU whose backend
-	// failed gives its configuration back to the queue, for another GPU
-	// (it was not stored: nothing is measured twice); one that failed
-	// maxGPUFailures times in a row leaves the run.
-	take := func(res slotOutcome) {
-		r.inflight--
-		g := &r.sum.GPUs[res.gpu]
-		g.Busy += res.busy
-		var ge *gpuError
-		if errors.As(res.err, &ge) && r.ctx.Err() == nil {
-			failures[res.gpu]++
-			if failures[res.gpu] < maxGPUFailures {
-				free = append(free, res.gpu)
-			} else {
-				g.Dropped = fmt.Sprintf("%d failures in a row, the last: %v", failures[res.gpu], ge.err)
-			}
-			if len(free) == 0 && r.inflight == 0 {
-				stop = fmt.Errorf("every GPU of the run failed; the last, %s: %w", g.UUID, ge.err)
-				return
-			}
-			r.queue = append([]*pending{res.p}, r.queue...)
-			return
-		}
-		free = append(free, res.gpu)
-		if res.err == nil {
-			failures[res.gpu] = 0
-		}
-		switch {
-		case res.err != nil:
-			if stop == nil {
-				stop = res.err
-			}
-		case stop == nil || r.ctx.Err() != nil:
-			r.sum.GPUs[res.gpu].Evaluated++
-			if err := r.told(res.o); err != nil && stop == nil {
-				stop = err
-			}
-		default:
-			// Stored already; told too, so the summary holds it.
-			r.sum.GPUs[res.gpu].Evaluated++
-			r.record(res.o)
-		}
-	}
+// loop is the run's driver over its executor (package executor): it
+// proposes (ask the strategy, reuse what the database holds, queue
+// compilations), gives each free slot the next compiled configuration,
+// and takes outcomes in the order they end: stored, then told. On one
+// GPU a configuration is told before the strategy is asked for the next
+// (a sequential strategy sees every result before it proposes again). A
+// run that must stop (an error, the context, the time limit) waits for
+// the trials in flight, whose outcomes are stored and told, so that
+// nothing measured is lost. A slot's failure (executor.SlotError) gives
+// its configuration back to the queue, for another GPU: it was not
+// stored, so nothing is measured twice.
+func (r *run) loop() (*Summary, error) {
+	var stop error // the first error that ends the run
 	for stop == nil && r.ctx.Err() == nil {
 		if err := r.propose(); err != nil {
 			stop = err
@@ -466,35 +371,16 @@ func (r *run) loopGPUs() (*Summary, error) {
 		if len(r.queue) == 0 && r.inflight == 0 {
 			break
 		}
-		if len(free) == 0 && r.inflight == 0 {
+		if r.ex.Live() == 0 {
 			break // every GPU left the run: take set stop
 		}
-		if len(r.queue) > 0 && len(free) > 0 {
-			waitStart := time.Now()
-			p, ok := r.next()
-			r.sum.Time.CompileWait += time.Since(waitStart)
-			if !ok {
-				break // interrupted
-			}
-			if r.timeLimit > 0 && r.elapsed() >= r.timeLimit {
-				r.stopProposing, r.queue = true, nil
-				continue
-			}
-			g := free[0]
-			free = free[1:]
-			r.inflight++
-			uuid := r.sum.GPUs[g].UUID
-			go func(be backend.Backend) {
-				t0 := time.Now()
-				o, err := r.evaluate(be, uuid, p, p.cr)
-				results <- slotOutcome{gpu: g, p: p, o: o, err: err, busy: time.Since(t0)}
-			}(gpus[g])
-			continue
+		stop = r.fill()
+		if r.inflight > 0 && stop == nil && r.ctx.Err() == nil {
+			r.take(r.ex.Wait(), &stop)
 		}
-		take(<-results)
 	}
 	for r.inflight > 0 {
-		take(<-results)
+		r.take(r.ex.Wait(), &stop)
 	}
 	switch {
 	case r.ctx.Err() != nil:
@@ -503,6 +389,104 @@ func (r *run) loopGPUs() (*Summary, error) {
 		return r.finish("failed", stop)
 	}
 	return r.done()
+}
+
+// fill gives each free slot of the executor the next compiled
+// configuration of the queue. A configuration that failed to compile is
+// stored and told at once, and fill returns so that the strategy may be
+// asked again before the next is taken (as it was told).
+func (r *run) fill() error {
+	for len(r.queue) > 0 && r.ex.Free() > 0 {
+		waitStart := time.Now()
+		p, ok := r.next()
+		r.sum.Time.CompileWait += time.Since(waitStart)
+		if !ok {
+			return nil // interrupted
+		}
+		if r.timeLimit > 0 && r.elapsed() >= r.timeLimit {
+			r.stopProposing, r.queue = true, nil
+			return nil
+		}
+		p.started = time.Now()
+		if err := p.cr.err; err != nil {
+			if _, ok := errors.AsType[*backend.CompileError](err); !ok {
+				return err
+			}
+			o, err := r.evaluated(p, executor.Outcome{Err: err})
+			if err != nil {
+				return err
+			}
+			return r.told(o)
+		}
+		for i, b := range p.cr.bins {
+			p.plan.Launches[i].Binary = b
+		}
+		r.submit(p)
+	}
+	return nil
+}
+
+// submit hands p's plan to a free slot of the executor.
+func (r *run) submit(p *pending) {
+	r.trials++
+	p.trial = r.trials
+	r.flight[p.trial] = p
+	r.inflight++
+	r.ex.Submit(r.ctx, executor.Trial{ID: p.trial, Index: p.index, Plan: p.plan})
+}
+
+// take stores and tells the outcome of a trial; the first error that
+// ends the run goes to *stop. After stop, outcomes are still stored and
+// counted (measured is never lost), without the checks that end a run.
+// A slot's failure puts its configuration back at the head of the queue;
+// the last slot's ends the run. A stale binary of the compile cache
+// (staleBinaries) is compiled again and the trial submitted again.
+func (r *run) take(out executor.Outcome, stop *error) {
+	r.inflight--
+	p := r.flight[out.Trial.ID]
+	delete(r.flight, out.Trial.ID)
+	p.runWall += out.Wall
+	if se, ok := errors.AsType[*executor.SlotError](out.Err); ok && r.ctx.Err() == nil {
+		if se.Last {
+			if *stop == nil {
+				*stop = se.Err
+				if len(r.c.GPUs) > 0 {
+					*stop = fmt.Errorf("every GPU of the run failed; the last, %s: %w", se.GPU, se.Err)
+				}
+			}
+			return
+		}
+		r.queue = append([]*pending{p}, r.queue...)
+		return
+	}
+	if launches, why := staleBinaries(p.cr, out.Result, out.Err); len(launches) > 0 && r.ctx.Err() == nil {
+		// A binary of the compile cache the GPU cannot use is never used
+		// as it is: compiled again, and the plan run again.
+		ms, err := r.recompile(p.plan, p.cr, launches, why)
+		if err == nil {
+			p.cr.compileMs += ms
+			for i := range p.cr.cacheKeys {
+				p.cr.cacheKeys[i] = "" // none is stale twice
+			}
+			r.submit(p)
+			return
+		}
+		out.Result, out.Err = nil, err
+	}
+	o, err := r.evaluated(p, out)
+	switch {
+	case err != nil:
+		if *stop == nil {
+			*stop = err
+		}
+	case *stop == nil || r.ctx.Err() != nil:
+		if err := r.told(o); err != nil && *stop == nil {
+			*stop = err
+		}
+	default:
+		// Stored already; told too, so the summary holds it.
+		r.record(o)
+	}
 }
 
 // run is the state of one tuning run, shared by its steps.
@@ -557,11 +541,14 @@ type run struct {
 	stopProposing bool
 	best          *Evaluation
 	launched      bool // some configuration's argument list matched the kernel's
-	// timeMu guards Summary.Time where GPUs evaluate concurrently.
-	timeMu sync.Mutex
-	// inflight counts the configurations measuring on the GPUs of a run
-	// over several (loopGPUs): proposed, not in the queue, not yet told.
+	// ex measures the run's trials: its GPUs (executor.Pool).
+	ex executor.Executor
+	// inflight counts the trials submitted to ex and not yet taken;
+	// flight holds their configurations by trial ID, and trials is the
+	// last trial ID given.
 	inflight int
+	flight   map[int]*pending
+	trials   int
 	// reuseLinks are the reused results told and not yet recorded
 	// (flushReuse).
 	reuseLinks []store.ReuseLink
@@ -708,6 +695,7 @@ func start(ctx context.Context, c Config) (*run, error) {
 			r.needReference = true
 		}
 	}
+	r.ex, r.flight = executor.NewPool(append([]backend.Backend{c.Backend}, c.GPUs...)...), map[int]*pending{}
 	r.startPool()
 	return r, nil
 }
@@ -771,6 +759,12 @@ func (r *run) finish(status string, err error) (*Summary, error) {
 		err, status = e, "failed"
 	}
 	sum := r.sum
+	if sum.GPUs != nil {
+		for i, sh := range r.ex.Shares() {
+			g := &sum.GPUs[i]
+			g.Evaluated, g.Busy, g.Dropped = sh.Evaluated, sh.Busy, sh.Dropped
+		}
+	}
 	sum.Elapsed = r.elapsed()
 	sum.Compiled, sum.CompileReused = int(r.compiled.Load()), int(r.compileReused.Load())
 	sum.Time.Compile = time.Duration(r.compileWall.Load())
@@ -1125,55 +1119,31 @@ func countOutputs(k backend.Kernel) int {
 	return n
 }
 
-// evaluate runs one compiled configuration's plan, completes its
-// observations, computes metrics and objective, and commits it to the
-// database.
-func (r *run) evaluate(be backend.Backend, gpu string, p *pending, cr compiled) (*Evaluation, error) {
-	c := r.c
+// evaluated shapes a trial's outcome (or, with out.Err a compile error
+// and no trial, a failed compilation) into the configuration's
+// evaluation: observations, metrics, objective; and commits it to the
+// database. Errors: the database's, and an outcome's error that is not
+// the configuration's (a stale binary compiled afresh and still refused,
+// the context's).
+func (r *run) evaluated(p *pending, out executor.Outcome) (*Evaluation, error) {
 	t0 := time.Now()
+	c := r.c
 	key := p.plan.Key
 	o := &Evaluation{Index: p.index, Key: key, Params: params(c.Space, p.cfg)}
 	ev := &store.Evaluation{
 		RunID: r.store.ID, SpecHash: r.sub.hash(), DeviceUUID: r.sum.Device.UUID, Key: key,
-		Params: o.Params, StartedAt: t0, GPU: gpu,
+		Params: o.Params, StartedAt: p.started,
 	}
-	var runWall time.Duration // the tuner's wait for the backend, not its own work
-	if cr.err != nil {
-		var ce *backend.CompileError
-		if !errors.As(cr.err, &ce) {
-			return nil, cr.err
-		}
+	if len(c.GPUs) > 0 {
+		ev.GPU = out.GPU
+	}
+	if ce, ok := errors.AsType[*backend.CompileError](out.Err); ok {
 		o.Status, o.Reason = backend.StatusCompileFailed, ce.Log
+	} else if out.Err != nil {
+		return nil, out.Err
 	} else {
-		ev.CompileMs = cr.compileMs
-		for i, b := range cr.bins {
-			p.plan.Launches[i].Binary = b
-		}
-		runStart := time.Now()
-		res, err := be.Run(r.ctx, p.plan)
-		runWall = time.Since(runStart)
-		if launches, why := staleBinaries(cr, res, err); len(launches) > 0 {
-			// A binary of the compile cache the GPU cannot use is never
-			// used as it is: compiled again, and the plan run again.
-			var ms float64
-			if ms, err = r.recompile(p.plan, cr, launches, why); err == nil {
-				ev.CompileMs += ms
-				cr.compileMs += ms
-				runStart = time.Now()
-				res, err = be.Run(r.ctx, p.plan)
-				runWall += time.Since(runStart)
-			}
-		}
-		if ce, ok := errors.AsType[*backend.CompileError](err); ok {
-			o.Status, o.Reason = backend.StatusCompileFailed, ce.Log
-		} else if err != nil {
-			if _, bad := errors.AsType[*backend.BinaryError](err); !bad && r.ctx.Err() == nil {
-				err = &gpuError{err}
-			}
-			return nil, err
-		} else {
-			r.measured(o, ev, p, res, cr.compileMs)
-		}
+		ev.CompileMs = p.cr.compileMs
+		r.measured(o, ev, p, out.Result, p.cr.compileMs)
 	}
 	ev.Status, ev.Reason = string(o.Status), o.Reason
 	ev.Observations, ev.Metrics = o.Observations, o.Metrics
@@ -1182,16 +1152,15 @@ func (r *run) evaluate(be backend.Backend, gpu string, p *pending, cr compiled) 
 		ev.Objective = &v
 	}
 	ev.FinishedAt = time.Now()
-	// Framework time is the tuner's own work on this configuration (metrics,
-	// objective, bookkeeping), measured on the wall clock around the
-	// backend call. BenchmarkMs cannot be subtracted instead: the simulated
-	// GPU and a replay report modelled or recorded benchmark times that
-	// are not wall time here, which made this negative.
-	ev.FrameworkMs = float64((ev.FinishedAt.Sub(t0) - runWall).Microseconds()) / 1000
-	r.timeMu.Lock() // GPUs of a run over several evaluate concurrently
-	r.sum.Time.Backend += runWall
-	r.sum.Time.Framework += ev.FinishedAt.Sub(t0) - runWall
-	r.timeMu.Unlock()
+	// Framework time is the tuner's own work on this configuration
+	// (metrics, objective, bookkeeping) on the wall clock. BenchmarkMs
+	// cannot stand for the backend's part: the simulated GPU and a
+	// replay report modelled or recorded benchmark times that are not
+	// wall time here.
+	framework := ev.FinishedAt.Sub(t0)
+	ev.FrameworkMs = float64(framework.Microseconds()) / 1000
+	r.sum.Time.Backend += p.runWall
+	r.sum.Time.Framework += framework
 	if err := c.DB.Add(ev); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,229 @@
+// Package executor is the evaluation seam of gtune: the tuner hands it
+// trials (a configuration's compiled plan) and takes back outcomes in the
+// order they end, without knowing what measures them. Pool measures on the
+// GPUs of this host, one backend (one GPU worker) each; a replay, the
+// simulated GPU and a projection are backends behind the same Pool, and a
+// Slurm task or a remote GPU is one more Executor.
+//
+// The driver's side of the contract (package tuner): Submit a trial while
+// Free() > 0, Wait for an outcome while trials are in flight, and a slot's
+// failure (a *SlotError) gives the trial back to be submitted again,
+// possibly to another slot. The sketch is ../shared/design.md, "Sketch:
+// the evaluation seam"; gonum/optimize's concurrent driver is the pattern
+// (a method asks for many, results told as they come).
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/gtune/gtune/backend"
+)
+
+// Trial is one measurement asked of an executor: run Plan, whose launches
+// carry their compiled binaries (backend.Launch.Binary), once.
+type Trial struct {
+	// ID is the driver's number for the trial, unique within a run.
+	ID int
+	// Index is the configuration's index in the run's search space.
+	Index int
+	// Repeat is the measurement's number among the configuration's: 0 the
+	// first.
+	Repeat int
+	Plan   *backend.Plan
+}
+
+// Outcome is what a trial gave: the backend's Result, or Err. Err is the
+// plan's own failure (a *backend.CompileError, a *backend.BinaryError,
+// the context's error) or a *SlotError: the slot failed, not the plan, and
+// the trial was not measured.
+type Outcome struct {
+	Trial  Trial
+	Result *backend.Result
+	Err    error
+	// Slot is the index of the slot that ran the trial (Shares' index);
+	// GPU its GPU's UUID and Host the host's name.
+	Slot int
+	GPU  string
+	Host string
+	// Wall is the wall time of the backend's Run.
+	Wall time.Duration
+	// ended is set when the run's context had ended by the time Run
+	// returned: its error is then the context's doing, not the slot's.
+	ended bool
+}
+
+// Executor runs trials and gives their outcomes in completion order.
+// Submit and Wait are called from one goroutine (the driver's).
+type Executor interface {
+	// Free is how many trials Submit takes now without waiting.
+	Free() int
+	// Live is how many slots are in the run: those not dropped.
+	Live() int
+	// Submit starts trial t on a free slot; it panics without one (the
+	// driver checks Free).
+	Submit(ctx context.Context, t Trial)
+	// Wait blocks until a trial in flight ends and returns its outcome;
+	// it must not be called without a trial in flight.
+	Wait() Outcome
+	// Shares gives each slot's account so far, in slot order.
+	Shares() []Share
+}
+
+// SlotError is a failure of a slot, not of the plan it ran: its backend's
+// worker died and could not be restarted, the GPU fell off the bus. The
+// trial was not measured and goes to another slot; a slot that fails
+// MaxFailures times in a row leaves the run (Dropped).
+type SlotError struct {
+	Slot int
+	GPU  string
+	Err  error
+	// Dropped is set when this failure took the slot out of the run.
+	Dropped bool
+	// Last is set when no slot is left.
+	Last bool
+}
+
+func (e *SlotError) Error() string { return e.Err.Error() }
+func (e *SlotError) Unwrap() error { return e.Err }
+
+// MaxFailures is how many failures in a row take a slot of a Pool of
+// several out of the run. A Pool of one slot drops it at its first
+// failure: retrying the same GPU is the backend's job (a GPU worker
+// restarts after a crash by itself), so what reaches the executor ends a
+// run on one GPU.
+const MaxFailures = 3
+
+// Share is one slot's account: its GPU, the trials it measured, the wall
+// time it spent measuring, and why it left the run ("" while in it).
+type Share struct {
+	GPU       string
+	Name      string
+	Evaluated int
+	Busy      time.Duration
+	Dropped   string
+}
+
+// Pool is the executor of this host: one slot per backend (each a GPU
+// worker; backends serialise their own Run), one trial in flight per slot.
+// A free slot is taken lowest index first, so that a run over one GPU,
+// or over several with the same timings, submits in a repeatable order.
+type Pool struct {
+	slots    []*slot
+	host     string
+	out      chan Outcome
+	inflight int
+}
+
+type slot struct {
+	be       backend.Backend
+	share    Share
+	busy     bool
+	failures int // in a row
+}
+
+// NewPool makes the executor over backends, the GPUs of one run (at least
+// one). The backends stay the caller's to close.
+func NewPool(backends ...backend.Backend) *Pool {
+	host, _ := os.Hostname()
+	p := &Pool{host: host, out: make(chan Outcome, len(backends))}
+	for _, be := range backends {
+		d := be.Device()
+		p.slots = append(p.slots, &slot{be: be, share: Share{GPU: d.UUID, Name: d.Name}})
+	}
+	return p
+}
+
+// Free implements Executor.
+func (p *Pool) Free() int {
+	n := 0
+	for _, s := range p.slots {
+		if !s.busy && s.share.Dropped == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Live implements Executor.
+func (p *Pool) Live() int {
+	n := 0
+	for _, s := range p.slots {
+		if s.share.Dropped == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Submit implements Executor: the trial runs on the lowest free slot, in
+// a goroutine of its own.
+func (p *Pool) Submit(ctx context.Context, t Trial) {
+	for i, s := range p.slots {
+		if s.busy || s.share.Dropped != "" {
+			continue
+		}
+		s.busy = true
+		p.inflight++
+		go func() {
+			t0 := time.Now()
+			res, err := s.be.Run(ctx, t.Plan)
+			p.out <- Outcome{Trial: t, Result: res, Err: err, Slot: i, GPU: s.share.GPU, Host: p.host, Wall: time.Since(t0), ended: ctx.Err() != nil}
+		}()
+		return
+	}
+	panic("executor: Submit without a free slot")
+}
+
+// Wait implements Executor. An error of Run that is not the plan's (not
+// a compile or binary error, and the context still live) is the slot's:
+// it comes back as a *SlotError.
+func (p *Pool) Wait() Outcome {
+	if p.inflight == 0 {
+		panic("executor: Wait without a trial in flight")
+	}
+	o := <-p.out
+	p.inflight--
+	s := p.slots[o.Slot]
+	s.busy = false
+	s.share.Busy += o.Wall
+	if o.Err != nil && !o.ended && slotFailure(o.Err) {
+		s.failures++
+		se := &SlotError{Slot: o.Slot, GPU: s.share.GPU, Err: o.Err}
+		if s.failures >= MaxFailures || len(p.slots) == 1 {
+			s.share.Dropped = fmt.Sprintf("%d failures in a row, the last: %v", s.failures, o.Err)
+			se.Dropped, se.Last = true, p.Live() == 0
+		}
+		o.Err = se
+		return o
+	}
+	if o.Err == nil {
+		s.failures = 0
+		s.share.Evaluated++
+	}
+	return o
+}
+
+// slotFailure tells a slot's failure from the plan's own.
+func slotFailure(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if _, ok := errors.AsType[*backend.CompileError](err); ok {
+		return false
+	}
+	_, ok := errors.AsType[*backend.BinaryError](err)
+	return !ok
+}
+
+// Shares implements Executor.
+func (p *Pool) Shares() []Share {
+	out := make([]Share, len(p.slots))
+	for i, s := range p.slots {
+		out[i] = s.share
+	}
+	return out
+}

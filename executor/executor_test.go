@@ -1,0 +1,136 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/device"
+)
+
+// gate is a GPU whose Run returns what the test sends on its channel,
+// when the test sends it: the test decides the order trials end in.
+type gate struct {
+	backend.Backend // only Device and Run are called
+	uuid            string
+	answers         chan error
+}
+
+func (g *gate) Device() device.Description {
+	return device.Description{Name: "GPU", Local: device.Local{UUID: g.uuid}}
+}
+
+func (g *gate) Run(ctx context.Context, p *backend.Plan) (*backend.Result, error) {
+	if err := <-g.answers; err != nil {
+		return nil, err
+	}
+	return &backend.Result{Status: backend.StatusValid, TimesMs: []float64{1}}, nil
+}
+
+func gates(n int) ([]*gate, []backend.Backend) {
+	var gs []*gate
+	var bes []backend.Backend
+	for i := range n {
+		g := &gate{uuid: fmt.Sprintf("GPU-%d", i), answers: make(chan error, 8)}
+		gs, bes = append(gs, g), append(bes, g)
+	}
+	return gs, bes
+}
+
+// Trials go to the lowest free slot and come back in the order they end,
+// each with its slot's GPU; the shares count them.
+func TestPoolCompletionOrder(t *testing.T) {
+	gs, bes := gates(3)
+	p := NewPool(bes...)
+	ctx := context.Background()
+	for i := range 3 {
+		p.Submit(ctx, Trial{ID: i + 1, Index: 10 + i, Plan: &backend.Plan{}})
+	}
+	if p.Free() != 0 || p.Live() != 3 {
+		t.Fatalf("free %d live %d after 3 trials on 3 slots", p.Free(), p.Live())
+	}
+	gs[2].answers <- nil
+	o := p.Wait()
+	if o.Trial.ID != 3 || o.Slot != 2 || o.GPU != "GPU-2" || o.Err != nil || o.Result.Status != backend.StatusValid {
+		t.Fatalf("first outcome %+v, want trial 3 on GPU-2", o)
+	}
+	// The slot freed is the one taken next.
+	p.Submit(ctx, Trial{ID: 4, Plan: &backend.Plan{}})
+	gs[2].answers <- nil
+	gs[0].answers <- nil
+	gs[1].answers <- nil
+	seen := map[int]string{}
+	for range 3 {
+		o := p.Wait()
+		seen[o.Trial.ID] = o.GPU
+	}
+	if seen[4] != "GPU-2" || seen[1] != "GPU-0" || seen[2] != "GPU-1" {
+		t.Errorf("trials on %v", seen)
+	}
+	sh := p.Shares()
+	if sh[0].Evaluated != 1 || sh[1].Evaluated != 1 || sh[2].Evaluated != 2 {
+		t.Errorf("shares %+v", sh)
+	}
+}
+
+// A slot's failure comes back as a *SlotError; MaxFailures in a row drop
+// the slot, a success between them resets the count. A plan's own
+// failure (a compile or binary error) is not the slot's.
+func TestPoolSlotFailures(t *testing.T) {
+	gs, bes := gates(2)
+	p := NewPool(bes...)
+	ctx := context.Background()
+	died := errors.New("GPU worker died")
+	run := func(answer error) Outcome {
+		p.Submit(ctx, Trial{ID: 1, Plan: &backend.Plan{}})
+		gs[0].answers <- answer
+		return p.Wait()
+	}
+	for _, answer := range []error{died, died, nil, &backend.CompileError{Log: "x"}, &backend.BinaryError{Err: errors.New("bad image")}, died, died} {
+		o := run(answer)
+		se, slot := errors.AsType[*SlotError](o.Err)
+		if slot != (answer == died) || (slot && (se.Dropped || se.GPU != "GPU-0")) {
+			t.Fatalf("answer %v: outcome error %#v", answer, o.Err)
+		}
+	}
+	o := run(died)
+	se, _ := errors.AsType[*SlotError](o.Err)
+	if se == nil || !se.Dropped || se.Last || p.Live() != 1 || p.Free() != 1 {
+		t.Fatalf("third failure in a row: %#v, live %d", o.Err, p.Live())
+	}
+	if d := p.Shares()[0].Dropped; !strings.Contains(d, "3 failures in a row, the last: GPU worker died") {
+		t.Errorf("dropped: %q", d)
+	}
+	// The dropped slot is never taken again.
+	p.Submit(ctx, Trial{ID: 2, Plan: &backend.Plan{}})
+	gs[1].answers <- nil
+	if o := p.Wait(); o.Slot != 1 || o.Err != nil {
+		t.Errorf("after the drop: %+v", o)
+	}
+}
+
+// A pool of one slot drops it at its first failure (retrying one GPU is
+// its worker's business), and says it was the last; an error after the
+// run's context ended is not the slot's.
+func TestPoolOfOne(t *testing.T) {
+	gs, bes := gates(1)
+	p := NewPool(bes...)
+	ctx, cancel := context.WithCancel(context.Background())
+	p.Submit(ctx, Trial{ID: 1, Plan: &backend.Plan{}})
+	cancel()
+	gs[0].answers <- errors.New("worker killed")
+	if o := p.Wait(); o.Err == nil || p.Live() != 1 {
+		t.Fatalf("cancelled: %v, live %d", o.Err, p.Live())
+	} else if _, slot := errors.AsType[*SlotError](o.Err); slot {
+		t.Fatalf("an error after the context ended counted against the slot: %v", o.Err)
+	}
+	p.Submit(context.Background(), Trial{ID: 2, Plan: &backend.Plan{}})
+	gs[0].answers <- errors.New("GPU fell off the bus")
+	se, _ := errors.AsType[*SlotError](p.Wait().Err)
+	if se == nil || !se.Dropped || !se.Last || p.Live() != 0 || p.Free() != 0 {
+		t.Fatalf("one slot failing: %#v, live %d", se, p.Live())
+	}
+}
