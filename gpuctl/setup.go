@@ -107,6 +107,10 @@ func Preflight(s *spec.Spec, o Options, simulated bool) error {
 // Run is the GPU-settings part of one tuning run (Setup).
 type Run struct {
 	session *Session
+	// others are the sessions of the further GPUs of a run over several
+	// (AddGPUs), in order; simState the first GPU's simulated state file.
+	others   []*Session
+	simState string
 	drop    map[string]bool
 	space   *space.Space
 	plan    *Plan
@@ -145,20 +149,23 @@ func (r *Run) Wrap(be backend.Backend) backend.Backend {
 	return Wrap(be, r.session, r.drop)
 }
 
-// Close restores the original settings (defer it: it runs at normal exit,
-// after SIGINT/SIGTERM cancelled the run, and while a panic unwinds), and
-// says on the log that it did, or why restoring failed. r may be nil.
+// Close restores the original settings of every GPU of the run (defer
+// it: it runs at normal exit, after SIGINT/SIGTERM cancelled the run,
+// and while a panic unwinds), and says on the log that it did, or why
+// restoring failed. r may be nil.
 func (r *Run) Close() {
 	if r == nil || r.session == nil {
 		return
 	}
-	_, changed := r.session.Original()
-	if err := r.session.Close(); err != nil {
-		fmt.Fprintln(r.log, "gtune: restoring the GPU settings failed:", err)
-		return
-	}
-	if changed {
-		fmt.Fprintf(r.log, "gtune: original GPU settings of %s restored\n", r.session.Controller().DeviceUUID())
+	for _, s := range append([]*Session{r.session}, r.others...) {
+		_, changed := s.Original()
+		if err := s.Close(); err != nil {
+			fmt.Fprintf(r.log, "gtune: restoring the GPU settings of %s failed: %v\n", s.Controller().DeviceUUID(), err)
+			continue
+		}
+		if changed {
+			fmt.Fprintf(r.log, "gtune: original GPU settings of %s restored\n", s.Controller().DeviceUUID())
+		}
 	}
 }
 
@@ -194,7 +201,7 @@ func Setup(ctx context.Context, log io.Writer, s *spec.Spec, sp *space.Space, be
 	if err != nil {
 		return nil, inputError(err)
 	}
-	r := &Run{space: sp, log: log, drop: map[string]bool{}}
+	r := &Run{space: sp, log: log, drop: map[string]bool{}, simState: o.SimState}
 	journal := o.Journal
 	if journal == "" {
 		journal = DefaultJournalPath(db)
@@ -259,42 +266,107 @@ func Setup(ctx context.Context, log io.Writer, s *spec.Spec, sp *space.Space, be
 // the probe's error when the settings may not be changed (r has no
 // session then); err is any other failure, after which nothing is held.
 func (r *Run) open(be backend.Backend, sb backend.Simulator, o Options, journal string) (noPerm, err error) {
+	r.session, noPerm, err = openSession(be, sb, o.SimState, journal)
+	if err != nil && r.session != nil {
+		r.Close()
+		r.session = nil
+	}
+	return noPerm, err
+}
+
+// openSession opens be's controller and a probed Session journalled at
+// journal (simState: the simulated GPU's state file, "" in memory). On
+// noPerm or err it returns the session only where one must be closed (a
+// failed probe that may have changed something).
+func openSession(be backend.Backend, sb backend.Simulator, simState, journal string) (s *Session, noPerm, err error) {
 	var ctl Controller
 	meta := Journal{DeviceName: be.Device().Name}
 	if sb != nil {
 		d := sb.Description()
-		c, err := sim.NewControl(&d, sim.ControlOptions{StateFile: o.SimState})
+		c, err := sim.NewControl(&d, sim.ControlOptions{StateFile: simState, UUID: be.Device().UUID})
 		if err != nil {
-			return nil, inputError(err)
+			return nil, nil, inputError(err)
 		}
 		if ctl, err = NewSim(c); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		meta.Backend, meta.SimState = "sim", c.StateFile()
-		if o.SimState == "" {
+		if simState == "" {
 			journal = "" // an in-memory simulated GPU outlives nothing
 		}
 	} else {
 		if ctl, err = OpenNVML(be.Device().UUID); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		meta.Backend = "nvml"
 	}
-	r.session = NewSession(ctl, journal, meta)
-	if err := r.session.Probe(); err != nil {
+	s = NewSession(ctl, journal, meta)
+	if err := s.Probe(); err != nil {
 		if errors.Is(err, ErrJournalExists) {
-			r.session = nil
-			return nil, inputError(err)
+			return nil, nil, inputError(err)
 		}
 		if !errors.Is(err, ErrNoPermission) {
-			r.Close()
-			r.session = nil
-			return nil, err
+			return s, nil, err
 		}
-		r.session = nil
-		return err, nil
+		return nil, err, nil
 	}
-	return nil, nil
+	return s, nil, nil
+}
+
+// AddGPUs opens a session on each further GPU of a run over several
+// (gtune tune --devices; more are of the first GPU's model, which the
+// tuner checks), journalled beside the first GPU's journal with the GPU's
+// position appended (".1", ".2", ...): each GPU's settings are applied
+// to it before each of its Runs, and its originals put back at Close.
+// A run whose settings were dropped for want of permission drops them on
+// every GPU. Without permission on a further GPU it returns an
+// *InputError (the run's settings cannot be applied to all GPUs alike);
+// after an error every GPU's originals are back. r nil, or a run without
+// settings to apply, adds nothing.
+func (r *Run) AddGPUs(more []backend.Backend) error {
+	if r == nil || r.session == nil {
+		return nil
+	}
+	for i, be := range more {
+		sb, _ := backend.Capability[backend.Simulator](be)
+		journal, simState := r.session.JournalPath(), r.simState
+		if journal != "" {
+			journal = fmt.Sprintf("%s.%d", journal, i+1)
+		}
+		if simState != "" {
+			simState = fmt.Sprintf("%s.%d", simState, i+1)
+		}
+		s, noPerm, err := openSession(be, sb, simState, journal)
+		if s != nil && (noPerm != nil || err != nil) {
+			s.Close()
+		}
+		if noPerm != nil {
+			err = badInput("no permission to change the GPU settings of %s (%s), GPU %d of the run (%v): run as root, or tune the GPU settings on one GPU", be.Device().Name, be.Device().UUID, i+1, noPerm)
+		}
+		if err != nil {
+			r.Close()
+			return err
+		}
+		r.others = append(r.others, s)
+	}
+	return nil
+}
+
+// WrapGPUs is Wrap for the further GPUs of a run over several, in the
+// order AddGPUs was given them.
+func (r *Run) WrapGPUs(more []backend.Backend) []backend.Backend {
+	out := make([]backend.Backend, len(more))
+	for i, be := range more {
+		switch {
+		case r == nil || (r.session == nil && len(r.drop) == 0):
+			out[i] = be
+		case i < len(r.others):
+			out[i] = Wrap(be, r.others[i], r.drop)
+		default:
+			out[i] = Wrap(be, nil, r.drop)
+		}
+	}
+	return out
 }
 
 // SetupWorkload prepares the chip's GPU settings of a workload run:
@@ -337,7 +409,7 @@ func SetupWorkload(log io.Writer, set *workload.Set, be backend.Backend, o Optio
 	if journal == "" {
 		journal = DefaultJournalPath(db)
 	}
-	r := &Run{log: log, drop: map[string]bool{}}
+	r := &Run{log: log, drop: map[string]bool{}, simState: o.SimState}
 	noPerm, err := r.open(be, sb, o, journal)
 	if err != nil {
 		return nil, err

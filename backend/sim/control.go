@@ -67,6 +67,9 @@ type ControlOptions struct {
 	// NoPermission makes a new state's setters answer
 	// NVML_ERROR_NO_PERMISSION (an existing file keeps its own value).
 	NoPermission bool
+	// UUID is a new state's GPU UUID (default "SIM-<id>"): a further
+	// simulated GPU of one model has its own (Sim.Device, Options.Index).
+	UUID string
 }
 
 // DefaultControlState is the state of a freshly booted d: nothing locked,
@@ -110,6 +113,9 @@ func NewControl(d *device.Description, opts ControlOptions) (*Control, error) {
 	}
 	c.st = DefaultControlState(d)
 	c.st.NoPermission = opts.NoPermission
+	if opts.UUID != "" {
+		c.st.UUID = opts.UUID
+	}
 	if c.path != "" {
 		if err := c.save(); err != nil {
 			return nil, err

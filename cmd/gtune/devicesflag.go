@@ -10,7 +10,6 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
-	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 )
 
@@ -49,19 +48,16 @@ func gpuIndexes(f tuneFlags) ([]int, error) {
 // openBackends opens the GPUs a run measures on: --device's alone, or
 // with --devices the first as the run's backend (compiling in worker
 // processes as --compile-processes says, for every GPU) and the others
-// as tuner.Config.GPUs, each its own GPU worker. GPU settings as tunable
-// parameters are refused with --devices: every GPU's worker would have to
-// apply them. On error nothing is left open.
-func openBackends(ctx context.Context, log io.Writer, s *spec.Spec, params []space.Param, f tuneFlags) (backend.Backend, []backend.Backend, error) {
+// as tuner.Config.GPUs, each its own GPU worker (GPU settings, where the
+// run tunes them, are applied to each GPU by its own session:
+// gpuctl.Run.AddGPUs). On error nothing is left open.
+func openBackends(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) (backend.Backend, []backend.Backend, error) {
 	if f.devices == "" {
 		be, err := openBackend(ctx, log, s, f)
 		return be, nil, err
 	}
 	if f.device != 0 {
 		return nil, nil, badInput("give --device or --devices, not both")
-	}
-	if f.gpu.Strategy != "" || slices.ContainsFunc(params, func(p space.Param) bool { return strings.HasPrefix(p.Name, "nvml_") }) {
-		return nil, nil, badInput("--devices with GPU settings (clocks, power limit) as tunable parameters is not supported: tune them on one GPU (--device)")
 	}
 	idx, err := gpuIndexes(f)
 	if err != nil {

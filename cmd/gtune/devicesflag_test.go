@@ -15,8 +15,7 @@ import (
 // gtune tune --devices on the simulated GPU: four simulated GPUs of one
 // model tune as one run, each measuring a share, with the best of one
 // GPU's run; the summary says what each did. Bad lists, --devices all
-// on the simulator, --device with --devices and GPU settings with
-// --devices are refused.
+// on the simulator and --device with --devices are refused.
 func TestTuneDevices(t *testing.T) {
 	spec := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
 	dir := t.TempDir()
@@ -78,7 +77,6 @@ func TestTuneDevices(t *testing.T) {
 		{[]string{"--devices", "0,x"}, `--devices "0,x": want all, or GPU indexes 0-1023`},
 		{[]string{"--devices", "1,1"}, `--devices "1,1": GPU 1 is named twice`},
 		{[]string{"--devices", "0,1", "--device", "1"}, "give --device or --devices, not both"},
-		{[]string{"--devices", "0,1", "--gpu-settings", "g1", "--allow-gpu-settings"}, "--devices with GPU settings (clocks, power limit) as tunable parameters is not supported"},
 	} {
 		code, _, errs := gtune(t, append([]string{"tune", spec, "--backend", "sim", "--db", filepath.Join(dir, "bad.db"), "--no-progress"}, c.args...)...)
 		if code != 2 || !strings.Contains(errs, c.want) {

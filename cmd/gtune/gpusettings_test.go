@@ -215,11 +215,11 @@ func TestChildGtune(t *testing.T) {
 
 // startTune starts a long simulated tune with GPU settings in a child
 // process and waits until the simulated GPU's settings have changed.
-func startTune(t *testing.T, dir string) (*exec.Cmd, string, string, *strings.Builder) {
+func startTune(t *testing.T, dir string, extra ...string) (*exec.Cmd, string, string, *strings.Builder) {
 	t.Helper()
 	db, state := filepath.Join(dir, "r.db"), filepath.Join(dir, "state.json")
-	args, _ := json.Marshal([]string{"tune", writeSpec(t, "", ""), "--backend", "sim", "--sim-device", "k20c", "--gpu-settings", "g1",
-		"--allow-gpu-settings", "--sim-nvml-state", state, "--db", db, "--no-progress", "--objective", "energy"})
+	args, _ := json.Marshal(append([]string{"tune", writeSpec(t, "", ""), "--backend", "sim", "--sim-device", "k20c", "--gpu-settings", "g1",
+		"--allow-gpu-settings", "--sim-nvml-state", state, "--db", db, "--no-progress", "--objective", "energy"}, extra...))
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChildGtune$")
 	cmd.Env = append(os.Environ(), "GTUNE_CHILD_ARGS="+string(args))
 	var stderr strings.Builder
@@ -287,6 +287,96 @@ func TestGPUSettingsCrashRecovery(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "nothing to restore") {
 		t.Fatalf("second restore: exit %d: %s", code, out)
 	}
+}
+
+// GPU settings on a run over two simulated GPUs (--devices 0,1): each GPU
+// has its own session and journal (the second's at .gpu-journal.1) and
+// the settings are applied to each GPU before its own trials; a normal
+// exit restores both. After kill -9 both journals stay, and gtune restore
+// --db puts back both GPUs' settings.
+func TestGPUSettingsOnSeveralGPUs(t *testing.T) {
+	dir := t.TempDir()
+	db, state := filepath.Join(dir, "r.db"), filepath.Join(dir, "state.json")
+	code, out, errs := gtune(t, "tune", writeSpec(t, "", ""), "--backend", "sim", "--sim-device", "k20c", "--gpu-settings", "g1",
+		"--allow-gpu-settings", "--sim-nvml-state", state, "--db", db, "--json", "--objective", "energy", "--strategy", "random_sample",
+		"--max-evals", "60", "--no-progress", "--devices", "0,1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Best struct {
+			Params map[string]any `json:"params"`
+		} `json:"best"`
+		GPUs []struct {
+			UUID      string
+			Evaluated int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if doc.Best.Params["nvml_gr_clock"] == nil || len(doc.GPUs) != 2 || doc.GPUs[0].Evaluated == 0 || doc.GPUs[1].Evaluated == 0 {
+		t.Fatalf("best %v, GPUs %+v", doc.Best.Params, doc.GPUs)
+	}
+	for _, uuid := range []string{"SIM-k20c", "SIM-k20c-1"} {
+		if !strings.Contains(errs, "original GPU settings of "+uuid+" restored") {
+			t.Errorf("stderr does not say %s was restored: %s", uuid, errs)
+		}
+	}
+	for i, p := range []string{state, state + ".1"} {
+		if st := readState(t, p); st != defaultFor(t, i) {
+			t.Errorf("%s after the run: %+v", p, st)
+		}
+	}
+	for _, j := range []string{db + ".gpu-journal", db + ".gpu-journal.1"} {
+		if _, err := os.Stat(j); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("journal %s left after a normal exit", j)
+		}
+	}
+
+	// kill -9 once both GPUs run at settings of their own.
+	dir = t.TempDir()
+	cmd, journal, state, stderr := startTune(t, dir, "--devices", "0,1")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		if c, err := sim.OpenControl(state + ".1"); err == nil && c.State() != defaultFor(t, 1) {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the second GPU's settings never changed: %s", stderr.String())
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	for _, j := range []string{journal, journal + ".1"} {
+		if _, err := gpuctl.ReadJournal(j); err != nil {
+			t.Fatalf("journal after kill -9: %v", err)
+		}
+	}
+	code, out, errs = gtune(t, "restore", "--db", strings.TrimSuffix(journal, ".gpu-journal"))
+	if code != 0 || !strings.Contains(out, "restored the original settings of SIM-k20c;") || !strings.Contains(out, "restored the original settings of SIM-k20c-1;") {
+		t.Fatalf("restore: exit %d: %s %s", code, out, errs)
+	}
+	for i, p := range []string{state, state + ".1"} {
+		if st := readState(t, p); st != defaultFor(t, i) {
+			t.Errorf("%s after gtune restore: %+v", p, st)
+		}
+	}
+	for _, j := range []string{journal, journal + ".1"} {
+		if _, err := os.Stat(j); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("journal %s not removed", j)
+		}
+	}
+}
+
+// defaultFor is the simulated K20c's state as booted, as simulated GPU i
+// of a run over several (its UUID "SIM-k20c-i" from the second on).
+func defaultFor(t *testing.T, i int) sim.ControlState {
+	st := defaultState(t, "k20c")
+	if i > 0 {
+		st.UUID += "-" + strconv.Itoa(i)
+	}
+	return st
 }
 
 func TestRestoreRefusesBadJournals(t *testing.T) {

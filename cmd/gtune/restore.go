@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,14 +26,25 @@ func newRestoreCmd() *cobra.Command {
 first change and restores them when it exits, also after SIGINT, SIGTERM or a panic. After a crash or
 kill -9 the journal remains; gtune restore reads it, checks its checksum and that it belongs to this GPU,
 puts the settings back (unlocking clocks, the application clocks, the power limit) and removes it.
-A corrupt journal, or one for another GPU, changes nothing.`,
+A corrupt journal, or one for another GPU, changes nothing. A run over several GPUs (--devices) keeps one
+journal per GPU, the first GPU's at the database path + .gpu-journal and the others' with .1, .2, ...
+appended; --db restores each of them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			explicit := cmd.Flags().Changed("journal")
-			if journal == "" {
-				journal = gpuctl.DefaultJournalPath(db)
+			if cmd.Flags().Changed("journal") {
+				return runRestore(cmd, journal, true)
 			}
-			return runRestore(cmd, journal, explicit)
+			first := gpuctl.DefaultJournalPath(db)
+			if err := runRestore(cmd, first, false); err != nil {
+				return err
+			}
+			// The further GPUs' journals of a run over several, in order.
+			for _, p := range furtherJournals(first) {
+				if err := runRestore(cmd, p, true); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
 	c.Flags().StringVar(&journal, "journal", "", "the journal (default: the database path + .gpu-journal)")
@@ -88,4 +103,26 @@ func lockedText(mhz int) string {
 		return "not locked"
 	}
 	return fmt.Sprintf("locked at %d MHz", mhz)
+}
+
+// furtherJournals are the journals of the further GPUs of a run over
+// several beside first (first.1, first.2, ...), in GPU order.
+func furtherJournals(first string) []string {
+	matches, _ := filepath.Glob(first + ".*")
+	type numbered struct {
+		n    int
+		path string
+	}
+	var js []numbered
+	for _, m := range matches {
+		if n, err := strconv.Atoi(strings.TrimPrefix(m, first+".")); err == nil && n > 0 {
+			js = append(js, numbered{n, m})
+		}
+	}
+	slices.SortFunc(js, func(a, b numbered) int { return a.n - b.n })
+	out := make([]string, len(js))
+	for i, j := range js {
+		out[i] = j.path
+	}
+	return out
 }

@@ -191,7 +191,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return err
 	}
 	defer db.Close()
-	be, more, err := openBackends(ctx, cmd.ErrOrStderr(), s, s.Params, f)
+	be, more, err := openBackends(ctx, cmd.ErrOrStderr(), s, f)
 	if err != nil {
 		return err
 	}
@@ -222,6 +222,9 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return err
 	}
 	defer gr.Close()
+	if err := gr.AddGPUs(more); err != nil {
+		return err
+	}
 	if gr != nil {
 		if p := gr.Plan(); p != nil {
 			report.SettingsPlan(cmd.OutOrStdout(), p)
@@ -249,7 +252,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	} else {
 		cfg.Peaks = tuner.Peaks(nil, s)
 	}
-	cfg.Backend = gr.Wrap(be)
+	cfg.Backend, cfg.GPUs = gr.Wrap(be), gr.WrapGPUs(more)
 	cfg.CompletionOrder = completionOrder(be, f)
 	sum, err := runAndReport(ctx, cmd, cfg, f, db.Path(), func(out io.Writer, sum *tuner.Summary) {
 		report.TuneTable(out, s.Metrics, sum, db.Path())

@@ -86,7 +86,7 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 		return err
 	}
 	defer db.Close()
-	be, more, err := openBackends(ctx, cmd.ErrOrStderr(), set.Members[0].Spec, set.Settings, f)
+	be, more, err := openBackends(ctx, cmd.ErrOrStderr(), set.Members[0].Spec, f)
 	if err != nil {
 		return err
 	}
@@ -113,6 +113,9 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 		return err
 	}
 	defer gr.Close()
+	if err := gr.AddGPUs(more); err != nil {
+		return err
+	}
 	sp, lay, err := workloadSpace(ctx, set, f.orders, f.limits.maxConfigs)
 	if err != nil {
 		return err
@@ -129,7 +132,7 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	if err := cfg.Provide(ctx, cmd.ErrOrStderr()); err != nil {
 		return inputError{err}
 	}
-	cfg.Backend = gr.Wrap(be)
+	cfg.Backend, cfg.GPUs = gr.Wrap(be), gr.WrapGPUs(more)
 	cfg.CompileCache = openCompileCache(cmd, f)
 	cfg.CompletionOrder = completionOrder(be, f)
 	_, err = runAndReport(ctx, cmd, cfg, f, db.Path(), func(out io.Writer, sum *tuner.Summary) {
