@@ -111,10 +111,10 @@ type Run struct {
 	// (AddGPUs), in order; simState the first GPU's simulated state file.
 	others   []*Session
 	simState string
-	drop    map[string]bool
-	space   *space.Space
-	plan    *Plan
-	log     io.Writer
+	drop     map[string]bool
+	space    *space.Space
+	plan     *Plan
+	log      io.Writer
 }
 
 // Plan is what a dry run would set (Options.DryRun): nothing is changed
