@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gtune/gtune/store"
 )
 
 // gtune runs one command line in-process and returns exit status, stdout
@@ -288,5 +291,60 @@ func TestMeasureRunsShow(t *testing.T) {
 	}
 	if code, _, errs = gtune(t, "measure", va, "--backend", "sim", "--device", "7", "--db", db); code != 2 || !strings.Contains(errs, "the simulated GPU is device 0") {
 		t.Fatalf("--device 7 on the simulator: exit %d: %s", code, errs)
+	}
+}
+
+// measure --devices measures the plan on each GPU, at once, a run each:
+// a row per GPU with the headline observations and their spread (the
+// simulated GPUs of one model answer alike: 0.00 %), a JSON array of
+// one document per GPU, and each GPU's run stored with its own device.
+func TestMeasureDevices(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "m.db")
+	va := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
+	code, out, errs := gtune(t, "measure", va, "--backend", "sim", "--db", db, "--devices", "0,1,2", "--energy")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	row := regexp.MustCompile(`^SIM-h100_sxm(-1|-2)?\s+valid\s+[123]\s+0\.96351\s+0\.4203\s+436\.09\s`)
+	rows := 0
+	for _, l := range lines {
+		if row.MatchString(l) {
+			rows++
+		}
+	}
+	if !strings.HasPrefix(lines[0], "3 × Simulated NVIDIA H100 80GB HBM3: plan 256,1, 1 launch(es) on 1 stream(s)") || rows != 3 ||
+		!regexp.MustCompile(`(?m)^spread\s+0\.00 %\s+0\.00 %\s+0\.00 %`).MatchString(out) {
+		t.Fatalf("table:\n%s", out)
+	}
+	code, out, errs = gtune(t, "measure", va, "--backend", "sim", "--db", db, "--devices", "0,1", "--json")
+	var docs []struct {
+		Device struct{ UUID string }
+		Run    int64
+		Status string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &docs) != nil || len(docs) != 2 || docs[0].Device.UUID != "SIM-h100_sxm" || docs[1].Device.UUID != "SIM-h100_sxm-1" {
+		t.Fatalf("--json: exit %d: %s %s", code, out, errs)
+	}
+	d, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	runs, err := d.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	devices := map[string]int{}
+	for _, r := range runs {
+		if r.Strategy == "measure" && r.Status == "done" {
+			devices[r.DeviceUUID]++
+		}
+	}
+	if len(runs) != 5 || devices["SIM-h100_sxm"] != 2 || devices["SIM-h100_sxm-1"] != 2 || devices["SIM-h100_sxm-2"] != 1 {
+		t.Errorf("stored runs by GPU %v of %d", devices, len(runs))
+	}
+	if code, _, errs = gtune(t, "measure", va, "--backend", "sim", "--db", db, "--devices", "0,1", "--device", "1"); code != 2 || !strings.Contains(errs, "give --device or --devices, not both") {
+		t.Errorf("--device with --devices: exit %d: %s", code, errs)
 	}
 }

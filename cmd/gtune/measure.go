@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"sync"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
@@ -50,6 +55,7 @@ written launch order or --order NAME>NAME>...`,
 	intFlag(fl, &f.iterations, "iterations", 0, 1, 1_000_000, "timed runs of the plan (default: the first spec's Gtune.Measurement.Iterations)")
 	fl.StringVar(&f.tune.backend, "backend", "auto", "GPU backend: auto, cuda or sim")
 	intFlag(fl, &f.tune.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
+	fl.StringVar(&f.tune.devices, "devices", "", "measure the plan on several GPUs of one model, at once, one run each: all, or GPU indexes such as 0,2,3 (on the simulated GPU, that many simulated GPUs); prints each GPU's observations and their spread")
 	fl.StringVar(&f.tune.simDevice, "sim-device", "", "device-database id of the simulated GPU (default: the first spec's Gtune.Simulation.Device)")
 	fl.StringVar(&f.tune.db, "db", "gtune.db", "results database (SQLite)")
 	fl.StringArrayVar(&f.tune.compilerOptions, "compiler-option", nil, "an NVRTC option added to every spec's CompilerOptions (repeatable)")
@@ -233,32 +239,73 @@ func measureOne(ctx context.Context, cmd *cobra.Command, first *spec.Spec, c tun
 		return inputError{err}
 	}
 	defer db.Close()
-	be, err := openBackend(ctx, cmd.ErrOrStderr(), first, f.tune)
+	be, more, err := openBackends(ctx, cmd.ErrOrStderr(), first, f.tune)
 	if err != nil {
 		return err
 	}
 	defer be.Close()
-	c.Backend, c.DB, c.GtuneVersion, c.Seed = be, db, version, f.tune.seed
+	for _, g := range more {
+		defer g.Close()
+	}
+	c.DB, c.GtuneVersion, c.Seed = db, version, f.tune.seed
 	c.CompileCache = openCompileCache(cmd, f.tune)
 	c.Objective = objective.Objective{Name: objective.Time, Unit: "ms"}
 	c.Strategy, c.RunKind, c.MaxEvals, c.Fresh = "brute_force", "measure", 1, true
-	sum, err := tuner.Run(ctx, c)
-	if sum == nil || len(sum.Evaluations) == 0 {
-		if err == nil {
-			err = errors.New("the configuration was not measured")
+	// Each GPU measures the plan in a run of its own, all at once: the
+	// runs share the database and the compile cache.
+	gpus := append([]backend.Backend{be}, more...)
+	sums := make([]*tuner.Summary, len(gpus))
+	errs := make([]error, len(gpus))
+	var wg sync.WaitGroup
+	for i, g := range gpus {
+		wg.Go(func() {
+			ci := c
+			ci.Backend = g
+			sums[i], errs[i] = tuner.Run(ctx, ci)
+			if errs[i] == nil && (sums[i] == nil || len(sums[i].Evaluations) == 0) {
+				errs[i] = errors.New("the configuration was not measured")
+			}
+			if errs[i] != nil && len(gpus) > 1 {
+				errs[i] = fmt.Errorf("GPU %s: %w", g.Device().UUID, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	err = errors.Join(errs...)
+	out := cmd.OutOrStdout()
+	if f.tune.asJSON {
+		var docs []report.MeasureDoc
+		for _, sum := range sums {
+			if sum == nil || len(sum.Evaluations) == 0 {
+				continue
+			}
+			o := sum.Evaluations[0]
+			docs = append(docs, report.MeasureDoc{Device: report.LocalRef(sum.Device.Local), Run: sum.RunID, Key: o.Key, Plan: plan, Launches: launches,
+				Status: string(o.Status), Reason: o.Reason, Observations: o.Typed.Sorted(), DB: db.Path()})
 		}
+		switch {
+		case len(docs) == 0:
+			return err
+		case f.tune.devices == "":
+			if e := report.WriteJSON(out, docs[0]); e != nil {
+				return e
+			}
+		default:
+			if e := report.WriteJSON(out, docs); e != nil {
+				return e
+			}
+		}
+		return err
+	}
+	if len(gpus) > 1 {
+		writeAcrossGPUs(out, sums, plan, len(launches), streams, db.Path())
+		return err
+	}
+	sum := sums[0]
+	if sum == nil || len(sum.Evaluations) == 0 {
 		return err
 	}
 	o := sum.Evaluations[0]
-	out := cmd.OutOrStdout()
-	if f.tune.asJSON {
-		doc := report.MeasureDoc{Device: report.LocalRef(sum.Device.Local), Run: sum.RunID, Key: o.Key, Plan: plan, Launches: launches,
-			Status: string(o.Status), Reason: o.Reason, Observations: o.Typed.Sorted(), DB: db.Path()}
-		if e := report.WriteJSON(out, doc); e != nil {
-			return e
-		}
-		return err
-	}
 	fmt.Fprintf(out, "%s: plan %s, %d launch(es) on %d stream(s): %s\n", sum.Device.Name, plan, len(launches), streams, o.Status)
 	if o.Reason != "" {
 		fmt.Fprintf(out, "  %s\n", o.Reason)
@@ -266,6 +313,83 @@ func measureOne(ctx context.Context, cmd *cobra.Command, first *spec.Spec, c tun
 	report.WriteObservations(out, o.Typed, launches)
 	fmt.Fprintf(out, "stored as run %d in %s\n", sum.RunID, db.Path())
 	return err
+}
+
+// acrossGPUs are the plan's observations that measure --devices compares
+// between GPUs, in column order.
+var acrossGPUs = []string{"time", "energy", "power", "idle_power", "sm_clock", "temperature"}
+
+// writeAcrossGPUs prints a plan measured on several GPUs (measure
+// --devices): a row per GPU of the headline observations (acrossGPUs,
+// those any GPU gave), then each one's spread, (highest − lowest) ÷
+// lowest in %. Every observation is in each GPU's stored run.
+func writeAcrossGPUs(out io.Writer, sums []*tuner.Summary, plan string, launches, streams int, db string) {
+	var ok []*tuner.Summary
+	for _, sum := range sums {
+		if sum != nil && len(sum.Evaluations) > 0 {
+			ok = append(ok, sum)
+		}
+	}
+	if len(ok) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "%d × %s: plan %s, %d launch(es) on %d stream(s)\n", len(ok), ok[0].Device.Name, plan, launches, streams)
+	var cols []string
+	units := map[string]string{}
+	for _, name := range acrossGPUs {
+		for _, sum := range ok {
+			for _, x := range sum.Evaluations[0].Typed {
+				if x.Name == name && x.Launch == measure.PlanScope {
+					units[name] = x.Unit
+				}
+			}
+		}
+		if _, seen := units[name]; seen {
+			cols = append(cols, name)
+		}
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "GPU\tstatus\trun")
+	for _, c := range cols {
+		fmt.Fprintf(tw, "\t%s (%s)", c, units[c])
+	}
+	fmt.Fprintln(tw)
+	lo, hi := map[string]float64{}, map[string]float64{}
+	for _, sum := range ok {
+		o := sum.Evaluations[0]
+		fmt.Fprintf(tw, "%s\t%s\t%d", sum.Device.UUID, o.Status, sum.RunID)
+		for _, c := range cols {
+			v, has := o.Typed.Get(c)
+			if !has {
+				fmt.Fprint(tw, "\t-")
+				continue
+			}
+			fmt.Fprintf(tw, "\t%.5g", v)
+			if l, seen := lo[c]; !seen || v < l {
+				lo[c] = v
+			}
+			if h, seen := hi[c]; !seen || v > h {
+				hi[c] = v
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprint(tw, "spread\t\t")
+	for _, c := range cols {
+		if lo[c] > 0 {
+			fmt.Fprintf(tw, "\t%.2f %%", 100*(hi[c]-lo[c])/lo[c])
+		} else {
+			fmt.Fprint(tw, "\t-")
+		}
+	}
+	fmt.Fprintln(tw)
+	tw.Flush()
+	for _, sum := range ok {
+		if o := sum.Evaluations[0]; o.Reason != "" {
+			fmt.Fprintf(out, "%s: %s\n", sum.Device.UUID, o.Reason)
+		}
+	}
+	fmt.Fprintf(out, "every observation of each GPU is stored in %s (gtune show RUN)\n", db)
 }
 
 // configOf resolves a configuration key of s's search space; "" gives
