@@ -7,6 +7,9 @@
 #             before the multi-GPU loop ($OLD, default .bin/gtune-old) and
 #             this one, alternated twice, fresh databases: the one-GPU
 #             overhead per configuration before and after
+#   measure   vector_add's reference configuration with energy measured
+#             on every GPU at once (measure --devices all): the spread
+#             between GPUs of one model
 #   vadd      vector_add brute force with energy on GPU 0, then with
 #             --devices all, fresh databases
 #   rodinia   the rodinia-4 workload brute force (2,916 plans) on GPU 0,
@@ -49,6 +52,9 @@ if has overhead; then
         --db "$OUT/overhead-$b-$round.db" --no-progress --no-compile-cache
     done
   done
+fi
+if has measure; then
+  timed "measure all GPUs" "$G" measure examples/vector_add/spec.json --backend cuda --devices all --energy --db "$OUT/measure.db" $cc
 fi
 if has vadd; then
   timed "vector_add energy 1 GPU" "$G" tune examples/vector_add/spec.json --backend cuda --device 0 --energy --db "$OUT/gpus.db" --no-progress $cc

@@ -376,7 +376,17 @@ func (r *run) loop() (*Summary, error) {
 		}
 		stop = r.fill()
 		if r.inflight > 0 && stop == nil && r.ctx.Err() == nil {
-			r.take(r.ex.Wait(), &stop)
+			out := r.ex.Wait()
+			if _, slot := errors.AsType[*executor.SlotError](out.Err); !slot && len(r.c.GPUs) > 0 {
+				// Over several GPUs the freed GPU takes the next queued
+				// configuration (proposed already) before this outcome is
+				// stored and told: no GPU waits for the database. On one
+				// GPU the outcome is told first, so that the next is
+				// chosen among all the strategy proposed by then (a
+				// replay's recorded order depends on it).
+				stop = r.fill()
+			}
+			r.take(out, &stop)
 		}
 	}
 	for r.inflight > 0 {
