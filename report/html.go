@@ -632,7 +632,7 @@ func sameBut(a, b *store.Evaluation, name string) bool {
 
 func settingsSection(runs []HTMLRun) (htmlSection, error) {
 	s := htmlSection{ID: "gpu-settings", Title: "GPU settings",
-		Intro: "Time, energy, power and EDP against each GPU setting that was a tunable parameter, for the best configuration's other parameters; the SM clock's ridge frequency fitted to the power (P = P_static + P_dyn·f·V(f)², the voltage flat up to the ridge) and the power-capping ratio (configurations within 10 W of the power limit)."}
+		Intro: "Time, energy, power and EDP against each GPU setting that was a tunable parameter, for the best configuration's other parameters; the SM clock's ridge frequency fitted to the power (P = P_static + P_dyn·f·V(f)², the voltage flat up to the ridge) and the power-capping ratio (configurations drawing the power limit, over it, or less than 10 W under it)."}
 	found := false
 	for _, g := range gpuSettings {
 		type curve struct {
@@ -702,7 +702,7 @@ func settingsSection(runs []HTMLRun) (htmlSection, error) {
 					}
 				}
 				if ratio, near, total := gpuctl.CappingRatio(cs, gpuctl.CappingTolW); total > 0 {
-					s.Notes = append(s.Notes, fmt.Sprintf("%s: power-capping ratio %.3f (%d of %d configurations within %d W of their power limit)", r.name(), ratio, near, total, gpuctl.CappingTolW))
+					s.Notes = append(s.Notes, fmt.Sprintf("%s: power-capping ratio %.3f (%d of %d configurations drawing their power limit, over it, or less than %d W under it)", r.name(), ratio, near, total, gpuctl.CappingTolW))
 				}
 			}
 		}

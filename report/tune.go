@@ -382,7 +382,7 @@ func capping(w io.Writer, sum *tuner.Summary) {
 	if r == nil {
 		return
 	}
-	fmt.Fprintf(w, "power-capping ratio: %.3f (%d of %d configurations within %g W of the power limit)\n",
+	fmt.Fprintf(w, "power-capping ratio: %.3f (%d of %d configurations drawing the power limit, over it, or less than %g W under it)\n",
 		r["ratio"], r["near_cap"], r["configurations"], r["tolerance_w"])
 }
 

@@ -1330,7 +1330,7 @@ func abovePowerLimit(deviceW float64, set *backend.Settings, o *Evaluation) {
 		return
 	}
 	o.Observations["above_power_limit"] = 1
-	o.Reason = joinReasons(o.Reason, fmt.Sprintf("mean power %.0f W is above the enforced power limit of %.0f W: the limit holds for a longer average than these trials, and the limiter reads another sensor than the energy counter; the energy is as measured", p, limit))
+	o.Reason = joinReasons(o.Reason, fmt.Sprintf("mean power %.0f W is above the enforced power limit of %.0f W (a limiter averages over longer than these trials and reads another sensor than the energy counter, and below its lowest SM clock it cannot hold the limit); the energy is as measured", p, limit))
 }
 
 // checkPeaks compares what a valid measurement implies with the GPU's

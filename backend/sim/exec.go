@@ -66,8 +66,24 @@ func (x *simExec) model() {
 		}
 		x.powerW = energy / math.Max(x.planMs, 1e-9)
 	}
-	limit := p0.PowerLimitW
-	x.powerW = math.Min(x.powerW*(1+s.noise/2*s.normal(x.plan.Key, "energy", 0)), limit)
+	x.powerW *= 1 + s.noise/2*s.normal(x.plan.Key, "energy", 0)
+	// A limiter that met the limit holds the mean power at or under it
+	// whatever the sensor noise; one that could not (Prediction.OverLimit)
+	// lets the board draw what the work needs.
+	if !x.overLimit() {
+		x.powerW = math.Min(x.powerW, p0.PowerLimitW)
+	}
+}
+
+// overLimit reports whether some launch of the plan draws more than the
+// power limit even at the lowest SM clock (Prediction.OverLimit).
+func (x *simExec) overLimit() bool {
+	for _, p := range x.preds {
+		if p.OverLimit {
+			return true
+		}
+	}
+	return false
 }
 
 // newSurface starts the sensor surface of this plan: the die at the

@@ -118,7 +118,17 @@ func (m PowerModel) clockScale(f, fmax float64) float64 {
 //
 // If P exceeds the power limit the SM clock steps down through the
 // clocks supported at the memory clock until it does not (as the driver's
-// power capping does), and time is recomputed at that clock.
+// power capping does), and time is recomputed at that clock. Where even
+// the lowest supported clock does not bring P under the limit (a
+// memory-bound kernel: DRAM traffic does not slow with the SM clock), the
+// kernel runs at that lowest clock and the board draws P, over the limit
+// (OverLimit). The model assumes NVIDIA's software power cap
+// (clock-event reason SW_POWER_CAP) acts through the SM clock table
+// alone: it neither lowers the memory clock nor stops the SMs. That was
+// not measured here (the lent GPUs' power limits may not be changed);
+// clamping the power to the limit instead, as this simulator did before,
+// made a capped memory-bound kernel draw the limit at full speed: the
+// energy "saved" by a low cap was an artefact.
 //
 // The SM clock f, the memory clock and the power limit are the plan's
 // Settings where it gives them (see Sim.Run), else the simulator's; the SM
@@ -138,6 +148,9 @@ type Prediction struct {
 	MemClockMHz int     // memory clock the kernel ran at
 	PowerLimitW float64 // power limit in force
 	PowerCapped bool    // the power limit lowered the clock
+	// OverLimit: PowerW exceeds PowerLimitW even at the lowest supported
+	// SM clock, where the kernel then runs.
+	OverLimit   bool
 	ComputeUtil float64 // u_c
 	MemoryUtil  float64 // u_m
 	BusyUtil    float64 // u_b
@@ -231,6 +244,7 @@ func (s *Sim) predict(w *backend.Work, j *backend.Job, set *backend.Settings) (P
 				break
 			}
 		}
+		p.OverLimit = p.PowerW > limit
 	}
 	return p, nil
 }

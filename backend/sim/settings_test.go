@@ -83,3 +83,57 @@ func TestPerJobSettings(t *testing.T) {
 		t.Errorf("400 W limit: %+v", p)
 	}
 }
+
+// A power limit slows the kernel it caps, and never makes it cheaper than
+// the clock it runs at. Compute-bound on the H100 under 300 W: the SM
+// clock steps down until the power fits, the time follows the clock, and
+// the board draws no more than the limit. Memory-bound (vector_add's
+// traffic) under 200 W: even the lowest SM clock draws more (DRAM traffic
+// does not slow with the SM clock), so the kernel runs there, over the
+// limit, and draws what it draws locked at that clock, not the limit:
+// the same time, power and energy, flagged in its reason and its clock
+// event reasons.
+func TestPowerCapSlowsOrOverruns(t *testing.T) {
+	h := newSim(t, "h100_sxm", Options{Noise: -1})
+	d := h.Description()
+	lowest := supportedCoreClocks(&d, d.MemoryClockMHz)
+	low := lowest[len(lowest)-1]
+	fp32 := func(st *backend.Settings) *tjob {
+		j := job("fp32", 132*8*4, 256, backend.Work{Flops: 1e13, Registers: 32})
+		j.Settings, j.Energy = st, true
+		return j
+	}
+	free, capped := predict(t, h, fp32(nil)), predict(t, h, fp32(&backend.Settings{PowerLimitW: 300}))
+	if !capped.PowerCapped || capped.OverLimit || capped.PowerW > 300 || capped.SMClockMHz >= free.SMClockMHz {
+		t.Fatalf("compute-bound under 300 W: %+v (free: %d MHz, %.0f W)", capped, free.SMClockMHz, free.PowerW)
+	}
+	if r, want := capped.KernelMs/free.KernelMs, float64(free.SMClockMHz)/float64(capped.SMClockMHz); math.Abs(r-want) > 1e-9 {
+		t.Errorf("compute-bound time under the cap ×%.4f, want the clock ratio ×%.4f", r, want)
+	}
+	r := run(t, h, fp32(&backend.Settings{PowerLimitW: 300}))
+	if r.Energy.MeanPowerW > 300 || r.Energy.ClockEventReasons&reasonSwPowerCap == 0 || r.Reason != "" {
+		t.Errorf("compute-bound run under 300 W: %.1f W, reasons %#x, %q", r.Energy.MeanPowerW, r.Energy.ClockEventReasons, r.Reason)
+	}
+
+	vadd := func(st *backend.Settings) *tjob {
+		j := job("vadd", 1<<16, 256, backend.Work{Flops: 1 << 26, Bytes: 3 << 30, Registers: 12})
+		j.Settings, j.Energy = st, true
+		return j
+	}
+	full := predict(t, h, vadd(nil))
+	under := predict(t, h, vadd(&backend.Settings{PowerLimitW: 200}))
+	locked := predict(t, h, vadd(&backend.Settings{CoreClockMHz: low}))
+	if !under.PowerCapped || !under.OverLimit || under.SMClockMHz != low || under.PowerW <= 200 {
+		t.Fatalf("memory-bound under 200 W: %+v", under)
+	}
+	if under.PowerW != locked.PowerW || under.KernelMs != locked.KernelMs || math.Abs(under.KernelMs/full.KernelMs-1) > 0.01 {
+		t.Errorf("memory-bound under 200 W: %.1f W, %.4f ms; locked at %d MHz: %.1f W, %.4f ms; free %.4f ms", under.PowerW, under.KernelMs, low, locked.PowerW, locked.KernelMs, full.KernelMs)
+	}
+	ru, rl := run(t, h, vadd(&backend.Settings{PowerLimitW: 200})), run(t, h, vadd(&backend.Settings{CoreClockMHz: low}))
+	if ru.Energy.MeanPowerW <= 200 || math.Abs(ru.Energy.EnergyPerLaunchJ/rl.Energy.EnergyPerLaunchJ-1) > 1e-9 {
+		t.Errorf("memory-bound run under 200 W: %.1f W, %.5g J per launch; locked at %d MHz: %.5g J", ru.Energy.MeanPowerW, ru.Energy.EnergyPerLaunchJ, low, rl.Energy.EnergyPerLaunchJ)
+	}
+	if ru.Energy.ClockEventReasons&reasonSwPowerCap == 0 || !strings.Contains(ru.Reason, "the power limit of 200 W was not met even at the lowest SM clock, 345 MHz") {
+		t.Errorf("memory-bound run under 200 W not flagged: reasons %#x, %q", ru.Energy.ClockEventReasons, ru.Reason)
+	}
+}

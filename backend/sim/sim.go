@@ -427,6 +427,11 @@ func (s *Sim) Run(ctx context.Context, plan *backend.Plan) (*backend.Result, err
 	}
 	res.Status = backend.StatusValid
 	res.Record(out)
+	if x.overLimit() {
+		p := x.preds[0]
+		res.Reason = fmt.Sprintf("the power limit of %g W was not met even at the lowest SM clock, %d MHz, where the kernel ran drawing %.0f W (the software power cap lowers only the SM clock)",
+			p.PowerLimitW, p.SMClockMHz, x.powerW)
+	}
 	return res, nil
 }
 
