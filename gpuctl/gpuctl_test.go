@@ -12,6 +12,7 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/nvml"
@@ -304,7 +305,7 @@ func TestRidgeOnSimulatedGPU(t *testing.T) {
 	// The model's voltage rises as x^1.5 above its knee, the fitted one
 	// linearly, so the fitted ridge sits somewhat above the knee; the
 	// ±10 % window must still hold the knee.
-	knee := sim.DefaultPowerModel().KneeFraction * float64(d.MaxCoreClockMHz())
+	knee := model.DefaultPowerModel().KneeFraction * float64(d.MaxCoreClockMHz())
 	if fit.RidgeMHz < knee || fit.RidgeMHz > knee*(1+RidgeFraction) || fit.RMSW > 5 {
 		t.Fatalf("ridge %.0f MHz, the model's knee is %.0f MHz (fit %+v)", fit.RidgeMHz, knee, fit)
 	}

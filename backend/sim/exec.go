@@ -7,6 +7,7 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/model"
 )
 
 // simExec is a plan loaded on the simulated GPU: the primitives
@@ -15,8 +16,8 @@ import (
 type simExec struct {
 	s     *Sim
 	plan  *backend.Plan
-	preds []Prediction   // per launch
-	works []backend.Work // per launch
+	preds []model.Prediction // per launch
+	works []backend.Work     // per launch
 
 	launchMs []float64 // per launch, noise-free
 	planMs   float64   // whole plan, noise-free
@@ -28,7 +29,7 @@ var _ measure.Executor = (*simExec)(nil)
 
 // model computes the noise-free times and the power of the plan. One
 // launch is the single-kernel prediction; several go through the
-// block-scheduler model (concurrentTimes), and their energy is the idle
+// block-scheduler model (model.ConcurrentTimes), and their energy is the idle
 // power over the plan's time plus each kernel's own energy above idle as
 // if it ran alone: concurrency saves idle and static energy, not the
 // work's. Power noise is deterministic from (Seed, Plan.Key).
@@ -40,7 +41,7 @@ func (x *simExec) model() {
 		x.launchMs, x.planMs = []float64{p0.LaunchMs}, p0.LaunchMs
 		x.powerW = p0.PowerW
 	} else {
-		ks := make([]kernelRun, len(x.preds))
+		ks := make([]model.KernelRun, len(x.preds))
 		for i, p := range x.preds {
 			j, w := x.plan.Launches[i].Job, x.works[i]
 			threads := j.Block[0] * j.Block[1] * j.Block[2]
@@ -52,14 +53,14 @@ func (x *simExec) model() {
 				cshare = math.Min(1, p.ComputeMs*frac/wave)
 				mshare = math.Min(1, p.MemoryMs*frac/wave)
 			}
-			ks[i] = kernelRun{
-				stream: x.plan.Launches[i].Stream, blocks: p.Blocks, blockMs: wave, perSM: perSM,
-				use:     blockUse(d, threads, w.Registers, w.SharedMemory+j.DynamicSharedBytes),
-				compute: cshare / float64(perSM), memory: mshare / float64(perSM*d.SMs),
-				overheadMs: s.overheadMs,
+			ks[i] = model.KernelRun{
+				Stream: x.plan.Launches[i].Stream, Blocks: p.Blocks, BlockMs: wave, PerSM: perSM,
+				Use:     model.BlockUse(d, threads, w.Registers, w.SharedMemory+j.DynamicSharedBytes),
+				Compute: cshare / float64(perSM), Memory: mshare / float64(perSM*d.SMs),
+				OverheadMs: s.overheadMs,
 			}
 		}
-		x.launchMs, x.planMs = concurrentTimes(d, ks)
+		x.launchMs, x.planMs = model.ConcurrentTimes(d, ks)
 		energy := idleW * x.planMs
 		for _, p := range x.preds {
 			energy += (p.PowerW - idleW) * p.LaunchMs
@@ -68,7 +69,7 @@ func (x *simExec) model() {
 	}
 	x.powerW *= 1 + s.noise/2*s.normal(x.plan.Key, "energy", 0)
 	// A limiter that met the limit holds the mean power at or under it
-	// whatever the sensor noise; one that could not (Prediction.OverLimit)
+	// whatever the sensor noise; one that could not (model.Prediction.OverLimit)
 	// lets the board draw what the work needs.
 	if !x.overLimit() {
 		x.powerW = math.Min(x.powerW, p0.PowerLimitW)
@@ -76,7 +77,7 @@ func (x *simExec) model() {
 }
 
 // overLimit reports whether some launch of the plan draws more than the
-// power limit even at the lowest SM clock (Prediction.OverLimit).
+// power limit even at the lowest SM clock (model.Prediction.OverLimit).
 func (x *simExec) overLimit() bool {
 	for _, p := range x.preds {
 		if p.OverLimit {
@@ -93,9 +94,9 @@ func (x *simExec) newSurface() {
 	s := x.s
 	p0 := x.preds[0]
 	idleW := s.idlePowerW(p0.SMClockMHz, p0.MemClockMHz)
-	start := s.power.steadyTempC(s.dev, x.powerW)
+	start := s.power.SteadyTempC(s.dev, x.powerW)
 	if t := x.plan.Measure.Trials; x.plan.Measure.Energy && t != nil && t.Warmup && !s.meter.Warmed() {
-		start = s.power.steadyTempC(s.dev, idleW)
+		start = s.power.SteadyTempC(s.dev, idleW)
 	}
 	surf := s.newSurface(x.plan.Key, idleW, start)
 	surf.smMHz, surf.memMHz = float64(p0.SMClockMHz), float64(p0.MemClockMHz)

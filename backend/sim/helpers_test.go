@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/gtune/gtune/model"
 	"testing"
 
 	"github.com/gtune/gtune/backend"
@@ -26,7 +27,7 @@ func run(t *testing.T, s *Sim, j *tjob) *tresult {
 	return backendtest.Wrap(r)
 }
 
-func predict(t *testing.T, s *Sim, j *tjob) Prediction {
+func predict(t *testing.T, s *Sim, j *tjob) model.Prediction {
 	t.Helper()
 	b, err := s.Compile(ctx, j.Job)
 	if err != nil {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/gtune/gtune/model"
 	"math"
 	"testing"
 
@@ -76,7 +77,7 @@ func TestK20CalibrationResiduals(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := New(d, Options{Noise: -1})
-	if s.power != K20PowerModel() {
+	if s.power != model.K20PowerModel() {
 		t.Fatalf("k20c simulated with %+v, want K20PowerModel", s.power)
 	}
 	var sq float64
@@ -92,7 +93,7 @@ func TestK20CalibrationResiduals(t *testing.T) {
 		w := &backend.Work{Flops: p.flops, Bytes: p.bytes, Registers: 16, Efficiency: eff}
 		j := &backend.Job{Key: p.bench, Grid: [3]int{13 * 8 * 50, 1, 1}, Block: [3]int{256, 1, 1}}
 		set := &backend.Settings{CoreClockMHz: p.clockMHz, MemClockMHz: p.memMHz}
-		var pr Prediction
+		var pr model.Prediction
 		if p.memMHz == d.MemoryClockMHz {
 			if pr, err = s.predict(w, j, set); err != nil {
 				t.Fatal(err)
@@ -102,9 +103,9 @@ func TestK20CalibrationResiduals(t *testing.T) {
 			// (Table III of the multi-kernel paper lists only 2600), so
 			// Settings cannot select it: evaluate the power model at the
 			// published throughput directly, as predict would.
-			pr = Prediction{SMClockMHz: p.clockMHz, MemClockMHz: p.memMHz, LaunchMs: wantMs}
-			u := activity{busy: 1, compute: p.gflops / (d.PeakFP32GFLOPS * f / float64(d.MaxCoreClockMHz())), memory: p.bytes / (wantMs / 1e3) / (d.MemoryBandwidthGBs * 1e9)}
-			pr.PowerW, pr.TempC = s.power.boardPower(d, f, mem, u)
+			pr = model.Prediction{SMClockMHz: p.clockMHz, MemClockMHz: p.memMHz, LaunchMs: wantMs}
+			u := model.Activity{Busy: 1, Compute: p.gflops / (d.PeakFP32GFLOPS * f / float64(d.MaxCoreClockMHz())), Memory: p.bytes / (wantMs / 1e3) / (d.MemoryBandwidthGBs * 1e9)}
+			pr.PowerW, pr.TempC = s.power.BoardPower(d, f, mem, u)
 		}
 		if pr.SMClockMHz != p.clockMHz || pr.MemClockMHz != p.memMHz || math.Abs(pr.LaunchMs-wantMs) > 1e-9*wantMs {
 			t.Fatalf("%s: ran at %d/%d MHz for %.6f ms, want %d/%d MHz, %.6f ms", p.bench, pr.SMClockMHz, pr.MemClockMHz, pr.LaunchMs, p.clockMHz, p.memMHz, wantMs)
@@ -133,13 +134,13 @@ func TestK20CalibrationResiduals(t *testing.T) {
 // multiplication at "about 25 degrees" at 324/324 MHz (39.6 W) and
 // "about 35 degrees" at 758/2600 MHz (119–132.9 W); within 2 °C.
 func TestK20Temperature(t *testing.T) {
-	m := K20PowerModel()
+	m := model.K20PowerModel()
 	d, err := device.Lookup("k20c")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ w, want float64 }{{39.6, 25}, {119, 35}, {132.9, 35}} {
-		if got := m.steadyTempC(d, c.w); math.Abs(got-c.want) > 2 {
+		if got := m.SteadyTempC(d, c.w); math.Abs(got-c.want) > 2 {
 			t.Errorf("%.1f W: %.1f °C, want about %.0f °C", c.w, got, c.want)
 		}
 	}

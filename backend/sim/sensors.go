@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/model"
 )
 
 // The simulated GPU's sensors behave as measured (read-only) on an H100
@@ -230,7 +231,7 @@ func (p *simPulse) Sync() error {
 // idlePowerW is the model's power with a context and no work at SM clock
 // f and memory clock mem (MHz).
 func (s *Sim) idlePowerW(f, mem int) float64 {
-	w, _ := s.power.boardPower(s.dev, float64(f), float64(mem), activity{})
+	w, _ := s.power.BoardPower(s.dev, float64(f), float64(mem), model.Activity{})
 	return w
 }
 
@@ -243,7 +244,7 @@ func (s *Sim) newSurface(key string, idleW, tempC float64) *surface {
 	}
 	h := s.normal(key, "phase", 0)
 	phase := time.Duration((0.5 + 0.15*math.Max(-3, math.Min(3, h))) * float64(counterPeriod))
-	tss := func(w float64) float64 { return s.power.steadyTempC(s.dev, w) }
+	tss := func(w float64) float64 { return s.power.SteadyTempC(s.dev, w) }
 	return newSurface(idleW, tempC, phase, noise, tss)
 }
 
@@ -261,9 +262,9 @@ func (s *Sim) SensorCheck(o measure.SensorCheckOptions) (*measure.SensorReport, 
 		return nil, fmt.Errorf("sim: %s has no power sensor (as on the real board): there is nothing to check", d.Name)
 	}
 	idleW := s.idlePowerW(s.clockMHz, d.MemoryClockMHz)
-	busyW, _ := s.power.boardPower(d, float64(s.clockMHz), float64(d.MemoryClockMHz), activity{busy: 1, compute: 0.75})
+	busyW, _ := s.power.BoardPower(d, float64(s.clockMHz), float64(d.MemoryClockMHz), model.Activity{Busy: 1, Compute: 0.75})
 	busy := math.Min(busyW, s.powerLimitW)
-	surf := s.newSurface("sensor-check", idleW, s.power.steadyTempC(d, idleW))
+	surf := s.newSurface("sensor-check", idleW, s.power.SteadyTempC(d, idleW))
 	r, err := measure.SensorCheck(surf.clk, surf, &simPulse{s: surf, w: busy}, o)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/gtune/gtune/model"
 	"math"
 	"strings"
 	"testing"
@@ -96,7 +97,7 @@ func TestPerJobSettings(t *testing.T) {
 func TestPowerCapSlowsOrOverruns(t *testing.T) {
 	h := newSim(t, "h100_sxm", Options{Noise: -1})
 	d := h.Description()
-	lowest := supportedCoreClocks(&d, d.MemoryClockMHz)
+	lowest := model.SupportedCoreClocks(&d, d.MemoryClockMHz)
 	low := lowest[len(lowest)-1]
 	fp32 := func(st *backend.Settings) *tjob {
 		j := job("fp32", 132*8*4, 256, backend.Work{Flops: 1e13, Registers: 32})

@@ -1,5 +1,5 @@
 // Package sim is a simulated GPU: a backend.Backend whose timings and
-// energy come from an occupancy-aware roofline model (Prediction) of a
+// energy come from an occupancy-aware roofline model (package model) of a
 // device.Description, driven by the per-configuration backend.Work that
 // the tuner evaluates from a spec's Gtune.Simulation section. It lets the
 // whole tuner run in CI, for GPUs one does not have, and for clock and
@@ -9,7 +9,7 @@
 // (Options.Seed, Plan.Key, repetition), never from call order. No time
 // passes: Run returns at once and reports simulated durations.
 //
-// The calibration (PowerModel, latency-hiding constants, launch overhead)
+// The calibration (model.PowerModel, latency-hiding constants, launch overhead)
 // is provisional: fitted to a few H100 and A100 measurements and, for the
 // K20 boards, to the published K20m figures of
 // autotuning-energy-efficiency-power-capping.md Table 3.3 (calibration.go),
@@ -33,6 +33,7 @@ import (
 	"github.com/gtune/gtune/backend/compileproc"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/model"
 )
 
 // Options configure a simulated GPU. Zero values select the defaults.
@@ -48,8 +49,8 @@ type Options struct {
 	// PowerLimitW is the enforced power limit; 0: the default. Values are
 	// clamped into [PowerLimitMinW, PowerLimitMaxW].
 	PowerLimitW float64
-	// Power overrides the power model; zero: PowerModelFor(device).
-	Power PowerModel
+	// Power overrides the power model; zero: model.PowerModelFor(device).
+	Power model.PowerModel
 	// Index is the simulated GPU's ordinal among several of one model
 	// (a run over several GPUs, gtune tune --devices): GPU 0 is
 	// "SIM-<id>", GPU i "SIM-<id>-i". The model's answers do not depend
@@ -73,7 +74,7 @@ type Sim struct {
 	overheadMs  float64
 	clockMHz    int
 	powerLimitW float64
-	power       PowerModel
+	power       model.PowerModel
 	index       int // Options.Index
 
 	mu      sync.Mutex
@@ -103,8 +104,8 @@ func New(d *device.Description, opts Options) *Sim {
 		s.powerLimitW = d.PowerLimitDefaultW
 	}
 	s.powerLimitW = math.Min(math.Max(s.powerLimitW, d.PowerLimitMinW), d.PowerLimitMaxW)
-	if s.power == (PowerModel{}) {
-		s.power = PowerModelFor(d)
+	if s.power == (model.PowerModel{}) {
+		s.power = model.PowerModelFor(d)
 	}
 	return s
 }
@@ -311,7 +312,7 @@ func (t *compileTask) compile() (*backend.Binary, error) {
 	case w.SharedMemory > d.SharedMemoryPerBlock:
 		return fail("ptxas error   : Entry function '%s' uses too much shared data (0x%x bytes, 0x%x max)", kernel, w.SharedMemory, d.SharedMemoryPerBlock)
 	}
-	img, err := json.Marshal(image{Format: Format, Device: d.ID, Key: j.Key, Work: w, MaxThreadsPerBlock: maxThreadsPerBlock(d, w.Registers)})
+	img, err := json.Marshal(image{Format: Format, Device: d.ID, Key: j.Key, Work: w, MaxThreadsPerBlock: model.MaxThreadsPerBlock(d, w.Registers)})
 	if err != nil {
 		return nil, fmt.Errorf("sim: Compile: %w", err)
 	}
@@ -332,10 +333,10 @@ var _ backend.Compiler = (*Sim)(nil)
 // Predict evaluates the model for a compiled binary and job without noise
 // (see Prediction for the equations). A configuration that cannot launch
 // returns an error whose text is the launch failure reason.
-func (s *Sim) Predict(j *backend.Job, b *backend.Binary, set *backend.Settings) (Prediction, error) {
+func (s *Sim) Predict(j *backend.Job, b *backend.Binary, set *backend.Settings) (model.Prediction, error) {
 	img, err := s.decode(b)
 	if err != nil {
-		return Prediction{}, err
+		return model.Prediction{}, err
 	}
 	return s.predict(&img.Work, j, set)
 }
@@ -358,7 +359,7 @@ func (s *Sim) decode(b *backend.Binary) (image, error) {
 // checked and predicted (model.go) under the plan's GPU settings (nearest
 // supported clock; a clock or power limit out of the device's range makes
 // the plan launch_failed), the launches of a plan of several are placed by
-// the block-scheduler model (concurrentTimes), and the executor's
+// the block-scheduler model (model.ConcurrentTimes), and the executor's
 // primitives advance a simulated clock and sensor surface. Timing noise is
 // deterministic: run i of launch k gets factor max(0.5, 1 + noise·z) with
 // z from (Seed, Plan.Key, "time" or "time/k", i). A device without a power
@@ -393,9 +394,9 @@ func (s *Sim) Run(ctx context.Context, plan *backend.Plan) (*backend.Result, err
 		res.Launches[i] = backend.LaunchResult{Registers: img.Work.Registers, SharedStaticBytes: img.Work.SharedMemory, MaxThreadsPerBlock: img.MaxThreadsPerBlock}
 		p, err := s.predict(&img.Work, l.Job, plan.Settings)
 		if err != nil {
-			var le *launchError
+			var le *model.LaunchError
 			if errors.As(err, &le) {
-				res.Status, res.Reason = backend.StatusLaunchFailed, s.launchName(plan, i)+le.reason
+				res.Status, res.Reason = backend.StatusLaunchFailed, s.launchName(plan, i)+le.Reason
 				return res, nil
 			}
 			return nil, err
@@ -484,3 +485,19 @@ func (s *Sim) Close() error {
 }
 
 var _ backend.Backend = (*Sim)(nil)
+
+// predict is model.Predict for this simulated GPU: the plan's settings
+// resolved against the simulator's clock and power limit.
+func (s *Sim) predict(w *backend.Work, j *backend.Job, set *backend.Settings) (model.Prediction, error) {
+	clock, mem, limit, err := s.settings(set)
+	if err != nil {
+		return model.Prediction{}, err
+	}
+	return model.Predict(s.dev, w, j, model.Conditions{ClockMHz: clock, MemClockMHz: mem, PowerLimitW: limit, Power: s.power, OverheadMs: s.overheadMs})
+}
+
+// settings is model.ResolveSettings against the simulator's own clock and
+// power limit.
+func (s *Sim) settings(st *backend.Settings) (clock, memClock int, limit float64, err error) {
+	return model.ResolveSettings(s.dev, st, s.clockMHz, s.powerLimitW)
+}

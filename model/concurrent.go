@@ -1,4 +1,4 @@
-package sim
+package model
 
 import (
 	"math"
@@ -7,37 +7,39 @@ import (
 	"github.com/gtune/gtune/device"
 )
 
-// kernelRun is one launch of a plan as the block scheduler sees it.
-type kernelRun struct {
-	stream  int
-	blocks  int     // thread blocks in the grid
-	blockMs float64 // one block's duration when the SM holds only blocks of this kernel at its occupancy (t_wave)
-	perSM   int     // resident blocks per SM alone (occupancy.Result.ActiveBlocksPerSM)
-	use     smUse   // SM resources one resident block holds
-	// compute and memory are the shares of one resident block in its
+// KernelRun is one launch of a plan as the block scheduler sees it
+// (ConcurrentTimes).
+type KernelRun struct {
+	Stream  int
+	Blocks  int     // thread blocks in the grid
+	BlockMs float64 // one block's duration when the SM holds only blocks of this kernel at its occupancy (t_wave), ms
+	PerSM   int     // resident blocks per SM alone (occupancy.Result.ActiveBlocksPerSM)
+	Use     SMUse   // SM resources one resident block holds (BlockUse)
+	// Compute and Memory are the shares of one resident block in its
 	// SM's instruction throughput and in the chip's memory bandwidth
-	// when the kernel runs alone at perSM blocks per SM.
-	compute, memory float64
-	overheadMs      float64 // host-side launch cost before its first block
+	// when the kernel runs alone at PerSM blocks per SM.
+	Compute, Memory float64
+	OverheadMs      float64 // host-side launch cost before its first block, ms
 }
 
-// smUse is what one resident thread block holds of an SM.
-type smUse struct{ threads, regs, smem, blocks int }
+// SMUse is what one resident thread block holds of an SM: threads,
+// registers, shared memory (bytes) and a resident-block slot.
+type SMUse struct{ threads, regs, smem, blocks int }
 
-func (a smUse) add(b smUse, k int) smUse {
-	return smUse{a.threads + k*b.threads, a.regs + k*b.regs, a.smem + k*b.smem, a.blocks + k*b.blocks}
+func (a SMUse) add(b SMUse, k int) SMUse {
+	return SMUse{a.threads + k*b.threads, a.regs + k*b.regs, a.smem + k*b.smem, a.blocks + k*b.blocks}
 }
 
-func (a smUse) fits(cap smUse) bool {
+func (a SMUse) fits(cap SMUse) bool {
 	return a.threads <= cap.threads && a.regs <= cap.regs && a.smem <= cap.smem && a.blocks <= cap.blocks
 }
 
-// blockUse is one block's share of an SM: threads rounded to whole warps,
+// BlockUse is one block's share of an SM: threads rounded to whole warps,
 // registers allocated per warp in RegisterAllocUnit, shared memory (static
 // + dynamic + the driver's reservation) in SharedMemoryAllocUnit, one
 // resident-block slot — the quantities of CUDA's occupancy calculator
 // (package occupancy).
-func blockUse(d *device.Description, threads, regs, smem int) smUse {
+func BlockUse(d *device.Description, threads, regs, smem int) SMUse {
 	warps := (threads + d.WarpSize - 1) / d.WarpSize
 	regsPerWarp := 0
 	if regs > 0 {
@@ -48,7 +50,7 @@ func blockUse(d *device.Description, threads, regs, smem int) smUse {
 		unit := max(d.SharedMemoryAllocUnit, 1)
 		sm = (smem + d.ReservedSharedMemoryPerBlock + unit - 1) / unit * unit
 	}
-	return smUse{threads: warps * d.WarpSize, regs: regsPerWarp * warps, smem: sm, blocks: 1}
+	return SMUse{threads: warps * d.WarpSize, regs: regsPerWarp * warps, smem: sm, blocks: 1}
 }
 
 // cohort is a group of identical resident blocks of one kernel on one
@@ -58,7 +60,7 @@ type cohort struct {
 	left          float64 // work left per block, ms at the unshared rate
 }
 
-// concurrentTimes runs the plan's launches through a model of the GPU's
+// ConcurrentTimes runs the plan's launches through a model of the GPU's
 // block scheduler (symbiotic-scheduling-concurrent-kernels.md, section 3)
 // and returns each launch's time (first block issued to last block done,
 // its launch overhead included) and the whole plan's, ms.
@@ -86,10 +88,10 @@ type cohort struct {
 // paper's "symbiotic" pairs), while two that need the same one share it.
 // This is a throughput model, not a cycle model: it ignores caches,
 // warp-scheduler details and the launch-to-launch gap.
-func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64, planMs float64) {
+func ConcurrentTimes(d *device.Description, ks []KernelRun) (launchMs []float64, planMs float64) {
 	n := len(ks)
-	cap := smUse{threads: d.MaxThreadsPerSM, regs: d.RegistersPerSM, smem: d.SharedMemoryPerSM, blocks: d.MaxBlocksPerSM}
-	used := make([]smUse, d.SMs)
+	cap := SMUse{threads: d.MaxThreadsPerSM, regs: d.RegistersPerSM, smem: d.SharedMemoryPerSM, blocks: d.MaxBlocksPerSM}
+	used := make([]SMUse, d.SMs)
 	resident := make([][]cohort, d.SMs)
 	perKernel := make([][]int, d.SMs) // resident blocks of each kernel per SM
 	for s := range perKernel {
@@ -101,11 +103,11 @@ func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64,
 	end := make([]float64, n)
 	released := make([]bool, n) // its stream predecessor has finished (or it has none)
 	for k := range ks {
-		pending[k] = ks[k].blocks
+		pending[k] = ks[k].Blocks
 		start[k], end[k] = -1, -1
 		released[k] = true
 		for j := k - 1; j >= 0; j-- {
-			if ks[j].stream == ks[k].stream {
+			if ks[j].Stream == ks[k].Stream {
 				released[k] = false
 				break
 			}
@@ -134,7 +136,7 @@ func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64,
 			// the SMs with room left, in that pass's order.
 			most, total := 0, 0
 			for s := range room {
-				room[s] = roomFor(used[s], cap, ks[k].use, ks[k].perSM-perKernel[s][k])
+				room[s] = roomFor(used[s], cap, ks[k].Use, ks[k].PerSM-perKernel[s][k])
 				most = max(most, room[s])
 				total += room[s]
 			}
@@ -167,11 +169,11 @@ func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64,
 				if t == 0 {
 					continue
 				}
-				used[s] = used[s].add(ks[k].use, t)
+				used[s] = used[s].add(ks[k].Use, t)
 				perKernel[s][k] += t
 				live[k] += t
 				placed += t
-				addCohort(&resident[s], k, ks[k].blockMs, t)
+				addCohort(&resident[s], k, ks[k].BlockMs, t)
 			}
 			pending[k] -= placed
 			if pending[k] > 0 {
@@ -192,7 +194,7 @@ func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64,
 	// host issues the others while the GPU runs, so only the first delays
 	// the plan (a stream successor pays its own when released).
 	if n > 0 {
-		now = ks[0].overheadMs
+		now = ks[0].OverheadMs
 	}
 	dispatch()
 	// Per event: each SM's compute demand, the chip's memory demand, and
@@ -205,8 +207,8 @@ func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64,
 		for s := range resident {
 			comp[s] = 0
 			for _, c := range resident[s] {
-				comp[s] += float64(c.count) * ks[c.kernel].compute
-				mem += float64(c.count) * ks[c.kernel].memory
+				comp[s] += float64(c.count) * ks[c.kernel].Compute
+				mem += float64(c.count) * ks[c.kernel].Memory
 			}
 		}
 		memOver := math.Max(1, mem)
@@ -216,7 +218,7 @@ func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64,
 			sl := slows[s][:0]
 			for _, c := range resident[s] {
 				// s = c·max(1, C_sm) + m·max(1, M), normalised by c + m.
-				cf, mf := ks[c.kernel].compute, ks[c.kernel].memory
+				cf, mf := ks[c.kernel].Compute, ks[c.kernel].Memory
 				f := 1.0
 				if cf+mf > 0 {
 					f = (cf*compOver + mf*memOver) / (cf + mf)
@@ -241,13 +243,13 @@ func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64,
 					continue
 				}
 				k := c.kernel
-				used[s] = used[s].add(ks[k].use, -c.count)
+				used[s] = used[s].add(ks[k].Use, -c.count)
 				perKernel[s][k] -= c.count
 				live[k] -= c.count
 				if live[k] == 0 && pending[k] == 0 {
 					end[k] = now
 					for j := k + 1; j < n; j++ {
-						if ks[j].stream == ks[k].stream {
+						if ks[j].Stream == ks[k].Stream {
 							released[j] = true
 							break
 						}
@@ -263,7 +265,7 @@ func concurrentTimes(d *device.Description, ks []kernelRun) (launchMs []float64,
 		if start[k] < 0 {
 			start[k], end[k] = now, now
 		}
-		launchMs[k] = end[k] - start[k] + ks[k].overheadMs
+		launchMs[k] = end[k] - start[k] + ks[k].OverheadMs
 		planMs = math.Max(planMs, end[k])
 	}
 	return launchMs, planMs
@@ -284,7 +286,7 @@ func addCohort(cs *[]cohort, kernel int, left float64, n int) {
 // roomFor is how many more blocks of use an SM at used can take: at most
 // left (its resident-block limit for the kernel), and as many as every
 // resource of cap allows.
-func roomFor(used, cap, use smUse, left int) int {
+func roomFor(used, cap, use SMUse, left int) int {
 	n := max(left, 0)
 	for _, r := range [][3]int{{used.threads, cap.threads, use.threads}, {used.regs, cap.regs, use.regs}, {used.smem, cap.smem, use.smem}, {used.blocks, cap.blocks, use.blocks}} {
 		if r[2] > 0 {

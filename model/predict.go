@@ -1,4 +1,4 @@
-package sim
+package model
 
 import (
 	"errors"
@@ -19,76 +19,6 @@ const (
 	computeSaturationOccupancy = 0.25 // one warp per scheduler issuing with ILP
 	memorySaturationOccupancy  = 0.5
 )
-
-// PowerModel holds the coefficients of the board power model (see
-// Prediction). Fractions are of the dynamic range TDPW − IdlePowerW.
-//
-// Calibration of DefaultPowerModel, provisional: ClockedIdle, Memory and
-// Compute are fitted to measurements on an H100 80GB HBM3 (SXM5) at
-// 1980 MHz: 127 W with a CUDA context and no work, 393 W for a
-// device-to-device copy at 2985 GB/s, 698 W (at the 700 W limit, clock
-// 1965 MHz) for FP32 SGEMM at 50 TFLOP/s = 75 % of peak. The voltage
-// curve (knee at 71 % of the highest clock, 73 % of the top voltage below
-// it, rising as x^1.5 above it) is fitted to
-// ../shared/datasets/kernel_tuner_energy/synthetic_fp32_cache_NVIDIA_A100-PCIE-40GB.json
-// (power from 42 W at 210 MHz to 153 W at 1410 MHz, within 1 W). Busy,
-// MemoryClocked and StaticTempCoeff are 0 there: the H100 figures do not
-// separate them from ClockedIdle, Memory and Compute. K20 boards use
-// K20PowerModel (calibration.go); PowerModelFor picks the model of a
-// device.
-type PowerModel struct {
-	ClockedIdle float64 // clock tree and uncore at the highest clock, no work (H100: 0.09)
-	// Busy is the SMs' activity while a kernel's blocks are resident
-	// (warp scheduling, stalled warps polling), at the highest clock, on
-	// top of ClockedIdle; it scales with s(f) and with the fraction of
-	// the launch the SMs hold blocks (H100: 0, folded into Compute/Memory).
-	Busy    float64
-	Compute float64 // SMs issuing FP32 at peak rate at the highest clock (1.2)
-	Memory  float64 // DRAM traffic at full bandwidth (0.48)
-	// MemoryClocked is the DRAM interface and chips' background power at
-	// the highest memory clock, proportional to the memory clock (H100: 0).
-	MemoryClocked  float64
-	KneeFraction   float64 // SM clock (of the highest) below which voltage is flat (0.71)
-	MinVoltage     float64 // voltage below the knee, fraction of the top voltage (0.73)
-	VoltageExpo    float64 // shape of the voltage rise above the knee (1.5)
-	AmbientC       float64 // temperature at 0 W, °C (28)
-	TempRiseAtTDPC float64 // steady-state temperature rise at TDP, °C (37; H100: 35 °C at 127 W, 45 °C at 393 W, 65 °C at 698 W)
-	// StaticTempCoeff is the relative rise of the static power IdlePowerW
-	// per °C above the idle board's steady temperature (leakage), 1/°C
-	// (0: temperature-independent). See staticGain for why no published
-	// steady-state figure can determine it.
-	StaticTempCoeff float64
-}
-
-// DefaultPowerModel returns the provisional calibration described at
-// PowerModel (the H100's).
-func DefaultPowerModel() PowerModel {
-	return PowerModel{
-		ClockedIdle: 0.09, Compute: 1.2, Memory: 0.48,
-		KneeFraction: 0.71, MinVoltage: 0.73, VoltageExpo: 1.5,
-		AmbientC: 28, TempRiseAtTDPC: 37,
-	}
-}
-
-// VoltageFraction is V(f)/V(fmax): flat at MinVoltage up to the knee,
-// then MinVoltage + (1−MinVoltage)·x^VoltageExpo with x the position of f
-// between the knee and fmax.
-func (m PowerModel) VoltageFraction(f, fmax float64) float64 {
-	knee := m.KneeFraction * fmax
-	if f <= knee || fmax <= knee {
-		return m.MinVoltage
-	}
-	x := math.Min(1, (f-knee)/(fmax-knee))
-	return m.MinVoltage + (1-m.MinVoltage)*math.Pow(x, m.VoltageExpo)
-}
-
-// clockScale is s(f) = (f/fmax)·(V(f)/V(fmax))², the CMOS dynamic power
-// factor P ∝ C·V²·f (autotuning-energy-efficiency-power-capping.md,
-// eq. 2.3) relative to the highest clock.
-func (m PowerModel) clockScale(f, fmax float64) float64 {
-	v := m.VoltageFraction(f, fmax)
-	return f / fmax * v * v
-}
 
 // Prediction is the model's answer for one configuration.
 //
@@ -158,45 +88,56 @@ type Prediction struct {
 	TempC       float64 // steady-state temperature at PowerW
 }
 
-// launchError is a configuration the GPU refuses to launch.
-type launchError struct{ reason string }
+// LaunchError is a configuration the GPU refuses to launch: its reason as
+// the driver would give it.
+type LaunchError struct{ Reason string }
 
-func (e *launchError) Error() string { return e.reason }
+func (e *LaunchError) Error() string { return e.Reason }
 
-// predict evaluates the model for work w launched with the job's geometry
-// under the GPU settings set (nil: the simulator's clock and power limit). A launch failure is a
-// *launchError.
-func (s *Sim) predict(w *backend.Work, j *backend.Job, set *backend.Settings) (Prediction, error) {
-	d := s.dev
+// Conditions are what a launch runs under: the GPU settings in force (SM
+// and memory clock, MHz, supported ones: ResolveSettings; power limit, W),
+// the device's power model, and the host-side cost of one launch, ms.
+type Conditions struct {
+	ClockMHz, MemClockMHz int
+	PowerLimitW           float64
+	Power                 PowerModel
+	OverheadMs            float64
+}
+
+// Predict evaluates the model (the equations at Prediction) for work w
+// launched with the job's geometry on d under c. Errors: a *LaunchError
+// for a configuration the GPU refuses (geometry, shared memory,
+// registers).
+func Predict(d *device.Description, w *backend.Work, j *backend.Job, c Conditions) (Prediction, error) {
 	var p Prediction
 	threads := 1
 	for i := range 3 {
 		if j.Block[i] <= 0 || j.Grid[i] <= 0 {
-			return p, &launchError{fmt.Sprintf("invalid argument: grid %v and block %v must be positive in every dimension", j.Grid, j.Block)}
+			return p, &LaunchError{fmt.Sprintf("invalid argument: grid %v and block %v must be positive in every dimension", j.Grid, j.Block)}
 		}
 		threads *= j.Block[i]
 	}
 	if threads > d.MaxThreadsPerBlock {
-		return p, &launchError{fmt.Sprintf("too many threads per block: %d threads (block %v), %s allows %d", threads, j.Block, d.Name, d.MaxThreadsPerBlock)}
+		return p, &LaunchError{fmt.Sprintf("too many threads per block: %d threads (block %v), %s allows %d", threads, j.Block, d.Name, d.MaxThreadsPerBlock)}
 	}
 	for i := range 3 {
 		if j.Block[i] > d.MaxBlockDims[i] || j.Grid[i] > d.MaxGridDims[i] {
-			return p, &launchError{fmt.Sprintf("invalid argument: grid %v / block %v exceed the limits %v / %v", j.Grid, j.Block, d.MaxGridDims, d.MaxBlockDims)}
+			return p, &LaunchError{fmt.Sprintf("invalid argument: grid %v / block %v exceed the limits %v / %v", j.Grid, j.Block, d.MaxGridDims, d.MaxBlockDims)}
 		}
 	}
 	if j.DynamicSharedBytes < 0 {
-		return p, &launchError{fmt.Sprintf("invalid argument: dynamic shared memory %d bytes", j.DynamicSharedBytes)}
+		return p, &LaunchError{fmt.Sprintf("invalid argument: dynamic shared memory %d bytes", j.DynamicSharedBytes)}
 	}
 	smem := w.SharedMemory + j.DynamicSharedBytes
 	occ, err := occupancy.Compute(d, occupancy.Input{BlockSize: threads, RegistersPerThread: w.Registers, SharedMemoryPerBlock: smem})
 	switch {
 	case errors.Is(err, occupancy.ErrSharedMemory):
-		return p, &launchError{fmt.Sprintf("too many resources requested for launch: %d bytes of shared memory per block (%d static + %d dynamic), opt-in maximum %d",
+		return p, &LaunchError{fmt.Sprintf("too many resources requested for launch: %d bytes of shared memory per block (%d static + %d dynamic), opt-in maximum %d",
 			smem, w.SharedMemory, j.DynamicSharedBytes, d.SharedMemoryPerBlockOptin)}
 	case err != nil:
-		return p, &launchError{"invalid argument: " + err.Error()}
+		return p, &LaunchError{"invalid argument: " + err.Error()}
 	case occ.ActiveBlocksPerSM == 0:
-		return p, &launchError{fmt.Sprintf("too many resources requested for launch: %d threads × %d registers per thread exceed %d registers per block",
+		return p, &LaunchError{fmt.Sprintf("too many resources requested for launch: %d threads × %d registers per thread exceed %d registers per block",
 			threads, w.Registers, d.MaxRegistersPerBlock)}
 	}
 	p.Occupancy = occ
@@ -204,14 +145,11 @@ func (s *Sim) predict(w *backend.Work, j *backend.Job, set *backend.Settings) (P
 	perWave := d.SMs * occ.ActiveBlocksPerSM
 	p.Waves = (p.Blocks + perWave - 1) / perWave
 
-	clock, memClock, limit, err := s.settings(set)
-	if err != nil {
-		return p, err
-	}
+	clock, memClock, limit := c.ClockMHz, c.MemClockMHz, c.PowerLimitW
 	p.MemClockMHz, p.PowerLimitW = memClock, limit
 	bandwidth := d.MemoryBandwidthGBs * float64(memClock) / float64(d.MemoryClockMHz)
 	fmax := float64(d.MaxCoreClockMHz())
-	fill := smFill(p.Blocks, perWave, d.SMs)
+	fill := SMFill(p.Blocks, perWave, d.SMs)
 	eval := func(f int) {
 		ff := float64(f)
 		eff := w.Efficiency
@@ -224,17 +162,17 @@ func (s *Sim) predict(w *backend.Work, j *backend.Job, set *backend.Settings) (P
 		p.MemoryMs = w.Bytes / rm * 1e3
 		frac := float64(perWave) / float64(p.Blocks)
 		p.KernelMs = float64(p.Waves) * math.Max(p.ComputeMs*frac, p.MemoryMs*frac)
-		p.LaunchMs = p.KernelMs + s.overheadMs
+		p.LaunchMs = p.KernelMs + c.OverheadMs
 		t := p.LaunchMs / 1e3
 		p.ComputeUtil = w.Flops / (t * d.PeakFP32GFLOPS * 1e9 * ff / fmax)
 		p.MemoryUtil = w.Bytes / (t * d.MemoryBandwidthGBs * 1e9)
 		p.BusyUtil = p.KernelMs / p.LaunchMs * fill
-		p.PowerW, p.TempC = s.power.boardPower(d, ff, float64(memClock), activity{busy: p.BusyUtil, compute: p.ComputeUtil, memory: p.MemoryUtil})
+		p.PowerW, p.TempC = c.Power.BoardPower(d, ff, float64(memClock), Activity{Busy: p.BusyUtil, Compute: p.ComputeUtil, Memory: p.MemoryUtil})
 		p.SMClockMHz = f
 	}
 	eval(clock)
 	if p.PowerW > limit {
-		for _, f := range supportedCoreClocks(d, memClock) {
+		for _, f := range SupportedCoreClocks(d, memClock) {
 			if f >= clock {
 				continue
 			}
@@ -249,9 +187,9 @@ func (s *Sim) predict(w *backend.Work, j *backend.Job, set *backend.Settings) (P
 	return p, nil
 }
 
-// maxThreadsPerBlock is the largest block a kernel with regs registers per
+// MaxThreadsPerBlock is the largest block a kernel with regs registers per
 // thread can launch with (cuFuncGetAttribute MAX_THREADS_PER_BLOCK).
-func maxThreadsPerBlock(d *device.Description, regs int) int {
+func MaxThreadsPerBlock(d *device.Description, regs int) int {
 	if regs <= 0 {
 		return d.MaxThreadsPerBlock
 	}
@@ -266,18 +204,17 @@ func maxThreadsPerBlock(d *device.Description, regs int) int {
 	return 0
 }
 
-// settings resolves the plan's GPU settings against the device: the memory
+// ResolveSettings resolves a plan's GPU settings against d: the memory
 // clock is the supported memory clock nearest to the one asked for (the
 // lower on a tie), the SM clock likewise among the clocks supported at
 // that memory clock (Description.ClockTables),
 // and the power limit is taken as given. A clock outside the supported
 // range or a power limit outside [PowerLimitMinW, PowerLimitMaxW] is a
-// *launchError (NVML refuses such settings). Zero fields, and a nil
-// Settings, keep the simulator's own clock and limit and the default
-// memory clock.
-func (s *Sim) settings(st *backend.Settings) (clock, memClock int, limit float64, err error) {
-	d := s.dev
-	clock, memClock, limit = s.clockMHz, d.MemoryClockMHz, s.powerLimitW
+// *LaunchError (NVML refuses such settings). Zero fields, and a nil
+// Settings, keep the GPU's own clock and limit (clockMHz, limitW) and the
+// default memory clock.
+func ResolveSettings(d *device.Description, st *backend.Settings, clockMHz int, limitW float64) (clock, memClock int, limit float64, err error) {
+	clock, memClock, limit = clockMHz, d.MemoryClockMHz, limitW
 	if st == nil {
 		return clock, memClock, limit, nil
 	}
@@ -286,7 +223,7 @@ func (s *Sim) settings(st *backend.Settings) (clock, memClock int, limit float64
 			return 0, 0, 0, err
 		}
 	}
-	table := supportedCoreClocks(d, memClock)
+	table := SupportedCoreClocks(d, memClock)
 	if st.CoreClockMHz != 0 {
 		what := "SM clock"
 		if memClock != d.MemoryClockMHz {
@@ -303,7 +240,7 @@ func (s *Sim) settings(st *backend.Settings) (clock, memClock int, limit float64
 	}
 	if st.PowerLimitW != 0 {
 		if st.PowerLimitW < d.PowerLimitMinW || st.PowerLimitW > d.PowerLimitMaxW || math.IsNaN(st.PowerLimitW) {
-			return 0, 0, 0, &launchError{fmt.Sprintf("settings: power limit %g W outside the supported %g–%g W of %s", st.PowerLimitW, d.PowerLimitMinW, d.PowerLimitMaxW, d.Name)}
+			return 0, 0, 0, &LaunchError{fmt.Sprintf("settings: power limit %g W outside the supported %g–%g W of %s", st.PowerLimitW, d.PowerLimitMinW, d.PowerLimitMaxW, d.Name)}
 		}
 		limit = st.PowerLimitW
 	}
@@ -312,11 +249,11 @@ func (s *Sim) settings(st *backend.Settings) (clock, memClock int, limit float64
 
 // nearestClock picks the supported clock (list descending) nearest to
 // want, the lower on a tie; want outside [lowest, highest] is a
-// *launchError.
+// *LaunchError.
 func nearestClock(what string, want int, list []int, dev string) (int, error) {
 	hi, lo := list[0], list[len(list)-1]
 	if want > hi || want < lo {
-		return 0, &launchError{fmt.Sprintf("settings: %s %d MHz outside the supported %d–%d MHz of %s", what, want, lo, hi, dev)}
+		return 0, &LaunchError{fmt.Sprintf("settings: %s %d MHz outside the supported %d–%d MHz of %s", what, want, lo, hi, dev)}
 	}
 	best := list[0]
 	for _, c := range list {
