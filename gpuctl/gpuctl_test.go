@@ -12,9 +12,9 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/sim"
-	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/nvml"
 	"github.com/gtune/gtune/space"
 
