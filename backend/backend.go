@@ -118,8 +118,18 @@ type Define struct {
 // Work is the simulated GPU's description of one configuration, evaluated
 // from the spec's Gtune.Simulation section. Ignored by real GPUs.
 type Work struct {
-	Flops        float64 `json:"flops"`         // floating-point operations per launch
+	Flops        float64 `json:"flops"`         // FP32 floating-point operations per launch (an FMA is 2)
 	Bytes        float64 `json:"bytes"`         // device-memory bytes per launch
+	// The other instruction classes and shared memory, per launch, for
+	// kernels that are bound by them (package model; the microbenchmarks
+	// of package probe): FP64 operations, 32-bit integer multiply-adds,
+	// special-function operations (__sinf, exp2, rsqrt), shared-memory
+	// bytes loaded (SharedConflict-way bank conflicts: 1 or 0 none).
+	FP64Flops      float64 `json:"fp64_flops,omitempty"`
+	IntOps         float64 `json:"int_ops,omitempty"`
+	SFUOps         float64 `json:"sfu_ops,omitempty"`
+	SharedBytes    float64 `json:"shared_bytes,omitempty"`
+	SharedConflict int     `json:"shared_conflict,omitempty"`
 	Registers    int     `json:"registers"`     // registers per thread
 	SharedMemory int     `json:"shared_memory"` // static shared memory per thread block, bytes
 	Efficiency   float64 `json:"efficiency"`    // 0..1

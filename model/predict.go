@@ -70,8 +70,9 @@ type Prediction struct {
 	Occupancy   occupancy.Result
 	Blocks      int // thread blocks in the grid
 	Waves       int
-	ComputeMs   float64 // Flops / R_c over the whole grid, before quantisation
+	ComputeMs   float64 // Flops / R_c (and the other classes' counts over their rates) over the whole grid, before quantisation
 	MemoryMs    float64 // Bytes / R_m over the whole grid, before quantisation
+	SharedMs    float64 // SharedBytes (× conflicts) over the shared-memory rate, before quantisation
 	KernelMs    float64 // waves · t_wave
 	LaunchMs    float64 // KernelMs + launch overhead: one timed launch
 	SMClockMHz  int     // clock the kernel ran at (after power capping)
@@ -150,21 +151,32 @@ func Predict(d *device.Description, w *backend.Work, j *backend.Job, c Condition
 	bandwidth := d.MemoryBandwidthGBs * float64(memClock) / float64(d.MemoryClockMHz)
 	fmax := float64(d.MaxCoreClockMHz())
 	fill := SMFill(p.Blocks, perWave, d.SMs)
+	rates := specRates(d)
 	eval := func(f int) {
 		ff := float64(f)
 		eff := w.Efficiency
 		if eff == 0 {
 			eff = 1
 		}
-		rc := d.PeakFP32GFLOPS * 1e9 * ff / fmax * eff * math.Min(1, occ.Occupancy/computeSaturationOccupancy)
+		hc := ff / fmax * eff * math.Min(1, occ.Occupancy/computeSaturationOccupancy)
+		rc := d.PeakFP32GFLOPS * 1e9 * hc
 		rm := bandwidth * 1e9 * eff * math.Min(1, occ.Occupancy/memorySaturationOccupancy)
-		p.ComputeMs = w.Flops / rc * 1e3
+		// The other classes add their time to FP32's (one issue stream:
+		// Σ instructions_i / throughput_i of
+		// performance-projection-heterogeneous-gpus.md section IV-D);
+		// shared memory is a third bound beside compute and DRAM.
+		others, pipes := rates.otherTime(w, hc)
+		p.ComputeMs = (w.Flops/rc + others) * 1e3
 		p.MemoryMs = w.Bytes / rm * 1e3
+		p.SharedMs = rates.sharedTime(w, hc) * 1e3
 		frac := float64(perWave) / float64(p.Blocks)
-		p.KernelMs = float64(p.Waves) * math.Max(p.ComputeMs*frac, p.MemoryMs*frac)
+		p.KernelMs = float64(p.Waves) * math.Max(math.Max(p.ComputeMs*frac, p.MemoryMs*frac), p.SharedMs*frac)
 		p.LaunchMs = p.KernelMs + c.OverheadMs
 		t := p.LaunchMs / 1e3
 		p.ComputeUtil = w.Flops / (t * d.PeakFP32GFLOPS * 1e9 * ff / fmax)
+		if pipes > 0 {
+			p.ComputeUtil = math.Min(1, p.ComputeUtil+pipes/(t*ff/fmax))
+		}
 		p.MemoryUtil = w.Bytes / (t * d.MemoryBandwidthGBs * 1e9)
 		p.BusyUtil = p.KernelMs / p.LaunchMs * fill
 		p.PowerW, p.TempC = c.Power.BoardPower(d, ff, float64(memClock), Activity{Busy: p.BusyUtil, Compute: p.ComputeUtil, Memory: p.MemoryUtil})
@@ -269,4 +281,38 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// classRates are a device's peak rates of the instruction classes other
+// than FP32 and of shared memory at its highest SM clock, per second
+// (SpecProfile's figures).
+type classRates struct{ fp64, int32, sfu, shared float64 }
+
+func specRates(d *device.Description) classRates {
+	sp := SpecProfile(d)
+	return classRates{fp64: sp.FP64GFLOPS * 1e9, int32: sp.Int32GOPS * 1e9, sfu: sp.SFUGOPS * 1e9, shared: sp.SharedGBs * 1e9}
+}
+
+// otherTime is the time (s) of w's FP64, integer and special-function
+// operations at the fraction h of the peak rates (clock, efficiency,
+// latency hiding), and the same at the full rates (s), the pipes' busy
+// time for the power model. A class the device has no rate for counts
+// nothing (no device in the database lacks one that a kernel uses).
+func (r classRates) otherTime(w *backend.Work, h float64) (t, pipes float64) {
+	for _, c := range [...]struct{ n, rate float64 }{{w.FP64Flops, r.fp64}, {w.IntOps, r.int32}, {w.SFUOps, r.sfu}} {
+		if c.n > 0 && c.rate > 0 {
+			t += c.n / (c.rate * h)
+			pipes += c.n / c.rate
+		}
+	}
+	return t, pipes
+}
+
+// sharedTime is the time (s) of w's shared-memory loads at the fraction h of
+// the peak rate, each access serialised SharedConflict ways.
+func (r classRates) sharedTime(w *backend.Work, h float64) float64 {
+	if w.SharedBytes <= 0 || r.shared <= 0 {
+		return 0
+	}
+	return w.SharedBytes * float64(max(w.SharedConflict, 1)) / (r.shared * h)
 }

@@ -13,17 +13,34 @@ import (
 // DeviceDatabase prints one line per database GPU: clocks in MHz (base/
 // boost, memory), power limits min/default/max in W, peak FP32 in GFLOP/s,
 // bandwidth in GB/s. AMD GPUs show compute units and no compute capability.
-func DeviceDatabase(w io.Writer, db []*device.Description) {
+//
+// profiles, by device id, says which GPUs have a measured device profile
+// (gtune probe) and since when; a column "profile" shows it ("measured
+// DATE", else "specification": a projection uses the figures above) when
+// profiles is not nil.
+func DeviceDatabase(w io.Writer, db []*device.Description, profiles map[string]string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "id	name	architecture	cc	SMs/CUs	SM clock base/boost (MHz)	mem clock (MHz)	power limit min/default/max (W)	peak FP32 (GFLOP/s)	bandwidth (GB/s)")
+	head := "id	name	architecture	cc	SMs/CUs	SM clock base/boost (MHz)	mem clock (MHz)	power limit min/default/max (W)	peak FP32 (GFLOP/s)	bandwidth (GB/s)"
+	if profiles != nil {
+		head += "	profile"
+	}
+	fmt.Fprintln(tw, head)
 	for _, d := range db {
 		cc, units := fmt.Sprintf("%d.%d", d.ComputeMajor, d.ComputeMinor), fmt.Sprintf("%d", d.SMs)
 		if !d.IsCUDA() {
 			cc, units = "-", fmt.Sprintf("%d CUs", d.ComputeUnits)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%g/%g/%g\t%g\t%g\n", d.ID, d.Name, d.Architecture, cc, units,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%g/%g/%g\t%g\t%g", d.ID, d.Name, d.Architecture, cc, units,
 			d.BaseClockMHz, d.BoostClockMHz, d.MemoryClockMHz, d.PowerLimitMinW, d.PowerLimitDefaultW, d.PowerLimitMaxW,
 			d.PeakFP32GFLOPS, d.MemoryBandwidthGBs)
+		if profiles != nil {
+			p, ok := profiles[d.ID]
+			if !ok {
+				p = "specification"
+			}
+			fmt.Fprintf(tw, "\t%s", p)
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }

@@ -106,11 +106,12 @@ var migrations = []migration{
 	migrateV2,
 	migrateV3,
 	migrateV4,
+	migrateV5,
 }
 
 // SchemaVersion is the schema version this package writes (PRAGMA
 // user_version of a database Open has upgraded); it equals len(migrations).
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 func init() {
 	if len(migrations) != SchemaVersion {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -13,10 +15,12 @@ import (
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/nvml"
 	"github.com/gtune/gtune/report"
+	"github.com/gtune/gtune/store"
 )
 
 func newDevicesCmd() *cobra.Command {
 	var asJSON, all bool
+	var dbPath string
 	c := &cobra.Command{
 		Use:   "devices",
 		Short: "List the GPUs (or, without a CUDA driver, the simulated ones); --all lists the device database",
@@ -24,12 +28,24 @@ func newDevicesCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all {
 				db := device.All()
+				measured, err := measuredProfiles(dbPath)
+				if err != nil {
+					return err
+				}
 				if asJSON {
+					type entry struct {
+						*device.Description
+						Profile string `json:"profile"`
+					}
+					out := make([]entry, len(db))
+					for i, d := range db {
+						out[i] = entry{d, cmp.Or(measured[d.ID], "specification")}
+					}
 					enc := json.NewEncoder(cmd.OutOrStdout())
 					enc.SetIndent("", "  ")
-					return enc.Encode(db)
+					return enc.Encode(out)
 				}
-				report.DeviceDatabase(cmd.OutOrStdout(), db)
+				report.DeviceDatabase(cmd.OutOrStdout(), db, measured)
 				return nil
 			}
 			var devs []backend.DeviceInfo
@@ -66,7 +82,8 @@ func newDevicesCmd() *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	c.Flags().BoolVar(&all, "all", false, "list every GPU of the device database (the ids --sim-device takes)")
+	c.Flags().BoolVar(&all, "all", false, "list every GPU of the device database (the ids --sim-device takes) and which have a measured device profile (gtune probe) in --db")
+	c.Flags().StringVar(&dbPath, "db", "gtune.db", "with --all: the results database whose device profiles are shown (left alone when it does not exist)")
 	return c
 }
 
@@ -101,4 +118,27 @@ func gpuCount() (int, error) {
 	}
 	defer lib.Shutdown()
 	return lib.DeviceCount()
+}
+
+// measuredProfiles gives, by device id, "measured DATE" for each GPU with
+// a profile measured on a real GPU in the database at path; an empty map
+// where the file does not exist (it is not created).
+func measuredProfiles(path string) (map[string]string, error) {
+	out := map[string]string{}
+	if _, err := os.Stat(path); err != nil {
+		return out, nil
+	}
+	db, err := store.Open(path)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	defer db.Close()
+	latest, err := db.LatestProfiles()
+	if err != nil {
+		return nil, err
+	}
+	for id, p := range latest {
+		out[id] = "measured " + p.MeasuredAt.UTC().Format("2006-01-02")
+	}
+	return out, nil
 }

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/model"
+	"github.com/gtune/gtune/probe"
+	"github.com/gtune/gtune/report"
+	"github.com/gtune/gtune/store"
+)
+
+func init() { subcommands = append(subcommands, newProbeCmd) }
+
+func newProbeCmd() *cobra.Command {
+	var f tuneFlags
+	var asJSON bool
+	var iterations int
+	c := &cobra.Command{
+		Use:   "probe",
+		Short: "Measure the GPU's device profile with microbenchmarks and store it (instruction, memory, shared-memory, L2 and launch throughput)",
+		Long: `probe runs gtune's microbenchmarks on one GPU, compiled and launched through gtune's backend like any tuned
+kernel (performance-projection-heterogeneous-gpus.md section IV-B): FP32, FP64, 32-bit integer multiply-add
+and special-function throughput at full occupancy; coalesced loads and stores and scattered loads (one float
+per 32-byte sector) of global memory at 1, 2, 4, ... resident 256-thread blocks per SM; shared-memory loads
+with and without 32-way bank conflicts; loads of a working set L2 holds; an empty launch. The median of
+--iterations timed runs of each. The profile (device, clocks observed, driver, date) is stored in the results
+database, where gtune devices --all and the projection find it, and printed against the device database's
+specifications. Read-only: no GPU setting is changed. On the simulated GPU it gives what the simulator's
+model answers.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, err := openRunDB(f.db)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			useSim := f.backend == "sim"
+			switch f.backend {
+			case "cuda", "sim":
+			case "auto":
+				if err := cuda.Available(); err != nil {
+					useSim = true
+					fmt.Fprintf(cmd.ErrOrStderr(), "gtune: no CUDA driver here; probing the simulated GPU %s (--backend cuda says why)\n", f.simDevice)
+				}
+			default:
+				return badInput("unknown backend %q (valid: auto, cuda, sim)", f.backend)
+			}
+			var p model.Profile
+			if useSim {
+				if f.device != 0 {
+					return badInput("--device %d: the simulated GPU is device 0 (choose its model with --sim-device)", f.device)
+				}
+				d, err := device.Lookup(f.simDevice)
+				if err != nil {
+					return inputError{err}
+				}
+				be := sim.New(d, sim.Options{Seed: int64(f.seed)})
+				defer be.Close()
+				if p, err = probe.Run(cmd.Context(), be, probe.Options{Iterations: iterations, Log: progressLog(cmd, f)}); err != nil {
+					return err
+				}
+			} else {
+				if err := cuda.Available(); err != nil {
+					return fmt.Errorf("--backend cuda: %w", err)
+				}
+				be, err := cuda.Open(cmd.Context(), f.device, cuda.Options{Stderr: cmd.ErrOrStderr()})
+				if err != nil {
+					return err
+				}
+				defer be.Close()
+				if p, err = probe.Run(cmd.Context(), be, probe.Options{Iterations: iterations, Log: progressLog(cmd, f)}); err != nil {
+					return err
+				}
+			}
+			js, err := json.Marshal(p)
+			if err != nil {
+				return err
+			}
+			sp := &store.Profile{Device: p.Device, Name: p.Name, UUID: p.UUID, Source: p.Source, JSON: js}
+			if err := db.AddProfile(sp); err != nil {
+				return err
+			}
+			var spec *model.Profile
+			if d, err := device.Lookup(p.Device); err == nil {
+				s := model.SpecProfile(d)
+				spec = &s
+			}
+			if asJSON {
+				return report.WriteJSON(cmd.OutOrStdout(), map[string]any{"profile": p, "specification": spec, "stored": sp.ID, "db": db.Path()})
+			}
+			report.Profile(cmd.OutOrStdout(), p, spec)
+			fmt.Fprintf(cmd.OutOrStdout(), "stored as device profile %d in %s\n", sp.ID, db.Path())
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.backend, "backend", "auto", "GPU backend: auto, cuda or sim")
+	intFlag(fl, &f.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
+	fl.StringVar(&f.simDevice, "sim-device", "h100_sxm", "device-database id of the simulated GPU")
+	fl.StringVar(&f.db, "db", "gtune.db", "results database (SQLite) the profile is stored in")
+	fl.BoolVar(&asJSON, "json", false, "print one JSON document: the profile, the specification's, where it was stored")
+	intFlag(fl, &iterations, "iterations", 10, 1, 10_000, "timed runs of each microbenchmark (the median is taken)")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of the simulator")
+	fl.BoolVar(&f.noProgress, "no-progress", false, "no line per microbenchmark on stderr")
+	return c
+}
+
+// progressLog is where probe writes a line per microbenchmark: stderr,
+// unless --no-progress or --quiet.
+func progressLog(cmd *cobra.Command, f tuneFlags) io.Writer {
+	if f.noProgress || quiet {
+		return nil
+	}
+	return cmd.ErrOrStderr()
+}

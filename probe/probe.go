@@ -1,0 +1,311 @@
+// Package probe measures a GPU's device profile (model.Profile) with
+// microbenchmarks, as performance-projection-heterogeneous-gpus.md
+// section IV-B characterises each device once, offline: instruction
+// throughput per class (FP32, FP64, 32-bit integer multiply-add, special
+// functions), global-memory throughput of coalesced loads and stores and
+// of scattered loads at occupancies from one thread block per SM to full,
+// shared-memory throughput with and without bank conflicts, L2, and the
+// time of an empty launch. The kernels (probe.cu) are compiled and run
+// through gtune's own backend like any tuned kernel, so the same code
+// probes a real GPU and the simulated one (whose profile then says what
+// its model answers).
+package probe
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/model"
+)
+
+//go:embed probe.cu
+var source string
+
+// Source is the microbenchmarks' CUDA source.
+func Source() string { return source }
+
+// Options configure Run.
+type Options struct {
+	// Iterations is the number of timed runs of each microbenchmark
+	// (default 10); the median is taken.
+	Iterations int
+	// Log receives a line per microbenchmark (nil: none).
+	Log io.Writer
+	// Now stamps the profile (default time.Now).
+	Now func() time.Time
+}
+
+// The microbenchmarks' sizes. Arithmetic: ITERS × UNROLL × CHAINS
+// operations per thread (probe.cu). Memory: buffers of at least
+// dramBytes and four times the L2, so that loads come from DRAM; the L2
+// benchmark reads a quarter of the L2 REPEAT times.
+const (
+	iters, unroll, chains = 512, 16, 8
+	dramBytes             = 512 << 20
+	l2Repeat              = 8
+	registersGuess        = 32 // for the simulated GPU's Work
+)
+
+// bench is one microbenchmark run: a kernel of the problem, its defines
+// and geometry, the simulated work, and what its time is turned into.
+type bench struct {
+	name    string
+	kernel  int
+	defines map[string]int
+	grid    int
+	block   int
+	work    backend.Work
+	// amount is what the run does (operations or bytes); the result is
+	// amount / time.
+	amount float64
+}
+
+// Run measures the device profile of be's GPU: each microbenchmark once
+// (after one untimed run, measure's warm-up), Options.Iterations timed
+// runs, the median time. The profile's Source is "measured", or
+// "simulated" for the simulated GPU. Errors: the backend's (a GPU that
+// cannot prepare the buffers, a failed compilation), or a microbenchmark
+// that did not run (named).
+func Run(ctx context.Context, be backend.Backend, o Options) (model.Profile, error) {
+	if o.Iterations <= 0 {
+		o.Iterations = 10
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	d := be.Device()
+	fillDefaults(&d)
+	prob, n := problem(&d)
+	if err := be.Prepare(ctx, prob); err != nil {
+		return model.Profile{}, fmt.Errorf("probe: preparing the microbenchmarks' buffers: %w", err)
+	}
+	p := model.Profile{Device: d.ID, Name: d.Name, UUID: d.Local.UUID, Driver: d.Local.Driver, Source: "measured",
+		Date: o.Now().UTC().Format(time.RFC3339)}
+	if _, sim := backend.Capability[backend.Simulator](be); sim {
+		p.Source = "simulated"
+	}
+	full := d.SMs * (d.MaxThreadsPerSM / model.ProbeBlockSize)
+	threads := float64(full * model.ProbeBlockSize)
+	ops := threads * iters * unroll * chains
+	arith := []struct {
+		name   string
+		kernel int
+		work   backend.Work
+		amount float64
+		into   *float64
+	}{
+		{"fp32", kFP32, backend.Work{Flops: 2 * ops}, 2 * ops, &p.FP32GFLOPS},
+		{"fp64", kFP64, backend.Work{FP64Flops: 2 * ops}, 2 * ops, &p.FP64GFLOPS},
+		{"int32", kInt, backend.Work{IntOps: ops}, ops, &p.Int32GOPS},
+		{"sfu", kSFU, backend.Work{SFUOps: ops}, ops, &p.SFUGOPS},
+	}
+	r := runner{ctx: ctx, be: be, o: o}
+	for _, a := range arith {
+		b := bench{name: a.name, kernel: a.kernel, defines: map[string]int{"ITERS": iters}, grid: full, block: model.ProbeBlockSize, work: a.work, amount: a.amount}
+		v, obs, err := r.rate(b)
+		if err != nil {
+			return p, err
+		}
+		*a.into = v / 1e9
+		p.SMClockMHz, p.MemClockMHz = max(p.SMClockMHz, obs.sm), max(p.MemClockMHz, obs.mem)
+	}
+	sharedBytes := threads * iters * unroll * 4
+	var conflictFree, conflicted float64
+	for _, stride := range []int{1, 32} {
+		w := backend.Work{SharedBytes: sharedBytes, SharedMemory: 4096, SharedConflict: 1}
+		if stride == 32 {
+			w.SharedConflict = 32
+		}
+		b := bench{name: fmt.Sprintf("shared stride %d", stride), kernel: kShared, defines: map[string]int{"ITERS": iters, "STRIDE": stride},
+			grid: full, block: model.ProbeBlockSize, work: w, amount: sharedBytes}
+		v, _, err := r.rate(b)
+		if err != nil {
+			return p, err
+		}
+		if stride == 1 {
+			conflictFree = v
+		} else {
+			conflicted = v
+		}
+	}
+	p.SharedGBs = conflictFree / 1e9
+	if conflicted > 0 {
+		p.BankConflictSlowdown = conflictFree / conflicted
+	}
+	for _, bps := range model.ProbeBlocksPerSM(&d) {
+		grid := d.SMs * bps
+		pt := model.MemoryPoint{BlocksPerSM: bps, Occupancy: model.OccupancyOf(&d, bps)}
+		for _, m := range []struct {
+			name   string
+			kernel int
+			bytes  float64
+			into   *float64
+		}{
+			{"read", kRead, float64(n.dram) * 16, &pt.ReadGBs},
+			{"write", kWrite, float64(n.dram) * 16, &pt.WriteGBs},
+			{"strided", kStrided, float64(n.dram*4) / 8 * 32, &pt.StridedGBs},
+		} {
+			b := bench{name: fmt.Sprintf("%s, %d blocks per SM", m.name, bps), kernel: m.kernel, grid: grid, block: model.ProbeBlockSize,
+				work: backend.Work{Bytes: m.bytes}, amount: m.bytes}
+			v, _, err := r.rate(b)
+			if err != nil {
+				return p, err
+			}
+			*m.into = v / 1e9
+		}
+		p.Memory = append(p.Memory, pt)
+	}
+	l2Bytes := float64(n.l2) * 16 * l2Repeat
+	v, _, err := r.rate(bench{name: "l2", kernel: kL2, defines: map[string]int{"REPEAT": l2Repeat}, grid: full, block: model.ProbeBlockSize,
+		work: backend.Work{Bytes: l2Bytes}, amount: l2Bytes})
+	if err != nil {
+		return p, err
+	}
+	p.L2GBs = v / 1e9
+	ms, _, err := r.time(bench{name: "empty launch", kernel: kEmpty, grid: 1, block: 32, work: backend.Work{}})
+	if err != nil {
+		return p, err
+	}
+	p.LaunchOverheadUs = ms * 1e3
+	return p, nil
+}
+
+// The problem's kernels, in order.
+const (
+	kFP32 = iota
+	kFP64
+	kInt
+	kSFU
+	kRead
+	kWrite
+	kStrided
+	kShared
+	kL2
+	kEmpty
+)
+
+// sizes are the element counts of the memory buffers: float4s read from
+// and written to DRAM, and float4s of the L2 working set.
+type sizes struct{ dram, l2 int64 }
+
+// problem is the microbenchmarks as one problem, a kernel each with its
+// own buffers.
+func problem(d *device.Description) (*backend.Problem, sizes) {
+	dram := max(int64(dramBytes), 4*d.L2Bytes) / 16
+	l2 := max(d.L2Bytes/4, 1<<20) / 16
+	threads := int64(d.SMs * d.MaxThreadsPerSM)
+	vec := func(name, typ string, count int64) backend.Arg {
+		return backend.Arg{Name: name, Type: typ, Kind: backend.ArgVector, Count: count, Fill: backend.Fill{Type: "Constant"}}
+	}
+	scalar := func(name string, v int64) backend.Arg {
+		return backend.Arg{Name: name, Type: "int64", Kind: backend.ArgScalar, Scalar: float64(v)}
+	}
+	k := func(name string, args ...backend.Arg) backend.Kernel {
+		return backend.Kernel{KernelName: name, Source: source, SourceName: "probe.cu", Language: "CUDA", Args: args}
+	}
+	return &backend.Problem{Kernels: []backend.Kernel{
+		kFP32:    k("probe_fp32", vec("out", "float", threads)),
+		kFP64:    k("probe_fp64", vec("out", "double", threads)),
+		kInt:     k("probe_int", vec("out", "int32", threads)),
+		kSFU:     k("probe_sfu", vec("out", "float", threads)),
+		kRead:    k("probe_read", vec("in", "float4", dram), vec("out", "float", 1), scalar("n", dram)),
+		kWrite:   k("probe_write", vec("out", "float4", dram), scalar("n", dram)),
+		kStrided: k("probe_strided", vec("in", "float", dram*4), vec("out", "float", 1), scalar("n", dram*4)),
+		kShared:  k("probe_shared", vec("out", "float", threads)),
+		kL2:      k("probe_l2", vec("in", "float4", l2), vec("out", "float", 1), scalar("n", l2)),
+		kEmpty:   k("probe_empty"),
+	}}, sizes{dram, l2}
+}
+
+// fillDefaults gives a GPU the device database does not know the limits
+// the microbenchmarks are sized by (those of every NVIDIA GPU since
+// compute capability 7.5 at least).
+func fillDefaults(d *device.Description) {
+	if d.SMs <= 0 {
+		d.SMs = max(d.Local.SMs, 1)
+	}
+	if d.MaxThreadsPerSM <= 0 {
+		d.MaxThreadsPerSM = 1024
+	}
+	if d.WarpSize <= 0 {
+		d.WarpSize = 32
+	}
+	if d.MaxWarpsPerSM <= 0 {
+		d.MaxWarpsPerSM = d.MaxThreadsPerSM / d.WarpSize
+	}
+	if d.ID == "" {
+		d.ID = strings.ToLower(strings.Join(strings.Fields(d.Name), "_"))
+	}
+}
+
+// runner runs microbenchmarks on one backend.
+type runner struct {
+	ctx context.Context
+	be  backend.Backend
+	o   Options
+}
+
+// clocks are the SM and memory clocks a run observed (MHz; 0 unknown).
+type clocks struct{ sm, mem float64 }
+
+// rate runs b and gives its amount per second.
+func (r runner) rate(b bench) (float64, clocks, error) {
+	ms, c, err := r.time(b)
+	if err != nil {
+		return 0, c, err
+	}
+	return b.amount / (ms / 1e3), c, nil
+}
+
+// time runs b and gives its median time, ms.
+func (r runner) time(b bench) (float64, clocks, error) {
+	j := &backend.Job{Kernel: b.kernel, Key: b.name, Grid: [3]int{b.grid, 1, 1}, Block: [3]int{b.block, 1, 1}}
+	for _, name := range []string{"ITERS", "STRIDE", "REPEAT"} {
+		if v, ok := b.defines[name]; ok {
+			j.Defines = append(j.Defines, backend.Define{Name: name, Value: strconv.Itoa(v)})
+		}
+	}
+	w := b.work
+	w.Registers, w.Efficiency = registersGuess, 1
+	j.Work = &w
+	bin, err := r.be.Compile(r.ctx, j)
+	if err != nil {
+		return 0, clocks{}, fmt.Errorf("probe: %s: %w", b.name, err)
+	}
+	plan := backend.SingleLaunch(j, bin, nil, measure.Request{Iterations: r.o.Iterations, Observers: []string{"clocks"}}, 0)
+	res, err := r.be.Run(r.ctx, plan)
+	if err != nil {
+		return 0, clocks{}, fmt.Errorf("probe: %s: %w", b.name, err)
+	}
+	if res.Status != backend.StatusValid {
+		return 0, clocks{}, fmt.Errorf("probe: %s: %s: %s", b.name, res.Status, res.Reason)
+	}
+	ms, ok := res.Observations.Get("time_median")
+	if !ok {
+		ms, ok = res.Observations.Get("time")
+	}
+	if !ok || !(ms > 0) || math.IsInf(ms, 0) {
+		return 0, clocks{}, errors.New("probe: " + b.name + ": no time was observed")
+	}
+	var c clocks
+	c.sm, _ = res.Observations.Get("sm_clock")
+	c.mem, _ = res.Observations.Get("mem_clock")
+	if r.o.Log != nil {
+		line := fmt.Sprintf("probe: %-28s %10.4f ms", b.name, ms)
+		if b.amount > 0 {
+			line += fmt.Sprintf("  %12.1f G/s", b.amount/(ms/1e3)/1e9)
+		}
+		fmt.Fprintln(r.o.Log, line)
+	}
+	return ms, c, nil
+}

@@ -1,0 +1,62 @@
+package probe
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/model"
+)
+
+// The microbenchmarks on the simulated H100 recover the profile its model
+// answers with (model.SpecProfile): instruction rates and shared memory
+// within the cost of the launch and of whole waves, DRAM throughput at
+// each occupancy as the model's latency hiding gives it, 32-way bank
+// conflicts 32 times slower, the launch overhead the simulator charges.
+// The power model is one under which no microbenchmark reaches the power
+// limit: a capped clock would lower the rates (as it does on a GPU).
+func TestProbeRecoversTheSimulatedProfile(t *testing.T) {
+	d, err := device.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cool := model.DefaultPowerModel()
+	cool.Compute, cool.Memory = 0.2, 0.2
+	be := sim.New(d, sim.Options{Noise: -1, Power: cool})
+	defer be.Close()
+	p, err := Run(context.Background(), be, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := model.SpecProfile(d)
+	near := func(what string, got, want, tol float64) {
+		t.Helper()
+		if math.Abs(got/want-1) > tol {
+			t.Errorf("%s: %.4g, want %.4g (±%.0f %%)", what, got, want, 100*tol)
+		}
+	}
+	if p.Source != "simulated" || p.Device != "h100_sxm" || p.SMClockMHz != 1980 {
+		t.Errorf("profile of %s from %s at %v MHz", p.Device, p.Source, p.SMClockMHz)
+	}
+	near("FP32", p.FP32GFLOPS, want.FP32GFLOPS, 0.02)
+	near("FP64", p.FP64GFLOPS, want.FP64GFLOPS, 0.02)
+	near("INT32", p.Int32GOPS, want.Int32GOPS, 0.02)
+	near("SFU", p.SFUGOPS, want.SFUGOPS, 0.02)
+	near("shared", p.SharedGBs, want.SharedGBs, 0.02)
+	near("bank conflicts", p.BankConflictSlowdown, 32, 0.02)
+	near("launch overhead", p.LaunchOverheadUs, model.DefaultLaunchOverheadUs, 1e-9)
+	if len(p.Memory) != len(want.Memory) || len(p.Memory) != 4 {
+		t.Fatalf("memory points %+v, want %+v", p.Memory, want.Memory)
+	}
+	for i, m := range p.Memory {
+		w := want.Memory[i]
+		if m.BlocksPerSM != w.BlocksPerSM || m.Occupancy != w.Occupancy {
+			t.Errorf("point %d at %d blocks per SM (%.3f), want %d (%.3f)", i, m.BlocksPerSM, m.Occupancy, w.BlocksPerSM, w.Occupancy)
+		}
+		near("read", m.ReadGBs, w.ReadGBs, 0.02)
+		near("write", m.WriteGBs, w.WriteGBs, 0.02)
+		near("strided", m.StridedGBs, w.StridedGBs, 0.02)
+	}
+}

@@ -1,0 +1,58 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/gtune/gtune/model"
+)
+
+// Profile prints a device profile (model.Profile): where it comes from,
+// the instruction and shared-memory throughputs, L2 and the launch, the
+// global-memory throughput by occupancy, and, when spec is given, each
+// headline figure against the specification's (measured ÷ specified).
+func Profile(w io.Writer, p model.Profile, spec *model.Profile) {
+	who := p.Name
+	if p.UUID != "" {
+		who += " (" + p.UUID + ")"
+	}
+	fmt.Fprintf(w, "device profile of %s: %s", who, p.Source)
+	if p.Date != "" {
+		fmt.Fprintf(w, " %s", p.Date)
+	}
+	fmt.Fprintf(w, ", SM clock %.0f MHz, memory clock %.0f MHz\n", p.SMClockMHz, p.MemClockMHz)
+	ratio := func(got, want float64) string {
+		if spec == nil || want <= 0 {
+			return ""
+		}
+		return fmt.Sprintf(" (%.2f of %.0f specified)", got/want, want)
+	}
+	var s model.Profile
+	if spec != nil {
+		s = *spec
+	}
+	fmt.Fprintf(w, "FP32   %10.0f GFLOP/s%s\n", p.FP32GFLOPS, ratio(p.FP32GFLOPS, s.FP32GFLOPS))
+	fmt.Fprintf(w, "FP64   %10.0f GFLOP/s%s\n", p.FP64GFLOPS, ratio(p.FP64GFLOPS, s.FP64GFLOPS))
+	fmt.Fprintf(w, "INT32  %10.0f Gop/s (multiply-add)%s\n", p.Int32GOPS, ratio(p.Int32GOPS, s.Int32GOPS))
+	fmt.Fprintf(w, "SFU    %10.0f Gop/s (sin.approx)%s\n", p.SFUGOPS, ratio(p.SFUGOPS, s.SFUGOPS))
+	fmt.Fprintf(w, "shared %10.0f GB/s without bank conflicts%s; 32-way conflicts %.1f× slower\n", p.SharedGBs, ratio(p.SharedGBs, s.SharedGBs), p.BankConflictSlowdown)
+	if p.L2GBs > 0 {
+		fmt.Fprintf(w, "L2     %10.0f GB/s (loads of a working set L2 holds)\n", p.L2GBs)
+	}
+	fmt.Fprintf(w, "launch %10.2f µs (an empty kernel)\n", p.LaunchOverheadUs)
+	fmt.Fprintln(w, "global memory by occupancy (256-thread blocks; scattered: one float per 32-byte sector, GB/s of sectors moved):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  blocks per SM\toccupancy\tread (GB/s)\twrite (GB/s)\tscattered (GB/s)")
+	for _, m := range p.Memory {
+		fmt.Fprintf(tw, "  %d\t%.3f\t%.0f\t%.0f\t%.0f\n", m.BlocksPerSM, m.Occupancy, m.ReadGBs, m.WriteGBs, m.StridedGBs)
+	}
+	tw.Flush()
+	if spec != nil && len(p.Memory) > 0 && len(s.Memory) > 0 {
+		best := 0.0
+		for _, m := range p.Memory {
+			best = max(best, m.ReadGBs)
+		}
+		fmt.Fprintf(w, "DRAM read at best %.0f GB/s%s\n", best, ratio(best, s.Memory[len(s.Memory)-1].ReadGBs))
+	}
+}
