@@ -118,8 +118,8 @@ type Define struct {
 // Work is the simulated GPU's description of one configuration, evaluated
 // from the spec's Gtune.Simulation section. Ignored by real GPUs.
 type Work struct {
-	Flops        float64 `json:"flops"`         // FP32 floating-point operations per launch (an FMA is 2)
-	Bytes        float64 `json:"bytes"`         // device-memory bytes per launch
+	Flops float64 `json:"flops"` // FP32 floating-point operations per launch (an FMA is 2)
+	Bytes float64 `json:"bytes"` // device-memory bytes per launch
 	// The other instruction classes and shared memory, per launch, for
 	// kernels that are bound by them (package model; the microbenchmarks
 	// of package probe): FP64 operations, 32-bit integer multiply-adds,
@@ -130,11 +130,11 @@ type Work struct {
 	SFUOps         float64 `json:"sfu_ops,omitempty"`
 	SharedBytes    float64 `json:"shared_bytes,omitempty"`
 	SharedConflict int     `json:"shared_conflict,omitempty"`
-	Registers    int     `json:"registers"`     // registers per thread
-	SharedMemory int     `json:"shared_memory"` // static shared memory per thread block, bytes
-	Efficiency   float64 `json:"efficiency"`    // 0..1
-	Invalid      bool    `json:"invalid"`       // computes a wrong answer
-	CompileFails bool    `json:"compile_fails"`
+	Registers      int     `json:"registers"`     // registers per thread
+	SharedMemory   int     `json:"shared_memory"` // static shared memory per thread block, bytes
+	Efficiency     float64 `json:"efficiency"`    // 0..1
+	Invalid        bool    `json:"invalid"`       // computes a wrong answer
+	CompileFails   bool    `json:"compile_fails"`
 	// CompileCrashes: the compiler's process dies on this configuration
 	// (a compile worker crashes; in-process it is a compile failure).
 	CompileCrashes bool `json:"compile_crashes,omitempty"`
