@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/model"
+	"github.com/gtune/gtune/report"
+	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/store"
+)
+
+func init() { subcommands = append(subcommands, newProjectCmd) }
+
+type projectFlags struct {
+	config  string
+	devices string
+	db      string
+	asJSON  bool
+	limits  spaceLimits
+}
+
+func newProjectCmd() *cobra.Command {
+	var f projectFlags
+	c := &cobra.Command{
+		Use:   "project SPEC",
+		Short: "Project a kernel's time on several GPUs without running it, and rank them (device selection)",
+		Long: `project gives a configuration's projected time on each GPU of --devices, per
+performance-projection-heterogeneous-gpus.md section IV-D: the kernel's work (its Gtune.Simulation section:
+FLOP, DRAM bytes, registers, shared memory) over each GPU's device profile at the kernel's occupancy,
+t = max(t_compute, t_global, t_local) plus the launch, and ranks the GPUs fastest first. A GPU's profile is
+the newest one gtune probe measured on it in --db, else its specifications' (model.SpecProfile), and the table
+says which. --config all projects every configuration of the space (for checking against measured runs).
+Nothing runs on a GPU.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runProject(cmd.Context(), cmd, args[0], f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.config, "config", "", "configuration key, e.g. 256,4; all: every configuration of the space (default: the spec's reference configuration, else its first)")
+	fl.StringVar(&f.devices, "devices", "", "device-database ids to project on, comma-separated, e.g. h100_sxm,h200,a100_40gb (default: every CUDA GPU of the database with compute capability 5.0 or newer)")
+	fl.StringVar(&f.db, "db", "gtune.db", "results database whose measured device profiles (gtune probe) are used (left alone when it does not exist)")
+	fl.BoolVar(&f.asJSON, "json", false, "print JSON: per configuration, the projections fastest first")
+	addSpaceFlags(fl, &f.limits)
+	return c
+}
+
+// projectedConfig is one configuration's projections, fastest first.
+type projectedConfig struct {
+	Key         string             `json:"key"`
+	Projections []model.Projection `json:"projections"`
+}
+
+func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectFlags) error {
+	s, err := spec.Load(path)
+	if err != nil {
+		return err
+	}
+	if s.Simulation == nil {
+		return badInput("%s has no Gtune.Simulation section: the kernel's work (Flops, Bytes, Registers) is what a projection divides by the GPUs' throughputs; give it there (PTX emulation of one thread block, which would measure it, is not built yet)", s.Path)
+	}
+	devs, err := projectDevices(f.devices)
+	if err != nil {
+		return err
+	}
+	profiles, err := projectProfiles(f.db, devs)
+	if err != nil {
+		return err
+	}
+	sp, err := buildSpace(ctx, s, f.limits)
+	if err != nil {
+		return err
+	}
+	if sp.Len() == 0 {
+		return badInput("%s: the search space has no valid configuration", s.Path)
+	}
+	var idx []int
+	switch f.config {
+	case "all":
+		for i := range sp.Len() {
+			idx = append(idx, i)
+		}
+	case "":
+		i := 0
+		if cfg, ok, err := s.ReferenceConfig(); err != nil {
+			return err
+		} else if ok {
+			if j, found := sp.Lookup(s.Key(cfg)); found {
+				i = j
+			}
+		}
+		idx = []int{i}
+	default:
+		i, ok := sp.Lookup(f.config)
+		if !ok {
+			names := make([]string, len(s.Params))
+			for k, p := range s.Params {
+				names[k] = p.Name
+			}
+			return badInput("%s: %q is not a configuration of the search space (values of %s, in that order, joined by \",\")", s.Path, f.config, strings.Join(names, ", "))
+		}
+		idx = []int{i}
+	}
+	var out []projectedConfig
+	for _, i := range idx {
+		j, err := s.Job(sp.Values(i))
+		if err != nil {
+			return err
+		}
+		pc := projectedConfig{Key: sp.Key(i)}
+		for k, d := range devs {
+			p, err := model.Project(d, profiles[k], j.Work, j)
+			var le *model.LaunchError
+			switch {
+			case errors.As(err, &le):
+				continue // this GPU cannot launch it: not among the candidates
+			case errors.Is(err, model.ErrNoWork):
+				return badInput("%s: configuration %s: the Gtune.Simulation section gives no work (Flops and Bytes are 0)", s.Path, pc.Key)
+			case err != nil:
+				return err
+			}
+			pc.Projections = append(pc.Projections, p)
+		}
+		model.Rank(pc.Projections)
+		out = append(out, pc)
+	}
+	if f.asJSON {
+		return report.WriteJSON(cmd.OutOrStdout(), map[string]any{"spec": s.Path, "kernel": s.KernelName, "configurations": out})
+	}
+	for _, pc := range out {
+		writeProjection(cmd.OutOrStdout(), s, pc)
+	}
+	return nil
+}
+
+// writeProjection prints one configuration's projections, fastest first.
+func writeProjection(w io.Writer, s *spec.Spec, pc projectedConfig) {
+	fmt.Fprintf(w, "%s %s: projected on %d GPUs, fastest first\n", s.KernelName, pc.Key, len(pc.Projections))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #\tdevice\tname\tprofile\ttime (ms)\t× fastest\tbound\toccupancy\tcompute (ms)\tglobal (ms)\tshared (ms)")
+	for r, p := range pc.Projections {
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%.4g\t%.2f\t%s\t%.3f\t%.4g\t%.4g\t%.4g\n", r+1, p.Device, p.Name, p.Source, p.TimeMs,
+			p.TimeMs/pc.Projections[0].TimeMs, p.Bound, p.Occupancy, p.ComputeMs, p.GlobalMs, p.SharedMs)
+	}
+	tw.Flush()
+}
+
+// projectDevices resolves --devices: device-database ids, or every CUDA
+// GPU of compute capability 5.0 on.
+func projectDevices(list string) ([]*device.Description, error) {
+	if strings.TrimSpace(list) == "" {
+		var out []*device.Description
+		for _, d := range device.All() {
+			if d.IsCUDA() && d.ComputeMajor >= 5 {
+				out = append(out, d)
+			}
+		}
+		return out, nil
+	}
+	var out []*device.Description
+	for _, id := range strings.Split(list, ",") {
+		d, err := device.Lookup(strings.TrimSpace(id))
+		if err != nil {
+			return nil, inputError{fmt.Errorf("--devices: %w", err)}
+		}
+		if !d.IsCUDA() {
+			return nil, badInput("--devices: %s is not a CUDA GPU (the projection models CUDA GPUs)", d.ID)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// projectProfiles gives each device its newest measured profile in the
+// database at path (when it exists), else its specifications'.
+func projectProfiles(path string, devs []*device.Description) ([]model.Profile, error) {
+	measured := map[string]*store.Profile{}
+	if _, err := os.Stat(path); err == nil {
+		db, err := store.Open(path)
+		if err != nil {
+			return nil, inputError{err}
+		}
+		defer db.Close()
+		if measured, err = db.LatestProfiles(); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]model.Profile, len(devs))
+	for i, d := range devs {
+		out[i] = model.SpecProfile(d)
+		if m, ok := measured[d.ID]; ok {
+			var p model.Profile
+			if err := json.Unmarshal(m.JSON, &p); err != nil {
+				return nil, fmt.Errorf("%s: device profile %d of %s: %v", path, m.ID, d.ID, err)
+			}
+			out[i] = p
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/model"
+	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/store"
+)
+
+// gtune project ranks GPUs by the model's projection: from the
+// specifications by default, from a measured profile where the database
+// holds one; every configuration with --config all; refusals for a spec
+// without work and an unknown device.
+func TestProject(t *testing.T) {
+	va := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
+	db := filepath.Join(t.TempDir(), "p.db")
+	type doc struct {
+		Configurations []struct {
+			Key         string
+			Projections []model.Projection
+		}
+	}
+	project := func(args ...string) doc {
+		t.Helper()
+		code, out, errs := gtune(t, append([]string{"project", va, "--db", db, "--json"}, args...)...)
+		var d doc
+		if code != 0 || json.Unmarshal([]byte(out), &d) != nil {
+			t.Fatalf("project %v: exit %d: %s %s", args, code, out, errs)
+		}
+		return d
+	}
+	d := project("--devices", "h100_sxm,h200")
+	if len(d.Configurations) != 1 || d.Configurations[0].Key != "256,1" || len(d.Configurations[0].Projections) != 2 {
+		t.Fatalf("%+v", d)
+	}
+	ps := d.Configurations[0].Projections
+	h100, _ := device.Lookup("h100_sxm")
+	sv, err := spec.Load(va)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := sv.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, _ := sp.Lookup("256,1")
+	j, err := sv.Job(sp.Values(i))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := model.Project(h100, model.SpecProfile(h100), j.Work, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps[0].Device != "h200" || ps[1].Device != "h100_sxm" || ps[1].TimeMs != want.TimeMs || ps[1].Source != "specification" || ps[0].Bound != "global" {
+		t.Errorf("projections %+v, want H100 %+v", ps, want)
+	}
+	// A measured H100 twice as fast as its specification in DRAM.
+	s, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast := model.SpecProfile(h100)
+	fast.Source = "measured"
+	for i := range fast.Memory {
+		fast.Memory[i].ReadGBs = 8000
+	}
+	js, _ := json.Marshal(fast)
+	if err := s.AddProfile(&store.Profile{Device: "h100_sxm", Name: fast.Name, Source: "measured", JSON: js}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	ps = project("--devices", "h100_sxm,h200").Configurations[0].Projections
+	if ps[0].Device != "h100_sxm" || ps[0].Source != "measured" {
+		t.Errorf("with a measured profile: %+v", ps)
+	}
+	if all := project("--devices", "h200", "--config", "all"); len(all.Configurations) != 96 {
+		t.Errorf("--config all: %d configurations", len(all.Configurations))
+	}
+	code, out, _ := gtune(t, "project", va, "--db", db, "--devices", "h100_sxm,h200", "--config", "64,4")
+	if code != 0 || !strings.HasPrefix(out, "vector_add 64,4: projected on 2 GPUs, fastest first\n") || !strings.Contains(out, "h100_sxm  NVIDIA H100 80GB HBM3  measured") {
+		t.Errorf("table: exit %d:\n%s", code, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"project", va, "--devices", "h100_sxm,nope"}, `unknown device id "nope"`},
+		{[]string{"project", va, "--devices", "hd7970"}, "hd7970 is not a CUDA GPU"},
+		{[]string{"project", va, "--config", "7,7"}, `"7,7" is not a configuration of the search space`},
+		{[]string{"project", writeSpec(t, `,
+    "Simulation": {
+      "Device": "h100_sxm",
+      "Flops": "n",
+      "Bytes": "12*n",
+      "Registers": "16 + 4*work_per_thread",
+      "SharedMemory": "0",
+      "Efficiency": "1.0 if work_per_thread <= 2 else 0.8",
+      "CompileFails": "block_size_x == 992",
+      "Invalid": "block_size_x == 1024 and work_per_thread == 4",
+      "Noise": 0.01,
+      "Seed": 7
+    }`, "")}, "has no Gtune.Simulation section"},
+	} {
+		if code, _, errs := gtune(t, append(c.args, "--db", db)...); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d: %s; want %q", c.args, code, errs, c.want)
+		}
+	}
+}

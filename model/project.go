@@ -1,0 +1,142 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/occupancy"
+)
+
+// Projection is a kernel's projected time on one GPU
+// (performance-projection-heterogeneous-gpus.md section IV-D): the time
+// of each component at the device profile's throughput for the kernel's
+// occupancy, the kernel bound by the longest, t = max(t_compute,
+// t_global, t_local), plus the launch.
+type Projection struct {
+	Device string `json:"device"`
+	Name   string `json:"name"`
+	// Source is the profile's (Profile.Source): "measured" or
+	// "specification".
+	Source string `json:"source"`
+	// Occupancy is the resident warps per SM the kernel achieves, over
+	// the SM's maximum (theoretical occupancy, less for a grid smaller
+	// than one wave); Waves the waves of thread blocks.
+	Occupancy float64 `json:"occupancy"`
+	Waves     int     `json:"waves"`
+	// ComputeMs, GlobalMs and SharedMs are the components' times over the
+	// whole grid (with the last wave's quantisation), ms.
+	ComputeMs float64 `json:"compute_ms"`
+	GlobalMs  float64 `json:"global_ms"`
+	SharedMs  float64 `json:"shared_ms"`
+	// TimeMs is the projected time of one launch: the longest component
+	// plus the profile's launch time, ms.
+	TimeMs float64 `json:"time_ms"`
+	// Bound names the longest component: "compute", "global", "shared",
+	// or "launch" for a kernel shorter than its launch.
+	Bound string `json:"bound"`
+}
+
+// ErrNoWork is returned by Project for a kernel whose work is unknown (no
+// operation and no byte to move).
+var ErrNoWork = errors.New("model: the kernel's work is unknown (no FLOP, operation or byte)")
+
+// Project projects one launch of work w with the job's geometry on the
+// GPU described by d (its occupancy rules) and profiled by p (section
+// IV-D of performance-projection-heterogeneous-gpus.md):
+//
+//	occ       = resident warps per SM ÷ the maximum (section IV-C's
+//	            occupancy scaling), from the theoretical occupancy and,
+//	            for a grid of less than one wave, its share of it
+//	t_compute = Σ_i instructions_i / throughput_i · 1/h(occ)
+//	t_global  = bytes / throughput_global(occ)      (the profile's curve)
+//	t_local   = shared bytes · conflict ways / throughput_shared · 1/h(occ)
+//	t         = max(t_compute, t_global, t_local) · q + launch
+//
+// with h(occ) = min(1, occ/0.25), the latency hiding of arithmetic this
+// package's Prediction assumes (the paper's profiles give compute
+// throughput from the specifications, without an occupancy curve), and
+// q = ⌈blocks/W⌉·W/blocks the last wave's quantisation (W blocks per
+// wave). The DRAM bytes are taken at the read curve: Work does not split
+// loads from stores. Errors: ErrNoWork, a *LaunchError for a geometry the
+// GPU refuses.
+func Project(d *device.Description, p Profile, w *backend.Work, j *backend.Job) (Projection, error) {
+	out := Projection{Device: p.Device, Name: p.Name, Source: p.Source}
+	if w == nil || w.Flops+w.FP64Flops+w.IntOps+w.SFUOps+w.Bytes+w.SharedBytes <= 0 {
+		return out, ErrNoWork
+	}
+	threads := j.Block[0] * j.Block[1] * j.Block[2]
+	blocks := j.Grid[0] * j.Grid[1] * j.Grid[2]
+	if threads <= 0 || blocks <= 0 {
+		return out, &LaunchError{fmt.Sprintf("invalid argument: grid %v and block %v must be positive in every dimension", j.Grid, j.Block)}
+	}
+	occ, err := occupancy.Compute(d, occupancy.Input{BlockSize: threads, RegistersPerThread: w.Registers, SharedMemoryPerBlock: w.SharedMemory + j.DynamicSharedBytes})
+	if err != nil {
+		return out, &LaunchError{"invalid argument: " + err.Error()}
+	}
+	if occ.ActiveBlocksPerSM == 0 {
+		return out, &LaunchError{fmt.Sprintf("too many resources requested for launch: block of %d threads, %d registers each", threads, w.Registers)}
+	}
+	perWave := d.SMs * occ.ActiveBlocksPerSM
+	out.Waves = (blocks + perWave - 1) / perWave
+	out.Occupancy = occ.Occupancy
+	q := 1.0
+	if blocks >= perWave {
+		q = float64(out.Waves*perWave) / float64(blocks)
+	} else {
+		out.Occupancy = occ.Occupancy * float64(blocks) / float64(perWave)
+	}
+	h := math.Min(1, out.Occupancy/computeSaturationOccupancy)
+	var tc float64
+	for _, c := range [...]struct{ n, gps float64 }{{w.Flops, p.FP32GFLOPS}, {w.FP64Flops, p.FP64GFLOPS}, {w.IntOps, p.Int32GOPS}, {w.SFUOps, p.SFUGOPS}} {
+		if c.n <= 0 {
+			continue
+		}
+		if c.gps <= 0 {
+			return out, fmt.Errorf("model: the profile of %s has no throughput for an instruction class the kernel uses", p.Device)
+		}
+		tc += c.n / (c.gps * 1e9 * h)
+	}
+	out.ComputeMs = tc * 1e3 * q
+	if w.Bytes > 0 {
+		bw := p.ReadGBsAt(out.Occupancy)
+		if bw <= 0 {
+			return out, fmt.Errorf("model: the profile of %s has no global-memory throughput", p.Device)
+		}
+		out.GlobalMs = w.Bytes / (bw * 1e9) * 1e3 * q
+	}
+	if w.SharedBytes > 0 {
+		if p.SharedGBs <= 0 {
+			return out, fmt.Errorf("model: the profile of %s has no shared-memory throughput", p.Device)
+		}
+		out.SharedMs = w.SharedBytes * float64(max(w.SharedConflict, 1)) / (p.SharedGBs * 1e9 * h) * 1e3 * q
+	}
+	launch := p.LaunchOverheadUs / 1e3
+	kernel := max(out.ComputeMs, out.GlobalMs, out.SharedMs)
+	out.TimeMs = kernel + launch
+	switch {
+	case kernel < launch:
+		out.Bound = "launch"
+	case kernel == out.ComputeMs:
+		out.Bound = "compute"
+	case kernel == out.GlobalMs:
+		out.Bound = "global"
+	default:
+		out.Bound = "shared"
+	}
+	return out, nil
+}
+
+// Rank orders projections fastest first (ties by device id), the device
+// selection of section IV ("to accurately rank the GPU devices").
+func Rank(ps []Projection) {
+	sort.SliceStable(ps, func(a, b int) bool {
+		if ps[a].TimeMs != ps[b].TimeMs {
+			return ps[a].TimeMs < ps[b].TimeMs
+		}
+		return ps[a].Device < ps[b].Device
+	})
+}

@@ -1,0 +1,83 @@
+package model
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/device"
+)
+
+func geometry(grid, block int) *backend.Job {
+	return &backend.Job{Grid: [3]int{grid, 1, 1}, Block: [3]int{block, 1, 1}}
+}
+
+// Project's equations on hand-computed cases.
+func TestProjectHandComputed(t *testing.T) {
+	d, err := device.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+			t.Errorf("%s = %.15g, want %.15g", what, got, want)
+		}
+	}
+	// vector_add-like on the specification: 65,536 blocks of 256 threads,
+	// 8 resident per SM (full occupancy), 1,056 per wave: 63 waves, the
+	// last of 64 blocks, q = 63·1056/65536. DRAM at 3,352 GB/s.
+	spec := SpecProfile(d)
+	w := &backend.Work{Flops: 1 << 26, Bytes: 3 << 30, Registers: 12}
+	p, err := Project(d, spec, w, geometry(1<<16, 256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := 63.0 * 1056 / 65536
+	near("occupancy", p.Occupancy, 1)
+	near("global", p.GlobalMs, float64(3<<30)/3352e9*1e3*q)
+	near("compute", p.ComputeMs, float64(1<<26)/66900e9*1e3*q)
+	near("time", p.TimeMs, p.GlobalMs+0.003)
+	if p.Waves != 63 || p.Bound != "global" || p.Source != "specification" {
+		t.Errorf("%+v", p)
+	}
+	// A measured profile and one block per SM: occupancy 1/8 of the
+	// theoretical, arithmetic at half its rate (h = 0.125/0.25), DRAM at
+	// the curve's first point.
+	m := Profile{Device: "h100_sxm", Source: "measured", FP32GFLOPS: 1e4, SharedGBs: 3e4, LaunchOverheadUs: 8,
+		Memory: []MemoryPoint{{Occupancy: 0.125, ReadGBs: 2000}, {Occupancy: 1, ReadGBs: 3000}}}
+	p, err = Project(d, m, &backend.Work{Flops: 1e10, Bytes: 1e9, Registers: 32}, geometry(132, 256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	near("occupancy", p.Occupancy, 0.125)
+	near("compute", p.ComputeMs, 1e10/(1e4*1e9*0.5)*1e3)
+	near("global", p.GlobalMs, 1e9/2000e9*1e3)
+	near("time", p.TimeMs, 2+0.008)
+	if p.Bound != "compute" || p.Waves != 1 {
+		t.Errorf("%+v", p)
+	}
+	// Interpolated DRAM throughput half-way up the curve: 2,500 GB/s at
+	// occupancy 0.5625 (594 blocks: 4.5 per SM).
+	near("curve", m.ReadGBsAt(0.5625), 2500)
+	// 32-way bank conflicts multiply shared-memory time by 32.
+	p1, _ := Project(d, m, &backend.Work{SharedBytes: 1e9, SharedConflict: 1}, geometry(1056, 256))
+	p32, _ := Project(d, m, &backend.Work{SharedBytes: 1e9, SharedConflict: 32}, geometry(1056, 256))
+	near("shared", p1.SharedMs, 1e9/(3e4*1e9)*1e3)
+	near("conflicts", p32.SharedMs, 32*p1.SharedMs)
+	if p32.Bound != "shared" {
+		t.Errorf("bound %s", p32.Bound)
+	}
+	if _, err := Project(d, m, &backend.Work{}, geometry(1, 32)); !errors.Is(err, ErrNoWork) {
+		t.Errorf("no work: %v", err)
+	}
+	if _, err := Project(d, m, &backend.Work{Flops: 1}, geometry(1, 4096)); err == nil {
+		t.Error("a block of 4,096 threads projected")
+	}
+	ps := []Projection{{Device: "b", TimeMs: 2}, {Device: "c", TimeMs: 1}, {Device: "a", TimeMs: 2}}
+	Rank(ps)
+	if ps[0].Device != "c" || ps[1].Device != "a" || ps[2].Device != "b" {
+		t.Errorf("rank %+v", ps)
+	}
+}
