@@ -81,3 +81,25 @@ func TestProjectHandComputed(t *testing.T) {
 		t.Errorf("rank %+v", ps)
 	}
 }
+
+// Anchored on hand-computed cases: the explained part scales by the
+// model, the rest by the arithmetic, and an over-explained measurement by
+// the longest components' ratio; the launch is the target's.
+func TestAnchored(t *testing.T) {
+	from := Projection{ComputeMs: 1, GlobalMs: 2, TimeMs: 2.01}
+	to := Projection{ComputeMs: 0.5, GlobalMs: 1.5, TimeMs: 1.508}
+	// Measured 3.01 ms: kernel 3 ms, the model explains 2 (global), 1 ms
+	// unexplained at half the arithmetic time: 1.5 + 0.5 + 0.008.
+	if got := Anchored(3.01, from, to); math.Abs(got-2.008) > 1e-12 {
+		t.Errorf("under-explained: %v, want 2.008", got)
+	}
+	// Measured 1.01 ms: kernel 1 ms, less than the model's 2: scaled by
+	// 1.5/2.
+	if got := Anchored(1.01, from, to); math.Abs(got-0.758) > 1e-12 {
+		t.Errorf("over-explained: %v, want 0.758", got)
+	}
+	// The same GPU: the measurement itself.
+	if got := Anchored(3.01, from, from); math.Abs(got-3.01) > 1e-12 {
+		t.Errorf("same GPU: %v", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -23,6 +24,7 @@ func init() { subcommands = append(subcommands, newProjectCmd) }
 
 type projectFlags struct {
 	config  string
+	from    string
 	devices string
 	db      string
 	asJSON  bool
@@ -49,6 +51,7 @@ Nothing runs on a GPU.`,
 	fl.StringVar(&f.devices, "devices", "", "device-database ids to project on, comma-separated, e.g. h100_sxm,h200,a100_40gb (default: every CUDA GPU of the database with compute capability 5.0 or newer)")
 	fl.StringVar(&f.db, "db", "gtune.db", "results database whose measured device profiles (gtune probe) are used (left alone when it does not exist)")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON: per configuration, the projections fastest first")
+	fl.StringVar(&f.from, "from", "", "anchor on a measured run: RUN of --db, or FILE:RUN; each configuration it measured is projected from its measured time on the run's GPU (model.Anchored) instead of from its work alone")
 	addSpaceFlags(fl, &f.limits)
 	return c
 }
@@ -109,6 +112,27 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 		}
 		idx = []int{i}
 	}
+	var anchor *measuredRun
+	if f.from != "" {
+		if anchor, err = loadMeasuredRun(f.from, f.db, s); err != nil {
+			return err
+		}
+		fromProfiles, err := projectProfiles(f.db, []*device.Description{anchor.device})
+		if err != nil {
+			return err
+		}
+		anchor.profile = fromProfiles[0]
+		var kept []int
+		for _, i := range idx {
+			if _, ok := anchor.times[sp.Key(i)]; ok {
+				kept = append(kept, i)
+			}
+		}
+		if len(kept) == 0 {
+			return badInput("--from %s: the run measured none of the configurations asked for (%d valid configurations measured)", f.from, len(anchor.times))
+		}
+		idx = kept
+	}
 	var out []projectedConfig
 	for _, i := range idx {
 		j, err := s.Job(sp.Values(i))
@@ -116,8 +140,28 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 			return err
 		}
 		pc := projectedConfig{Key: sp.Key(i)}
+		var from model.Projection
+		if anchor != nil {
+			// The registers the compiler gave it on the run's GPU, not
+			// the spec's estimate.
+			if r := anchor.registers[pc.Key]; r > 0 && j.Work != nil {
+				w := *j.Work
+				w.Registers = r
+				j.Work = &w
+			}
+			from, err = model.Project(anchor.device, anchor.profile, j.Work, j)
+			if _, bad := errors.AsType[*model.LaunchError](err); bad {
+				continue // the model cannot place it where it ran: nothing to anchor on
+			} else if err != nil {
+				return fmt.Errorf("--from: configuration %s on %s: %w", pc.Key, anchor.device.ID, err)
+			}
+		}
 		for k, d := range devs {
 			p, err := model.Project(d, profiles[k], j.Work, j)
+			if err == nil && anchor != nil {
+				ms := anchor.times[pc.Key]
+				p.TimeMs, p.From, p.MeasuredMs = model.Anchored(ms, from, p), anchor.device.ID, ms
+			}
 			var le *model.LaunchError
 			switch {
 			case errors.As(err, &le):
@@ -143,7 +187,11 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 
 // writeProjection prints one configuration's projections, fastest first.
 func writeProjection(w io.Writer, s *spec.Spec, pc projectedConfig) {
-	fmt.Fprintf(w, "%s %s: projected on %d GPUs, fastest first\n", s.KernelName, pc.Key, len(pc.Projections))
+	fmt.Fprintf(w, "%s %s: projected on %d GPUs, fastest first", s.KernelName, pc.Key, len(pc.Projections))
+	if len(pc.Projections) > 0 && pc.Projections[0].From != "" {
+		fmt.Fprintf(w, ", anchored on %.4g ms measured on %s", pc.Projections[0].MeasuredMs, pc.Projections[0].From)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  #\tdevice\tname\tprofile\ttime (ms)\t× fastest\tbound\toccupancy\tcompute (ms)\tglobal (ms)\tshared (ms)")
 	for r, p := range pc.Projections {
@@ -205,4 +253,61 @@ func projectProfiles(path string, devs []*device.Description) ([]model.Profile, 
 		}
 	}
 	return out, nil
+}
+
+// measuredRun is a tuning run a projection is anchored on: its GPU, that
+// GPU's profile, and each valid configuration's measured time per
+// launch, ms.
+type measuredRun struct {
+	device    *device.Description
+	profile   model.Profile
+	times     map[string]float64
+	registers map[string]int // per thread, as compiled for the run's GPU
+}
+
+// loadMeasuredRun reads --from: RUN of the database at dbPath, or
+// FILE:RUN. The run must have tuned s (same spec hash) on a GPU the
+// device database knows. Errors are bad input.
+func loadMeasuredRun(from, dbPath string, s *spec.Spec) (*measuredRun, error) {
+	file, runText := dbPath, from
+	if i := strings.LastIndex(from, ":"); i >= 0 {
+		file, runText = from[:i], from[i+1:]
+	}
+	id, err := strconv.ParseInt(runText, 10, 64)
+	if err != nil || id <= 0 || file == "" {
+		return nil, badInput("--from %q: want RUN (a run of --db) or FILE:RUN, e.g. h100.db:3", from)
+	}
+	if _, err := os.Stat(file); err != nil {
+		return nil, badInput("--from %q: %v", from, err)
+	}
+	db, err := store.Open(file)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	defer db.Close()
+	run, err := db.Run(id)
+	if err != nil {
+		return nil, inputError{fmt.Errorf("--from %q: %w", from, err)}
+	}
+	if run.SpecHash != s.Hash {
+		return nil, badInput("--from %q: run %d tuned %s (spec hash %.12s), not %s as it is now (%.12s)", from, id, run.SpecPath, run.SpecHash, s.Path, s.Hash)
+	}
+	d, err := device.LookupName(strings.TrimPrefix(run.DeviceName, "Simulated "))
+	if err != nil {
+		return nil, inputError{fmt.Errorf("--from %q: the run's GPU: %w", from, err)}
+	}
+	evs, err := db.RunEvaluations(id)
+	if err != nil {
+		return nil, err
+	}
+	m := &measuredRun{device: d, times: map[string]float64{}, registers: map[string]int{}}
+	for _, e := range evs {
+		if t, ok := e.Observations["time"]; ok && e.Status == "valid" && t > 0 {
+			m.times[e.Key], m.registers[e.Key] = t, e.Registers
+		}
+	}
+	if len(m.times) == 0 {
+		return nil, badInput("--from %q: run %d has no valid configuration with a measured time", from, id)
+	}
+	return m, nil
 }

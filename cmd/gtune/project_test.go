@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,6 +109,52 @@ func TestProject(t *testing.T) {
     }`, "")}, "has no Gtune.Simulation section"},
 	} {
 		if code, _, errs := gtune(t, append(c.args, "--db", db)...); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d: %s; want %q", c.args, code, errs, c.want)
+		}
+	}
+}
+
+// project --from anchors on a measured run: each configuration the run
+// measured, projected from its measured time (model.Anchored) on the
+// run's GPU; a run of another spec and a malformed --from are refused.
+func TestProjectFromRun(t *testing.T) {
+	va := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
+	db := filepath.Join(t.TempDir(), "r.db")
+	if code, _, errs := gtune(t, "tune", va, "--backend", "sim", "--db", db, "--strategy", "random_sample", "--max-evals", "5", "--no-progress"); code != 0 {
+		t.Fatalf("tune: %s", errs)
+	}
+	code, out, errs := gtune(t, "project", va, "--db", db, "--from", "1", "--config", "all", "--devices", "h200,h100_sxm", "--json")
+	var d struct {
+		Configurations []struct {
+			Key         string
+			Projections []model.Projection
+		}
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &d) != nil || len(d.Configurations) != 5 {
+		t.Fatalf("project --from: exit %d: %s %s", code, out, errs)
+	}
+	for _, c := range d.Configurations {
+		for _, p := range c.Projections {
+			if p.From != "h100_sxm" || p.MeasuredMs <= 0 {
+				t.Fatalf("%s: %+v", c.Key, p)
+			}
+			// On the GPU it ran on, the anchored projection is the
+			// measurement.
+			if p.Device == "h100_sxm" && math.Abs(p.TimeMs/p.MeasuredMs-1) > 1e-9 {
+				t.Errorf("%s on its own GPU: %v ms, measured %v", c.Key, p.TimeMs, p.MeasuredMs)
+			}
+		}
+	}
+	mm := filepath.Join("..", "..", "examples", "matmul", "spec.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"project", mm, "--db", db, "--from", "1"}, "run 1 tuned"},
+		{[]string{"project", va, "--db", db, "--from", "x"}, `want RUN (a run of --db) or FILE:RUN`},
+		{[]string{"project", va, "--db", db, "--from", "9"}, "9"},
+	} {
+		if code, _, errs := gtune(t, c.args...); code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d: %s; want %q", c.args, code, errs, c.want)
 		}
 	}
