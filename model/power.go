@@ -17,7 +17,10 @@ import (
 // curve (knee at 71 % of the highest clock, 73 % of the top voltage below
 // it, rising as x^1.5 above it) is fitted to
 // ../shared/datasets/kernel_tuner_energy/synthetic_fp32_cache_NVIDIA_A100-PCIE-40GB.json
-// (power from 42 W at 210 MHz to 153 W at 1410 MHz, within 1 W). Busy,
+// (power from 42 W at 210 MHz to 153 W at 1410 MHz): its shape, the
+// power's fall with the clock; the absolute power the model gives that
+// latency-bound kernel is 8–25 % low (model/energy_validation_test.go,
+// BENCHMARKS.md "The power model against measured energy"). Busy,
 // MemoryClocked and StaticTempCoeff are 0 there: the H100 figures do not
 // separate them from ClockedIdle, Memory and Compute. K20 boards use
 // K20PowerModel (calibration.go); PowerModelFor picks the model of a
