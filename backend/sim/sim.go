@@ -56,6 +56,13 @@ type Options struct {
 	// "SIM-<id>", GPU i "SIM-<id>-i". The model's answers do not depend
 	// on it: N simulated GPUs of one model measure alike.
 	Index int
+	// Profile, when set, makes this a projection rather than a
+	// simulation (gtune --backend model): each launch takes the time
+	// model.Project gives over this device profile (measured by gtune
+	// probe, or the specifications'), without noise; power and energy
+	// follow the power model at that time. The GPU is named "Projected
+	// <name>", its backend "model", its UUID "MODEL-<id>".
+	Profile *model.Profile
 }
 
 // Format identifies a simulated binary image.
@@ -75,7 +82,8 @@ type Sim struct {
 	clockMHz    int
 	powerLimitW float64
 	power       model.PowerModel
-	index       int // Options.Index
+	index       int            // Options.Index
+	profile     *model.Profile // Options.Profile
 
 	mu      sync.Mutex
 	problem *backend.Problem
@@ -89,7 +97,10 @@ type Sim struct {
 // copied; it must be a valid description (device.Lookup's are).
 func New(d *device.Description, opts Options) *Sim {
 	dc := *d
-	s := &Sim{dev: &dc, seed: opts.Seed, noise: opts.Noise, overheadMs: opts.LaunchOverheadUs / 1e3, power: opts.Power, index: opts.Index}
+	s := &Sim{dev: &dc, seed: opts.Seed, noise: opts.Noise, overheadMs: opts.LaunchOverheadUs / 1e3, power: opts.Power, index: opts.Index, profile: opts.Profile}
+	if s.profile != nil {
+		s.noise = -1 // a projection has no noise
+	}
 	if s.noise == 0 {
 		s.noise = 0.01
 	} else if s.noise < 0 {
@@ -138,12 +149,15 @@ var _ backend.Simulator = (*Sim)(nil)
 func (s *Sim) Device() device.Description {
 	d := s.dev.Clone()
 	d.Name = "Simulated " + s.dev.Name
-	uuid := "SIM-" + d.ID
+	uuid, be := "SIM-"+d.ID, "sim"
+	if s.profile != nil {
+		d.Name, uuid, be = "Projected "+s.dev.Name, "MODEL-"+d.ID, "model"
+	}
 	if s.index > 0 {
 		uuid += "-" + strconv.Itoa(s.index)
 	}
 	d.Local = backend.DeviceInfo{
-		Backend: "sim", Index: s.index, Name: d.Name, UUID: uuid, Driver: Format,
+		Backend: be, Index: s.index, Name: d.Name, UUID: uuid, Driver: Format,
 		ComputeMajor: d.ComputeMajor, ComputeMinor: d.ComputeMinor, SMs: d.SMs, MemoryBytes: d.MemoryBytes,
 		MaxThreadsPerBlock: d.MaxThreadsPerBlock, SMClockMHz: s.clockMHz, MaxSMClockMHz: d.MaxCoreClockMHz(),
 		MemClockMHz: d.MemoryClockMHz, PowerLimitW: s.powerLimitW, MinPowerLimitW: d.PowerLimitMinW,
@@ -493,7 +507,47 @@ func (s *Sim) predict(w *backend.Work, j *backend.Job, set *backend.Settings) (m
 	if err != nil {
 		return model.Prediction{}, err
 	}
-	return model.Predict(s.dev, w, j, model.Conditions{ClockMHz: clock, MemClockMHz: mem, PowerLimitW: limit, Power: s.power, OverheadMs: s.overheadMs})
+	c := model.Conditions{ClockMHz: clock, MemClockMHz: mem, PowerLimitW: limit, Power: s.power, OverheadMs: s.overheadMs}
+	p, err := model.Predict(s.dev, w, j, c)
+	if err != nil || s.profile == nil {
+		return p, err
+	}
+	return s.projected(p, w, j, c)
+}
+
+// projected replaces prediction p's time by the projection over the
+// device profile (Options.Profile; model.Project), scaled by the SM clock
+// where the power limit or a setting lowered it below the profile's (the
+// arithmetic slows with the clock; DRAM does not), and recomputes the
+// utilisations and the power at that time. A configuration the model
+// cannot project (no work) keeps the roofline's time.
+func (s *Sim) projected(p model.Prediction, w *backend.Work, j *backend.Job, c model.Conditions) (model.Prediction, error) {
+	pr, err := model.Project(s.dev, *s.profile, w, j)
+	if err != nil {
+		if _, bad := errors.AsType[*model.LaunchError](err); bad {
+			return p, &model.LaunchError{Reason: err.Error()}
+		}
+		return p, nil
+	}
+	if f, pf := float64(p.SMClockMHz), s.profile.SMClockMHz; pf > 0 && f < pf {
+		pr.ComputeMs *= pf / f
+		pr.SharedMs *= pf / f
+	}
+	kernel := max(pr.ComputeMs, pr.GlobalMs, pr.SharedMs)
+	old := p.LaunchMs
+	p.ComputeMs, p.MemoryMs, p.SharedMs = pr.ComputeMs, pr.GlobalMs, pr.SharedMs
+	p.KernelMs = kernel
+	p.LaunchMs = kernel + s.profile.LaunchOverheadUs/1e3
+	if old > 0 && p.LaunchMs > 0 {
+		// The same work in another time: the utilisations scale
+		// inversely; the SMs' share of the launch is the kernel's.
+		r := old / p.LaunchMs
+		p.ComputeUtil, p.MemoryUtil = min(1, p.ComputeUtil*r), min(1, p.MemoryUtil*r)
+		fill := model.SMFill(p.Blocks, s.dev.SMs*p.Occupancy.ActiveBlocksPerSM, s.dev.SMs)
+		p.BusyUtil = p.KernelMs / p.LaunchMs * fill
+	}
+	p.PowerW, p.TempC = c.Power.BoardPower(s.dev, float64(p.SMClockMHz), float64(p.MemClockMHz), model.Activity{Busy: p.BusyUtil, Compute: p.ComputeUtil, Memory: p.MemoryUtil})
+	return p, nil
 }
 
 // settings is model.ResolveSettings against the simulator's own clock and

@@ -36,7 +36,8 @@ func checkGPUFlags(fl *pflag.FlagSet, g gpuctl.Options) error {
 }
 
 // simulatedBackend tells whether --backend resolves to the simulated GPU
-// (auto does without a CUDA driver).
+// (auto does without a CUDA driver) or to its projection ("model"), which
+// need a spec's Gtune.Simulation work and touch no GPU.
 func simulatedBackend(name string) bool {
-	return name == "sim" || (name == "auto" && cuda.Available() != nil)
+	return name == "sim" || name == "model" || (name == "auto" && cuda.Available() != nil)
 }

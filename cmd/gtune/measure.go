@@ -53,7 +53,7 @@ written launch order or --order NAME>NAME>...`,
 	fl.IntSliceVar(&f.streams, "stream", nil, "stream of each SPEC's launch, in SPEC order, e.g. --stream 0,0 for one stream (default: 0, 1, 2, ...)")
 	fl.StringVar(&f.order, "order", "", "a workload: the launch order, kernel names joined by > (default: as written)")
 	intFlag(fl, &f.iterations, "iterations", 0, 1, 1_000_000, "timed runs of the plan (default: the first spec's Gtune.Measurement.Iterations)")
-	fl.StringVar(&f.tune.backend, "backend", "auto", "GPU backend: auto, cuda or sim")
+	fl.StringVar(&f.tune.backend, "backend", "auto", "GPU backend: auto, cuda, sim, or model (the projection of --sim-device)")
 	intFlag(fl, &f.tune.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
 	fl.StringVar(&f.tune.devices, "devices", "", "measure the plan on several GPUs of one model, at once, one run each: all, or GPU indexes such as 0,2,3 (on the simulated GPU, that many simulated GPUs); prints each GPU's observations and their spread")
 	fl.StringVar(&f.tune.simDevice, "sim-device", "", "device-database id of the simulated GPU (default: the first spec's Gtune.Simulation.Device)")

@@ -159,3 +159,52 @@ func TestProjectFromRun(t *testing.T) {
 		}
 	}
 }
+
+// tune --backend model tunes on the projection of --sim-device: each
+// configuration's time is model.Project's over the device's profile
+// (here the specification's), with no noise; the run is the model
+// backend's.
+func TestTuneOnTheModelBackend(t *testing.T) {
+	va := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
+	db := filepath.Join(t.TempDir(), "m.db")
+	code, out, errs := gtune(t, "tune", va, "--backend", "model", "--sim-device", "h200", "--db", db, "--json", "--no-progress", "--energy=false")
+	var doc struct {
+		Device struct{ Name, UUID, Backend string }
+		Best   struct {
+			Key        string `json:"key"`
+			Objectives map[string]float64
+		}
+		Evaluated int
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	if doc.Device.Name != "Projected NVIDIA H200" || doc.Device.UUID != "MODEL-h200" || doc.Device.Backend != "model" || doc.Evaluated != 96 {
+		t.Fatalf("%+v", doc)
+	}
+	h200, _ := device.Lookup("h200")
+	sv, _ := spec.Load(va)
+	sp, _ := sv.BuildSpace()
+	best := math.Inf(1)
+	for i := range sp.Len() {
+		j, err := sv.Job(sp.Values(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, err := model.Project(h200, model.SpecProfile(h200), j.Work, j); err == nil {
+			best = min(best, p.TimeMs)
+		}
+	}
+	if got := doc.Best.Objectives["time"]; math.Abs(got/best-1) > 1e-9 {
+		t.Errorf("best time %v ms, the projection's best %v ms (%s)", got, best, out)
+	}
+	d, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	runs, _ := d.Runs()
+	if len(runs) != 1 || runs[0].Backend != "model" {
+		t.Errorf("stored run %+v", runs)
+	}
+}

@@ -93,7 +93,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	fl := c.Flags()
 	fl.StringVar(&f.observe, "observe", "", "ncu or ncu:METRIC,...: after the run, profile each valid configuration with Nsight Compute (read-only, --clock-control none) in a separate pass and store the metrics as observations (default: DRAM, L2 and L1 throughput, achieved occupancy, IPC, warp stall reasons)")
 	fl.StringVar(&f.ncu, "ncu", "ncu", "the Nsight Compute command (--observe ncu)")
-	fl.StringVar(&f.backend, "backend", "auto", "GPU backend: auto (CUDA when a driver is present, else the simulator), cuda or sim")
+	fl.StringVar(&f.backend, "backend", "auto", "GPU backend: auto (CUDA when a driver is present, else the simulator), cuda, sim, or model (the projection of --sim-device from its device profile: gtune probe's in --db, else its specifications')")
 	intFlag(fl, &f.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
 	fl.StringVar(&f.devices, "devices", "", "tune on several GPUs of one model as one run: all, or GPU indexes such as 0,2,3 (one GPU worker each, one compile pool; on the simulated GPU, that many simulated GPUs of one model)")
 	fl.StringVar(&f.simDevice, "sim-device", "", "device-database id of the simulated GPU (default: the spec's Gtune.Simulation.Device, else h100_sxm)")
@@ -519,6 +519,8 @@ func openGPU(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) (bac
 		return cuda.Open(ctx, f.device, cuda.Options{AllowSettings: f.gpu.Allow && !f.gpu.DryRun})
 	case "sim":
 		return openSim(s, f)
+	case "model":
+		return openModel(s, f)
 	case "auto":
 		if err := cuda.Available(); err != nil {
 			b, serr := openSim(s, f)
@@ -530,8 +532,27 @@ func openGPU(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) (bac
 		}
 		return cuda.Open(ctx, f.device, cuda.Options{AllowSettings: f.gpu.Allow && !f.gpu.DryRun})
 	default:
-		return nil, badInput("unknown backend %q (valid: auto, cuda, sim)", f.backend)
+		return nil, badInput("unknown backend %q (valid: auto, cuda, sim, model)", f.backend)
 	}
+}
+
+// openModel opens the projection of --sim-device (or the spec's
+// simulated device): the simulated GPU answering each launch by
+// model.Project over the device's newest measured profile in --db (gtune
+// probe), else its specifications'.
+func openModel(s *spec.Spec, f tuneFlags) (backend.Backend, error) {
+	be, err := openSim(s, f)
+	if err != nil {
+		return nil, err
+	}
+	d := be.(*sim.Sim).Description()
+	be.Close()
+	profiles, err := projectProfiles(f.db, []*device.Description{&d})
+	if err != nil {
+		return nil, err
+	}
+	opts := sim.Options{Seed: int64(f.seed), Index: f.simIndex, Profile: &profiles[0]}
+	return sim.New(&d, opts), nil
 }
 
 func openSim(s *spec.Spec, f tuneFlags) (backend.Backend, error) {
