@@ -45,7 +45,10 @@ func init() { Register("transfer", Needs{Priors: true}, newTransfer) }
 //     list of paths or one string of paths separated by commas
 //     (PriorPaths). Their tunable parameters must include every parameter
 //     of the space; configurations of the space a cache lacks count as
-//     failed there.
+//     failed there. "projection" (or "projection:ID", a GPU of the device
+//     database) is the projected times on the run's GPU (or ID) instead
+//     (the tuner's Config.Provide, model.Project): a run that starts from
+//     the configurations projected best.
 //   - prior_candidates: configurations of best mean prior rank in each
 //     candidate set (default 200)
 //   - random_initial: uniformly sampled configurations in the initial

@@ -2,13 +2,17 @@ package tuner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/cache"
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/strategy"
@@ -117,11 +121,65 @@ func (c *Config) Provide(ctx context.Context, log io.Writer) error {
 		c.Target = t
 	}
 	if needs.Priors && c.Priors == nil {
-		priors, err := strategy.LoadPriors(c.StrategyParams["prior"], func(path string) ([]float64, error) { return cache.LoadSpaceTimes(path, c.Space) })
+		priors, err := strategy.LoadPriors(c.StrategyParams["prior"], func(path string) ([]float64, error) {
+			if id, ok := strings.CutPrefix(path, "projection"); ok && (id == "" || strings.HasPrefix(id, ":")) {
+				return c.projectedTimes(strings.TrimPrefix(id, ":"))
+			}
+			return cache.LoadSpaceTimes(path, c.Space)
+		})
 		if err != nil {
 			return &ConfigError{err}
 		}
 		c.Priors = priors
 	}
 	return nil
+}
+
+// projectedTimes are the projected times (ms) of every configuration of
+// the run's space on GPU id (the run's GPU when ""), model.Project over
+// its newest profile measured in the run's database (gtune probe), else
+// its specifications'; NaN where the model cannot place a configuration.
+// They are transfer's prior "projection[:ID]": a run on a GPU starts from
+// the configurations projected best (performance-projection-
+// heterogeneous-gpus.md applied to search). Errors: no spec, no
+// Gtune.Simulation work, an unknown GPU.
+func (c *Config) projectedTimes(id string) ([]float64, error) {
+	s := c.Subject.spec()
+	if s == nil || s.Simulation == nil {
+		return nil, errors.New("projection: the spec has no Gtune.Simulation section, the kernel's work the projection needs")
+	}
+	var d *device.Description
+	var err error
+	if id == "" {
+		d, err = Description(c.Backend)
+	} else {
+		d, err = device.Lookup(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("projection: %w", err)
+	}
+	prof := model.SpecProfile(d)
+	if c.DB != nil {
+		latest, err := c.DB.LatestProfiles()
+		if err != nil {
+			return nil, err
+		}
+		if p, ok := latest[d.ID]; ok {
+			if err := json.Unmarshal(p.JSON, &prof); err != nil {
+				return nil, fmt.Errorf("projection: device profile %d of %s: %v", p.ID, d.ID, err)
+			}
+		}
+	}
+	out := make([]float64, c.Space.Len())
+	for i := range out {
+		out[i] = math.NaN()
+		j, err := s.Job(c.Space.Values(i))
+		if err != nil {
+			continue
+		}
+		if p, err := model.Project(d, prof, j.Work, j); err == nil {
+			out[i] = p.TimeMs
+		}
+	}
+	return out, nil
 }

@@ -208,3 +208,44 @@ func TestTuneOnTheModelBackend(t *testing.T) {
 		t.Errorf("stored run %+v", runs)
 	}
 }
+
+// transfer with prior=projection starts from the configuration projected
+// best on the run's GPU (the first of its initial design); an unknown
+// projection device is refused.
+func TestTransferFromProjection(t *testing.T) {
+	mm := filepath.Join("..", "..", "examples", "matmul", "spec.json")
+	db := filepath.Join(t.TempDir(), "t.db")
+	code, out, errs := gtune(t, "project", mm, "--devices", "h100_sxm", "--config", "all", "--db", db, "--json")
+	var proj struct {
+		Configurations []struct {
+			Key         string
+			Projections []model.Projection
+		}
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &proj) != nil {
+		t.Fatalf("project: exit %d: %s", code, errs)
+	}
+	best, bestMs := "", math.Inf(1)
+	for _, c := range proj.Configurations {
+		if len(c.Projections) > 0 && c.Projections[0].TimeMs < bestMs {
+			best, bestMs = c.Key, c.Projections[0].TimeMs
+		}
+	}
+	if code, _, errs := gtune(t, "tune", mm, "--backend", "sim", "--db", db, "--strategy", "transfer", "--strategy-param", "prior=projection",
+		"--max-evals", "5", "--no-progress"); code != 0 {
+		t.Fatalf("tune: %s", errs)
+	}
+	d, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := d.RunEvaluations(1)
+	d.Close()
+	if err != nil || len(evs) != 5 || evs[0].Key != best {
+		t.Fatalf("first evaluation %v, want the projected best %s (%v)", evs, best, err)
+	}
+	if code, _, errs := gtune(t, "tune", mm, "--backend", "sim", "--db", db, "--strategy", "transfer", "--strategy-param", "prior=projection:nope",
+		"--max-evals", "5", "--no-progress"); code != 2 || !strings.Contains(errs, `unknown device id "nope"`) {
+		t.Errorf("unknown projection device: exit %d: %s", code, errs)
+	}
+}
