@@ -1,0 +1,646 @@
+package emulate
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// value reads operand o for thread t as raw bits.
+func (b *block) value(o operand, t *thread) (uint64, error) {
+	switch o.kind {
+	case opReg:
+		return t.regs[o.reg], nil
+	case opImm:
+		return o.imm, nil
+	case opSpecial:
+		return b.special(o.name, t)
+	case opSymbol:
+		if off, ok := b.k.Shared[o.name]; ok {
+			return uint64(off), nil
+		}
+		if v, ok := b.params[o.name]; ok {
+			return v, nil
+		}
+		return 0, fmt.Errorf("unknown symbol %s", o.name)
+	}
+	return 0, fmt.Errorf("operand of kind %d has no value", o.kind)
+}
+
+func (b *block) special(name string, t *thread) (uint64, error) {
+	dim := func(s string) int { return int(s[len(s)-1] - 'x') }
+	switch {
+	case name == "laneid":
+		return uint64(t.lane), nil
+	case name == "warpid":
+		return uint64((t.tid[0] + t.tid[1]*b.l.Block[0] + t.tid[2]*b.l.Block[0]*b.l.Block[1]) / 32), nil
+	case len(name) > 4 && name[:4] == "tid.":
+		return uint64(t.tid[dim(name)]), nil
+	case len(name) > 5 && name[:5] == "ntid.":
+		return uint64(b.l.Block[dim(name)]), nil
+	case len(name) > 6 && name[:6] == "ctaid.":
+		return uint64(b.l.BlockIdx[dim(name)]), nil
+	case len(name) > 7 && name[:7] == "nctaid.":
+		return uint64(b.l.Grid[dim(name)]), nil
+	}
+	return 0, fmt.Errorf("special register %%%s", name)
+}
+
+func (b *block) fail(in *instr, err error) error {
+	return fmt.Errorf("emulate: %s, ptx line %d %q: %w", b.k.Name, in.line, in.text, err)
+}
+
+func f32(v uint64) float64   { return float64(math.Float32frombits(uint32(v))) }
+func pf32(x float64) uint64  { return uint64(math.Float32bits(float32(x))) }
+func f64(v uint64) float64   { return math.Float64frombits(v) }
+func pf64(x float64) uint64  { return math.Float64bits(x) }
+func sx(v uint64, n int) int64 { return int64(v<<(64-n)) >> (64 - n) }
+
+// width is the type's size in bits (pred: 1).
+func width(t string) int {
+	if t == "pred" {
+		return 1
+	}
+	return 8 * typeSize(t)
+}
+
+// trunc keeps the low bits of the type's width.
+func trunc(v uint64, t string) uint64 {
+	w := width(t)
+	if w >= 64 || w == 0 {
+		return v
+	}
+	return v & (1<<w - 1)
+}
+
+// alu runs a non-memory, non-control instruction for thread t.
+func (b *block) alu(in *instr, t *thread) error {
+	if len(in.args) == 0 {
+		return b.fail(in, ErrUnsupported)
+	}
+	ty := typ(in.mods)
+	src := make([]uint64, len(in.args)-1)
+	for i, a := range in.args[1:] {
+		v, err := b.value(a, t)
+		if err != nil {
+			return b.fail(in, err)
+		}
+		src[i] = v
+	}
+	dst := in.args[0]
+	set := func(v uint64) error {
+		if dst.kind != opReg {
+			return b.fail(in, fmt.Errorf("destination is not a register"))
+		}
+		t.regs[dst.reg] = v
+		return nil
+	}
+	float := ty == "f32" || ty == "f64"
+	get := func(v uint64) float64 {
+		if ty == "f64" {
+			return f64(v)
+		}
+		return f32(v)
+	}
+	put := func(x float64) uint64 {
+		if ty == "f64" {
+			return pf64(x)
+		}
+		return pf32(x)
+	}
+	signed := len(ty) > 0 && ty[0] == 's'
+	w := width(ty)
+	ival := func(v uint64) int64 {
+		if signed {
+			return sx(v, w)
+		}
+		return int64(trunc(v, ty))
+	}
+	need := func(n int) error {
+		if len(src) != n {
+			return b.fail(in, fmt.Errorf("want %d source operands, have %d", n, len(src)))
+		}
+		return nil
+	}
+	switch in.op {
+	case "mov":
+		if err := need(1); err != nil {
+			return err
+		}
+		return set(src[0])
+	case "cvta":
+		if err := need(1); err != nil {
+			return err
+		}
+		return set(src[0]) // one address space per kind here: generic = specific
+	case "add", "sub", "mul", "min", "max", "div", "rem":
+		if err := need(2); err != nil {
+			return err
+		}
+		if float {
+			x, y := get(src[0]), get(src[1])
+			var r float64
+			switch in.op {
+			case "add":
+				r = x + y
+			case "sub":
+				r = x - y
+			case "mul":
+				r = x * y
+			case "min":
+				r = math.Min(x, y)
+			case "max":
+				r = math.Max(x, y)
+			case "div":
+				r = x / y
+			default:
+				return b.fail(in, ErrUnsupported)
+			}
+			return set(put(r))
+		}
+		if in.op == "mul" && has(in.mods, "wide") {
+			// 32 × 32 → 64 bits.
+			if signed {
+				return set(uint64(sx(src[0], 32) * sx(src[1], 32)))
+			}
+			return set(trunc(src[0], "u32") * trunc(src[1], "u32"))
+		}
+		if in.op == "mul" && has(in.mods, "hi") {
+			hi, _ := bits.Mul64(uint64(ival(src[0])), uint64(ival(src[1])))
+			if w == 32 {
+				return set(trunc(uint64(ival(src[0])*ival(src[1]))>>32, ty))
+			}
+			return set(hi)
+		}
+		x, y := ival(src[0]), ival(src[1])
+		var r int64
+		switch in.op {
+		case "add":
+			r = x + y
+		case "sub":
+			r = x - y
+		case "mul":
+			r = x * y
+		case "min":
+			r = min(x, y)
+		case "max":
+			r = max(x, y)
+		case "div", "rem":
+			if y == 0 {
+				return set(trunc(^uint64(0), ty))
+			}
+			if !signed {
+				ux, uy := uint64(x), uint64(y)
+				if in.op == "div" {
+					return set(trunc(ux/uy, ty))
+				}
+				return set(trunc(ux%uy, ty))
+			}
+			if in.op == "div" {
+				r = x / y
+			} else {
+				r = x % y
+			}
+		}
+		return set(trunc(uint64(r), ty))
+	case "mad", "fma":
+		if err := need(3); err != nil {
+			return err
+		}
+		if float {
+			return set(put(get(src[0])*get(src[1]) + get(src[2])))
+		}
+		if has(in.mods, "wide") {
+			var p uint64
+			if signed {
+				p = uint64(sx(src[0], 32) * sx(src[1], 32))
+			} else {
+				p = trunc(src[0], "u32") * trunc(src[1], "u32")
+			}
+			return set(p + src[2])
+		}
+		return set(trunc(uint64(ival(src[0])*ival(src[1])+ival(src[2])), ty))
+	case "neg", "abs", "not", "sqrt", "rsqrt", "rcp", "sin", "cos", "ex2", "lg2", "popc", "clz":
+		if err := need(1); err != nil {
+			return err
+		}
+		if float {
+			x := get(src[0])
+			var r float64
+			switch in.op {
+			case "neg":
+				r = -x
+			case "abs":
+				r = math.Abs(x)
+			case "sqrt":
+				r = math.Sqrt(x)
+			case "rsqrt":
+				r = 1 / math.Sqrt(x)
+			case "rcp":
+				r = 1 / x
+			case "sin":
+				r = math.Sin(x)
+			case "cos":
+				r = math.Cos(x)
+			case "ex2":
+				r = math.Exp2(x)
+			case "lg2":
+				r = math.Log2(x)
+			default:
+				return b.fail(in, ErrUnsupported)
+			}
+			return set(put(r))
+		}
+		switch in.op {
+		case "neg":
+			return set(trunc(uint64(-ival(src[0])), ty))
+		case "abs":
+			x := ival(src[0])
+			if x < 0 {
+				x = -x
+			}
+			return set(trunc(uint64(x), ty))
+		case "not":
+			if ty == "pred" {
+				return set(src[0] ^ 1)
+			}
+			return set(trunc(^src[0], ty))
+		case "popc":
+			return set(uint64(bits.OnesCount64(trunc(src[0], ty))))
+		case "clz":
+			return set(uint64(bits.LeadingZeros64(trunc(src[0], ty)) - (64 - w)))
+		}
+		return b.fail(in, ErrUnsupported)
+	case "and", "or", "xor":
+		if err := need(2); err != nil {
+			return err
+		}
+		var r uint64
+		switch in.op {
+		case "and":
+			r = src[0] & src[1]
+		case "or":
+			r = src[0] | src[1]
+		default:
+			r = src[0] ^ src[1]
+		}
+		return set(trunc(r, ty))
+	case "shl", "shr":
+		if err := need(2); err != nil {
+			return err
+		}
+		n := trunc(src[1], "u32")
+		if n >= uint64(w) {
+			if in.op == "shr" && signed && sx(src[0], w) < 0 {
+				return set(trunc(^uint64(0), ty))
+			}
+			return set(0)
+		}
+		if in.op == "shl" {
+			return set(trunc(src[0]<<n, ty))
+		}
+		if signed {
+			return set(trunc(uint64(sx(src[0], w)>>n), ty))
+		}
+		return set(trunc(src[0], ty) >> n)
+	case "setp":
+		return b.setp(in, t, src)
+	case "selp":
+		if err := need(3); err != nil {
+			return err
+		}
+		if src[2] != 0 {
+			return set(src[0])
+		}
+		return set(src[1])
+	case "cvt":
+		if err := need(1); err != nil {
+			return err
+		}
+		return set(convert(in.mods, src[0]))
+	}
+	return b.fail(in, ErrUnsupported)
+}
+
+// setp compares per its comparison and type, and writes the predicate
+// (and its negation, for the p|q form, which PTX writes as one operand).
+func (b *block) setp(in *instr, t *thread, src []uint64) error {
+	if len(src) < 2 || len(in.mods) < 2 {
+		return b.fail(in, ErrUnsupported)
+	}
+	cmp, ty := in.mods[0], typ(in.mods)
+	var r bool
+	switch ty {
+	case "f32", "f64":
+		x, y := f32(src[0]), f32(src[1])
+		if ty == "f64" {
+			x, y = f64(src[0]), f64(src[1])
+		}
+		nan := math.IsNaN(x) || math.IsNaN(y)
+		switch cmp {
+		case "eq":
+			r = x == y
+		case "ne":
+			r = x != y && !nan
+		case "lt":
+			r = x < y
+		case "le":
+			r = x <= y
+		case "gt":
+			r = x > y
+		case "ge":
+			r = x >= y
+		case "equ":
+			r = x == y || nan
+		case "neu":
+			r = x != y
+		case "ltu":
+			r = x < y || nan
+		case "leu":
+			r = x <= y || nan
+		case "gtu":
+			r = x > y || nan
+		case "geu":
+			r = x >= y || nan
+		case "num":
+			r = !nan
+		case "nan":
+			r = nan
+		default:
+			return b.fail(in, ErrUnsupported)
+		}
+	default:
+		w := width(ty)
+		signed := ty[0] == 's'
+		var lt, eq bool
+		if signed {
+			x, y := sx(src[0], w), sx(src[1], w)
+			lt, eq = x < y, x == y
+		} else {
+			x, y := trunc(src[0], ty), trunc(src[1], ty)
+			lt, eq = x < y, x == y
+		}
+		switch cmp {
+		case "eq":
+			r = eq
+		case "ne":
+			r = !eq
+		case "lt", "lo":
+			r = lt
+		case "le", "ls":
+			r = lt || eq
+		case "gt", "hi":
+			r = !lt && !eq
+		case "ge", "hs":
+			r = !lt
+		default:
+			return b.fail(in, ErrUnsupported)
+		}
+	}
+	dst := in.args[0]
+	if dst.kind != opReg {
+		return b.fail(in, fmt.Errorf("destination is not a predicate register"))
+	}
+	if r {
+		t.regs[dst.reg] = 1
+	} else {
+		t.regs[dst.reg] = 0
+	}
+	return nil
+}
+
+// convert is cvt: the destination type first, then the source type;
+// rounding modifiers pick the rounding of float-to-integer conversions.
+func convert(mods []string, v uint64) uint64 {
+	var types []string
+	round := ""
+	for _, m := range mods {
+		switch {
+		case typeSize(m) > 0:
+			types = append(types, m)
+		case m == "rn" || m == "rz" || m == "rm" || m == "rp" || m == "rni" || m == "rzi" || m == "rmi" || m == "rpi":
+			round = m
+		}
+	}
+	if len(types) != 2 {
+		return v
+	}
+	to, from := types[0], types[1]
+	var x float64
+	var isInt bool
+	var iv int64
+	switch from {
+	case "f32":
+		x = f32(v)
+	case "f64":
+		x = f64(v)
+	default:
+		isInt = true
+		if from[0] == 's' {
+			iv = sx(v, width(from))
+		} else {
+			iv = int64(trunc(v, from))
+		}
+		x = float64(iv)
+		if from[0] == 'u' && width(from) == 64 {
+			x = float64(v)
+		}
+	}
+	switch to {
+	case "f32":
+		return pf32(x)
+	case "f64":
+		return pf64(x)
+	}
+	if !isInt {
+		switch round {
+		case "rni", "rn":
+			x = math.RoundToEven(x)
+		case "rmi", "rm":
+			x = math.Floor(x)
+		case "rpi", "rp":
+			x = math.Ceil(x)
+		default:
+			x = math.Trunc(x)
+		}
+		if to[0] == 's' {
+			return trunc(uint64(int64(x)), to)
+		}
+		if x < 0 {
+			return 0
+		}
+		return trunc(uint64(x), to)
+	}
+	if to[0] == 's' {
+		return trunc(uint64(iv), to)
+	}
+	return trunc(uint64(iv), to)
+}
+
+// memoryOp runs ld or st for the threads on, in the param, global or
+// shared space, and counts the warp's request: global sectors touched,
+// shared bank conflicts.
+func (b *block) memoryOp(in *instr, on []*thread) error {
+	ty := typ(in.mods)
+	size := typeSize(ty)
+	if size == 0 || len(in.args) != 2 {
+		return b.fail(in, ErrUnsupported)
+	}
+	n := 1
+	switch {
+	case has(in.mods, "v2"):
+		n = 2
+	case has(in.mods, "v4"):
+		n = 4
+	}
+	load := in.op == "ld"
+	addrOp, dataOp := in.args[1], in.args[0]
+	if !load {
+		addrOp, dataOp = in.args[0], in.args[1]
+	}
+	if addrOp.kind != opAddr {
+		return b.fail(in, fmt.Errorf("memory operand is not an address"))
+	}
+	space := "generic"
+	for _, s := range []string{"param", "global", "shared", "local", "const"} {
+		if has(in.mods, s) {
+			space = s
+		}
+	}
+	if space == "local" || space == "const" || space == "generic" {
+		return b.fail(in, fmt.Errorf("%w: %s-space access", ErrUnsupported, space))
+	}
+	regs := []operand{dataOp}
+	if dataOp.kind == opVec {
+		regs = dataOp.vec
+	}
+	if len(regs) != n {
+		return b.fail(in, fmt.Errorf("%d data operands for a .v%d access", len(regs), n))
+	}
+	sectors := map[uint64]bool{}
+	banks := map[uint64]map[uint64]bool{}
+	for _, t := range on {
+		var base uint64
+		if addrOp.base.kind == opSymbol && space == "param" {
+			v, ok := b.params[addrOp.base.name]
+			if !ok {
+				return b.fail(in, fmt.Errorf("unknown parameter %s", addrOp.base.name))
+			}
+			if !load {
+				return b.fail(in, fmt.Errorf("%w: a store to a parameter", ErrUnsupported))
+			}
+			if err := b.write(in, t, regs[0], v, ty); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := b.value(*addrOp.base, t)
+		if err != nil {
+			return b.fail(in, err)
+		}
+		base = v + uint64(addrOp.off)
+		for e := 0; e < n; e++ {
+			addr := base + uint64(e*size)
+			switch space {
+			case "global":
+				for a := addr >> 5; a <= (addr+uint64(size)-1)>>5; a++ {
+					sectors[a] = true
+				}
+				if load {
+					x, err := b.mem.load(addr, size)
+					if err != nil {
+						return b.fail(in, err)
+					}
+					if err := b.write(in, t, regs[e], x, ty); err != nil {
+						return err
+					}
+				} else {
+					x, err := b.value(regs[e], t)
+					if err != nil {
+						return b.fail(in, err)
+					}
+					if err := b.mem.store(addr, size, x); err != nil {
+						return b.fail(in, err)
+					}
+				}
+			case "shared":
+				if addr+uint64(size) > uint64(len(b.shared)) {
+					return b.fail(in, fmt.Errorf("shared access at %d outside the block's %d bytes", addr, len(b.shared)))
+				}
+				for wd := addr >> 2; wd <= (addr+uint64(size)-1)>>2; wd++ {
+					bank := wd % 32
+					if banks[bank] == nil {
+						banks[bank] = map[uint64]bool{}
+					}
+					banks[bank][wd] = true
+				}
+				if load {
+					var tmp [8]byte
+					copy(tmp[:size], b.shared[addr:addr+uint64(size)])
+					if err := b.write(in, t, regs[e], leUint64(tmp[:]), ty); err != nil {
+						return err
+					}
+				} else {
+					x, err := b.value(regs[e], t)
+					if err != nil {
+						return b.fail(in, err)
+					}
+					var tmp [8]byte
+					putLeUint64(tmp[:], x)
+					copy(b.shared[addr:addr+uint64(size)], tmp[:size])
+				}
+			}
+		}
+	}
+	bytes := int64(len(on) * n * size)
+	switch space {
+	case "global":
+		if load {
+			b.c.GlobalLoadRequests++
+			b.c.GlobalLoadSectors += int64(len(sectors))
+			b.c.GlobalLoadBytes += bytes
+		} else {
+			b.c.GlobalStoreRequests++
+			b.c.GlobalStoreSectors += int64(len(sectors))
+			b.c.GlobalStoreBytes += bytes
+		}
+	case "shared":
+		ways := 0
+		for _, words := range banks {
+			ways = max(ways, len(words))
+		}
+		b.c.SharedRequests++
+		b.c.SharedWavefronts += int64(max(ways, 1))
+		b.c.SharedBytes += bytes
+	}
+	return nil
+}
+
+// write stores a loaded value into register operand o, sign- or
+// zero-extended from the access type.
+func (b *block) write(in *instr, t *thread, o operand, v uint64, ty string) error {
+	if o.kind != opReg {
+		return b.fail(in, fmt.Errorf("load destination is not a register"))
+	}
+	if ty[0] == 's' {
+		v = uint64(sx(v, width(ty)))
+	} else {
+		v = trunc(v, ty)
+	}
+	t.regs[o.reg] = v
+	return nil
+}
+
+func leUint64(b []byte) uint64 {
+	var v uint64
+	for i := 7; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
+}
+
+func putLeUint64(b []byte, v uint64) {
+	for i := 0; i < 8; i++ {
+		b[i] = byte(v >> (8 * i))
+	}
+}

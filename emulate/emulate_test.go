@@ -1,0 +1,176 @@
+package emulate
+
+import (
+	"errors"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func kernel(t *testing.T, file, name string) *Kernel {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := Parse(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range ks {
+		if k.Name == name {
+			return k
+		}
+	}
+	t.Fatalf("%s has no entry %s", file, name)
+	return nil
+}
+
+// floats is a buffer of n float32, element i f(i) (nil: zeros).
+func floats(name string, n int64, f func(i int64) float32) *Buffer {
+	b := &Buffer{Name: name, Bytes: 4 * n, ElemBytes: 4}
+	if f != nil {
+		b.Fill = func(i int64) uint64 { return uint64(math.Float32bits(f(i))) }
+	}
+	return b
+}
+
+// vector_add (block_size_x 256, work_per_thread 1) as NVRTC compiles it
+// for sm_90, hand-counted: 22 instructions per warp, two coalesced loads
+// and a store of 32 floats (4 sectors each) per warp, one FP32 add per
+// thread; the block past n's end diverges in one warp and moves only the
+// sectors of the elements it touches.
+func TestVectorAddHandCounted(t *testing.T) {
+	k := kernel(t, "vector_add_256_1.ptx", "vector_add")
+	const n = 262144
+	c, err := k.Emulate(Launch{Grid: [3]int{n / 256}, Block: [3]int{256},
+		Args: []Arg{{Buffer: floats("c", n, func(int64) float32 { return 0 })}, {Buffer: floats("a", n, func(i int64) float32 { return float32(i) })},
+			{Buffer: floats("b", n, func(int64) float32 { return 1 })}, {Scalar: n}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warp int64
+	for _, v := range c.WarpInstructions {
+		warp += v
+	}
+	if c.Threads != 256 || c.Warps != 8 || warp != 8*22 || c.ThreadInstructions[FP32] != 256 || c.FP32Flops != 256 {
+		t.Errorf("instructions: %+v", c)
+	}
+	if c.GlobalLoadRequests != 16 || c.GlobalLoadSectors != 64 || c.GlobalLoadBytes != 2048 ||
+		c.GlobalStoreRequests != 8 || c.GlobalStoreSectors != 32 || c.GlobalStoreBytes != 1024 {
+		t.Errorf("global memory: %+v", c)
+	}
+	if c.Branches != 8 || c.DivergentBranches != 0 || c.SharedRequests != 0 {
+		t.Errorf("branches %d (divergent %d), shared %d", c.Branches, c.DivergentBranches, c.SharedRequests)
+	}
+	// n = 300: block 1 holds elements 256..511, 44 of them in range:
+	// warp 0 whole, warp 1 for 12 threads (elements 288..299, sectors 36
+	// and 37), the other six warps branch past.
+	c, err = k.Emulate(Launch{Grid: [3]int{2}, Block: [3]int{256}, BlockIdx: [3]int{1},
+		Args: []Arg{{Buffer: floats("c", 300, nil)}, {Buffer: floats("a", 300, func(int64) float32 { return 2 })}, {Buffer: floats("b", 300, func(int64) float32 { return 3 })}, {Scalar: 300}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DivergentBranches != 1 || c.GlobalLoadRequests != 4 || c.GlobalLoadSectors != 12 || c.GlobalStoreSectors != 6 || c.FP32Flops != 44 {
+		t.Errorf("the tail block: %+v", c)
+	}
+}
+
+// The stencil computes what it should: each point of block (3, 5) is the
+// mean of itself and its four neighbours, and its memory requests are
+// the hand-counted ones.
+func TestStencilComputes(t *testing.T) {
+	k := kernel(t, "stencil_32_8.ptx", "stencil_kernel")
+	const w, h = 32768, 16384
+	out := floats("x_new", w*h, nil)
+	x := func(i int64) float32 { return float32(i % 7) }
+	in := floats("x_old", w*h, x)
+	stored := map[int64]float32{}
+	out.Stored = func(off int64, size int, v uint64) { stored[off/4] = math.Float32frombits(uint32(v)) }
+	c, err := k.Emulate(Launch{Grid: [3]int{w / 32, h / 8}, Block: [3]int{32, 8}, BlockIdx: [3]int{3, 5}, Args: []Arg{{Buffer: out}, {Buffer: in}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 256 threads, all inside the domain: five loads and a store each,
+	// the loads of a row contiguous but for the ±1 shifts (5 sectors for
+	// the shifted ones: 128 bytes off a sector boundary).
+	if c.GlobalLoadRequests != 8*5 || c.GlobalStoreRequests != 8 || c.DivergentBranches != 0 {
+		t.Errorf("%+v", c)
+	}
+	if c.GlobalLoadSectors != 8*(4+5+5+4+4) {
+		t.Errorf("load sectors %d, want %d", c.GlobalLoadSectors, 8*(4+5+5+4+4))
+	}
+	if len(stored) != 256 {
+		t.Fatalf("%d points stored, want 256", len(stored))
+	}
+	for i, v := range stored {
+		want := (x(i-1) + x(i) + x(i+1) + x(i+w) + x(i-w)) / 5
+		if row, col := i/w, i%w; row < 5*8 || row >= 6*8 || col < 3*32 || col >= 4*32 || math.Abs(float64(v-want)) > 1e-6 {
+			t.Fatalf("point %d (row %d, column %d) = %v, want %v", i, row, col, v, want)
+		}
+	}
+}
+
+// Shared-memory bank conflicts of gtune's own probe kernel (ITERS 4):
+// with STRIDE 1 every load is one wavefront, with STRIDE 32 every load
+// puts the 32 lanes on one bank: 32 wavefronts. The initial stores (4
+// per thread, consecutive) are conflict-free in both.
+func TestSharedBankConflicts(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		ways int64
+	}{{"probe_shared_stride1.ptx", 1}, {"probe_shared_stride32.ptx", 32}} {
+		k := kernel(t, c.file, "probe_shared")
+		got, err := k.Emulate(Launch{Grid: [3]int{132 * 8}, Block: [3]int{256}, Args: []Arg{{Buffer: floats("out", 132*8*256, nil)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loads := int64(8 * 4 * 16)
+		if got.SharedRequests != loads+32 || got.SharedWavefronts != c.ways*loads+32 || got.WarpInstructions[LoadShared] != loads {
+			t.Errorf("%s: requests %d, wavefronts %d, loads %d; want %d, %d, %d", c.file, got.SharedRequests, got.SharedWavefronts,
+				got.WarpInstructions[LoadShared], loads+32, c.ways*loads+32, loads)
+		}
+	}
+}
+
+// matmul (16×16 threads, 2×2 tiles, WIDTH 4096) runs whole: its FP32
+// work is the 2·WIDTH FLOP of each of the 4 outputs of each thread, and
+// the shared tiles it reads are conflict-free. One block emulates in
+// well under a second.
+func TestMatmulRuns(t *testing.T) {
+	k := kernel(t, "matmul_16_16_2_2.ptx", "matmul_kernel")
+	const n = 4096
+	t0 := time.Now()
+	c, err := k.Emulate(Launch{Grid: [3]int{n / 32, n / 32}, Block: [3]int{16, 16},
+		Args: []Arg{{Buffer: floats("C", n*n, nil)}, {Buffer: floats("A", n*n, func(i int64) float32 { return 1 })}, {Buffer: floats("B", n*n, func(i int64) float32 { return 2 })}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("matmul block: %v, %+v", time.Since(t0), c)
+	if c.FP32Flops != 256*4*2*n {
+		t.Errorf("FP32 FLOP %d, want %d", c.FP32Flops, 256*4*2*n)
+	}
+	if c.SharedRequests == 0 || c.SharedWavefronts > 2*c.SharedRequests {
+		t.Errorf("shared requests %d, wavefronts %d", c.SharedRequests, c.SharedWavefronts)
+	}
+}
+
+// An instruction the emulator does not know is an error naming it and
+// its line; so is a load outside the arguments.
+func TestUnsupportedAndOutOfBounds(t *testing.T) {
+	ks, err := Parse(".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\tld.param.u64 %rd1, [k_param_0];\n\tvote.sync.all.pred %p1, %p2, -1;\n\tret;\n}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ks[0].Emulate(Launch{Block: [3]int{32}, Args: []Arg{{Buffer: floats("x", 1, nil)}}})
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "ptx line 9") || !strings.Contains(err.Error(), "vote.sync") {
+		t.Errorf("unsupported: %v", err)
+	}
+	k := kernel(t, "vector_add_256_1.ptx", "vector_add")
+	_, err = k.Emulate(Launch{Grid: [3]int{4}, Block: [3]int{256}, BlockIdx: [3]int{3}, Args: []Arg{{Buffer: floats("c", 8, nil)}, {Buffer: floats("a", 8, nil)}, {Buffer: floats("b", 8, nil)}, {Scalar: 1 << 20}}})
+	if err == nil || !strings.Contains(err.Error(), "outside every argument's buffer") {
+		t.Errorf("out of bounds: %v", err)
+	}
+}

@@ -1,0 +1,410 @@
+package emulate
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Class is an instruction class of Counts.
+type Class int
+
+// The classes: arithmetic by pipe, memory by space and direction,
+// control.
+const (
+	FP32 Class = iota
+	FP64
+	Int
+	SFU
+	LoadGlobal
+	StoreGlobal
+	LoadShared
+	StoreShared
+	Branch
+	Sync
+	Other
+	numClasses
+)
+
+var classNames = [...]string{"fp32", "fp64", "int", "sfu", "ld.global", "st.global", "ld.shared", "st.shared", "branch", "sync", "other"}
+
+func (c Class) String() string { return classNames[c] }
+
+// Counts is what one thread block did.
+type Counts struct {
+	Threads, Warps int
+	// WarpInstructions are instructions issued per warp (once however
+	// many of its threads were active), by class; ThreadInstructions the
+	// same per active thread.
+	WarpInstructions   [numClasses]int64
+	ThreadInstructions [numClasses]int64
+	// FP32Flops and FP64Flops count an FMA as 2, per thread.
+	FP32Flops, FP64Flops int64
+	// Global memory: requests (warp instructions), the distinct 32-byte
+	// sectors each touched, summed, and the bytes the threads asked for.
+	GlobalLoadRequests, GlobalLoadSectors, GlobalLoadBytes    int64
+	GlobalStoreRequests, GlobalStoreSectors, GlobalStoreBytes int64
+	// Shared memory: requests, and wavefronts: per request the largest
+	// number of distinct 4-byte words that fall in one of the 32 banks
+	// (1 without conflicts, 32 for 32-way conflicts).
+	SharedRequests, SharedWavefronts int64
+	SharedBytes                      int64
+	// Branches are branch instructions issued per warp; DivergentBranches
+	// those whose active threads went two ways.
+	Branches, DivergentBranches int64
+}
+
+// Launch is the block to emulate: the grid and thread block of the
+// launch, the block's index, and the kernel's arguments in order.
+type Launch struct {
+	Grid, Block [3]int
+	BlockIdx    [3]int
+	Args        []Arg
+	// MaxInstructions bounds the thread instructions emulated (default
+	// 1e9): a kernel that does not end is an error, not a hang.
+	MaxInstructions int64
+}
+
+// Arg is one kernel argument: a scalar's bits, or a buffer.
+type Arg struct {
+	Scalar uint64
+	Buffer *Buffer
+}
+
+// Buffer is device memory an argument points to: Bytes long, its
+// contents Fill's (element i of ElemBytes bytes, little-endian; nil:
+// zeros), materialised page by page as the block touches it.
+type Buffer struct {
+	Name      string
+	Bytes     int64
+	ElemBytes int
+	Fill      func(i int64) uint64
+	// Stored, when set, is told of every store into the buffer: its
+	// offset (bytes), size (bytes) and value (little-endian bits).
+	Stored func(off int64, size int, v uint64)
+}
+
+const (
+	pageBits   = 12
+	bufferBase = uint64(1) << 44
+	bufferSpan = uint64(1) << 40
+)
+
+// memory is the sparse global memory of the buffers.
+type memory struct {
+	bufs  []*Buffer
+	pages map[uint64][]byte
+}
+
+func (m *memory) locate(addr uint64, n int) (*Buffer, uint64, error) {
+	if addr >= bufferBase {
+		i := (addr - bufferBase) / bufferSpan
+		off := (addr - bufferBase) % bufferSpan
+		if i < uint64(len(m.bufs)) && off+uint64(n) <= uint64(m.bufs[i].Bytes) {
+			return m.bufs[i], off, nil
+		}
+	}
+	return nil, 0, fmt.Errorf("global access of %d bytes at %#x is outside every argument's buffer", n, addr)
+}
+
+func (m *memory) page(addr uint64, b *Buffer, off uint64) []byte {
+	key := addr >> pageBits
+	p, ok := m.pages[key]
+	if !ok {
+		p = make([]byte, 1<<pageBits)
+		if b.Fill != nil && b.ElemBytes > 0 {
+			start := int64(off) - int64(addr-key<<pageBits)
+			for j := 0; j < len(p); j += b.ElemBytes {
+				i := (start + int64(j)) / int64(b.ElemBytes)
+				if i < 0 || (i+1)*int64(b.ElemBytes) > b.Bytes {
+					continue
+				}
+				v := b.Fill(i)
+				var tmp [8]byte
+				binary.LittleEndian.PutUint64(tmp[:], v)
+				copy(p[j:j+b.ElemBytes], tmp[:b.ElemBytes])
+			}
+		}
+		m.pages[key] = p
+	}
+	return p
+}
+
+func (m *memory) load(addr uint64, n int) (uint64, error) {
+	b, off, err := m.locate(addr, n)
+	if err != nil {
+		return 0, err
+	}
+	var tmp [8]byte
+	for i := 0; i < n; i++ {
+		a := addr + uint64(i)
+		tmp[i] = m.page(a, b, off+uint64(i))[a&(1<<pageBits-1)]
+	}
+	return binary.LittleEndian.Uint64(tmp[:]), nil
+}
+
+func (m *memory) store(addr uint64, n int, v uint64) error {
+	b, off, err := m.locate(addr, n)
+	if err != nil {
+		return err
+	}
+	if b.Stored != nil {
+		b.Stored(int64(off), n, v)
+	}
+	var tmp [8]byte
+	binary.LittleEndian.PutUint64(tmp[:], v)
+	for i := 0; i < n; i++ {
+		a := addr + uint64(i)
+		m.page(a, b, off+uint64(i))[a&(1<<pageBits-1)] = tmp[i]
+	}
+	return nil
+}
+
+type thread struct {
+	regs    []uint64
+	pc      int
+	done    bool
+	barrier bool // waiting at bar.sync
+	tid     [3]int
+	lane    int
+}
+
+type block struct {
+	k      *Kernel
+	l      Launch
+	mem    *memory
+	shared []byte
+	params map[string]uint64
+	c      *Counts
+	budget int64
+}
+
+// ErrUnsupported wraps an instruction the emulator does not know.
+var ErrUnsupported = errors.New("emulate: unsupported PTX instruction")
+
+// Emulate runs thread block l.BlockIdx of kernel k and counts what it
+// did. Errors: an unsupported instruction (wrapping ErrUnsupported, with
+// its line), an access outside the arguments' buffers or shared memory,
+// more than MaxInstructions, or arguments that do not match the
+// parameters.
+func (k *Kernel) Emulate(l Launch) (*Counts, error) {
+	if len(l.Args) != len(k.Params) {
+		return nil, fmt.Errorf("emulate: %s has %d parameters, %d arguments given", k.Name, len(k.Params), len(l.Args))
+	}
+	for i := range 3 {
+		l.Block[i], l.Grid[i] = max(l.Block[i], 1), max(l.Grid[i], 1)
+	}
+	if l.MaxInstructions <= 0 {
+		l.MaxInstructions = 1e9
+	}
+	b := &block{k: k, l: l, mem: &memory{pages: map[uint64][]byte{}}, shared: make([]byte, k.SharedBytes), params: map[string]uint64{}, c: &Counts{}, budget: l.MaxInstructions}
+	for i, a := range l.Args {
+		v := a.Scalar
+		if a.Buffer != nil {
+			v = bufferBase + uint64(len(b.mem.bufs))*bufferSpan
+			b.mem.bufs = append(b.mem.bufs, a.Buffer)
+		}
+		b.params[k.Params[i].Name] = v
+	}
+	n := l.Block[0] * l.Block[1] * l.Block[2]
+	b.c.Threads, b.c.Warps = n, (n+31)/32
+	warps := make([][]*thread, b.c.Warps)
+	for t := 0; t < n; t++ {
+		th := &thread{regs: make([]uint64, len(k.regs)), tid: [3]int{t % l.Block[0], t / l.Block[0] % l.Block[1], t / (l.Block[0] * l.Block[1])}, lane: t % 32}
+		warps[t/32] = append(warps[t/32], th)
+	}
+	for {
+		progressed := false
+		for _, w := range warps {
+			ran, err := b.runWarp(w)
+			if err != nil {
+				return b.c, err
+			}
+			progressed = progressed || ran
+		}
+		// Every warp ended or waits at a barrier: release the barrier.
+		waiting := false
+		for _, w := range warps {
+			for _, t := range w {
+				if t.barrier {
+					t.barrier, t.pc, waiting = false, t.pc+1, true
+				}
+			}
+		}
+		if !waiting {
+			if !progressed {
+				return b.c, nil
+			}
+			continue
+		}
+	}
+}
+
+// runWarp runs warp w until all its threads ended or wait at a barrier;
+// it reports whether it ran anything. The threads at the lowest pc run
+// together (reconverging structured branches); a branch that sends them
+// two ways is counted divergent.
+func (b *block) runWarp(w []*thread) (bool, error) {
+	ran := false
+	for {
+		pc := -1
+		for _, t := range w {
+			if !t.done && !t.barrier && (pc < 0 || t.pc < pc) {
+				pc = t.pc
+			}
+		}
+		if pc < 0 {
+			return ran, nil
+		}
+		ran = true
+		if pc >= len(b.k.instrs) {
+			return ran, fmt.Errorf("emulate: %s ran past its last instruction", b.k.Name)
+		}
+		in := &b.k.instrs[pc]
+		var active []*thread
+		for _, t := range w {
+			if !t.done && !t.barrier && t.pc == pc {
+				active = append(active, t)
+			}
+		}
+		if err := b.exec(in, active); err != nil {
+			return ran, err
+		}
+	}
+}
+
+// exec runs one instruction for the warp's active threads (those at its
+// pc); the guard predicate decides which execute it.
+func (b *block) exec(in *instr, active []*thread) error {
+	var on []*thread
+	for _, t := range active {
+		if in.guard < 0 || (t.regs[in.guard] != 0) != in.guardNeg {
+			on = append(on, t)
+		}
+	}
+	b.budget -= int64(len(on))
+	if b.budget < 0 {
+		return fmt.Errorf("emulate: %s ran more than %d thread instructions (line %d)", b.k.Name, b.l.MaxInstructions, in.line)
+	}
+	cls := classOf(in)
+	b.c.WarpInstructions[cls]++
+	b.c.ThreadInstructions[cls] += int64(len(on))
+	switch in.op {
+	case "bra":
+		b.c.Branches++
+		taken := 0
+		for _, t := range active {
+			t.pc++
+		}
+		for _, t := range on {
+			t.pc = in.target
+			taken++
+		}
+		if taken > 0 && taken < len(active) {
+			b.c.DivergentBranches++
+		}
+		return nil
+	case "bar", "barrier":
+		for _, t := range active {
+			t.barrier = true // pc advances at release
+		}
+		return nil
+	case "ret", "exit":
+		for _, t := range on {
+			t.done = true
+		}
+		for _, t := range active {
+			if !t.done {
+				t.pc++
+			}
+		}
+		return nil
+	case "ld", "st":
+		if err := b.memoryOp(in, on); err != nil {
+			return err
+		}
+	default:
+		for _, t := range on {
+			if err := b.alu(in, t); err != nil {
+				return err
+			}
+		}
+	}
+	if cls == FP32 || cls == FP64 {
+		per := int64(1)
+		if in.op == "fma" || in.op == "mad" {
+			per = 2
+		}
+		if cls == FP32 {
+			b.c.FP32Flops += per * int64(len(on))
+		} else {
+			b.c.FP64Flops += per * int64(len(on))
+		}
+	}
+	for _, t := range active {
+		t.pc++
+	}
+	return nil
+}
+
+func has(mods []string, m string) bool {
+	for _, x := range mods {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+// typ is the instruction's (last) type modifier.
+func typ(mods []string) string {
+	for i := len(mods) - 1; i >= 0; i-- {
+		if typeSize(mods[i]) > 0 {
+			return mods[i]
+		}
+	}
+	return ""
+}
+
+func classOf(in *instr) Class {
+	t := typ(in.mods)
+	switch in.op {
+	case "bra":
+		return Branch
+	case "bar", "barrier":
+		return Sync
+	case "ld":
+		switch {
+		case has(in.mods, "global"):
+			return LoadGlobal
+		case has(in.mods, "shared"):
+			return LoadShared
+		}
+		return Other
+	case "st":
+		switch {
+		case has(in.mods, "global"):
+			return StoreGlobal
+		case has(in.mods, "shared"):
+			return StoreShared
+		}
+		return Other
+	case "sin", "cos", "ex2", "lg2", "rsqrt", "rcp", "sqrt", "tanh":
+		if t == "f32" {
+			return SFU
+		}
+		return FP64
+	case "add", "sub", "mul", "fma", "mad", "div", "neg", "abs", "min", "max", "rem", "shl", "shr", "and", "or", "xor", "not", "setp", "selp", "slct", "popc", "clz", "brev", "bfe", "bfi":
+		switch t {
+		case "f32":
+			if in.op == "div" {
+				return SFU // a reciprocal and refinement
+			}
+			return FP32
+		case "f64":
+			return FP64
+		}
+		return Int
+	}
+	return Other
+}
