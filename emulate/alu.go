@@ -50,10 +50,10 @@ func (b *block) fail(in *instr, err error) error {
 	return fmt.Errorf("emulate: %s, ptx line %d %q: %w", b.k.Name, in.line, in.text, err)
 }
 
-func f32(v uint64) float64   { return float64(math.Float32frombits(uint32(v))) }
-func pf32(x float64) uint64  { return uint64(math.Float32bits(float32(x))) }
-func f64(v uint64) float64   { return math.Float64frombits(v) }
-func pf64(x float64) uint64  { return math.Float64bits(x) }
+func f32(v uint64) float64     { return float64(math.Float32frombits(uint32(v))) }
+func pf32(x float64) uint64    { return uint64(math.Float32bits(float32(x))) }
+func f64(v uint64) float64     { return math.Float64frombits(v) }
+func pf64(x float64) uint64    { return math.Float64bits(x) }
 func sx(v uint64, n int) int64 { return int64(v<<(64-n)) >> (64 - n) }
 
 // width is the type's size in bits (pred: 1).
