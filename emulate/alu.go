@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // value reads operand o for thread t as raw bits.
@@ -78,8 +79,12 @@ func (b *block) alu(in *instr, t *thread) error {
 	if len(in.args) == 0 {
 		return b.fail(in, ErrUnsupported)
 	}
-	ty := typ(in.mods)
-	src := make([]uint64, len(in.args)-1)
+	ty := in.ty
+	var buf [4]uint64
+	if len(in.args)-1 > len(buf) {
+		return b.fail(in, ErrUnsupported)
+	}
+	src := buf[:len(in.args)-1]
 	for i, a := range in.args[1:] {
 		v, err := b.value(a, t)
 		if err != nil {
@@ -95,7 +100,7 @@ func (b *block) alu(in *instr, t *thread) error {
 		t.regs[dst.reg] = v
 		return nil
 	}
-	float := ty == "f32" || ty == "f64"
+	float := in.float
 	get := func(v uint64) float64 {
 		if ty == "f64" {
 			return f64(v)
@@ -108,8 +113,8 @@ func (b *block) alu(in *instr, t *thread) error {
 		}
 		return pf32(x)
 	}
-	signed := len(ty) > 0 && ty[0] == 's'
-	w := width(ty)
+	signed := in.signed
+	w := in.w
 	ival := func(v uint64) int64 {
 		if signed {
 			return sx(v, w)
@@ -328,7 +333,7 @@ func (b *block) setp(in *instr, t *thread, src []uint64) error {
 	if len(src) < 2 || len(in.mods) < 2 {
 		return b.fail(in, ErrUnsupported)
 	}
-	cmp, ty := in.mods[0], typ(in.mods)
+	cmp, ty := in.mods[0], in.ty
 	var r bool
 	switch ty {
 	case "f32", "f64":
@@ -481,18 +486,12 @@ func convert(mods []string, v uint64) uint64 {
 // shared space, and counts the warp's request: global sectors touched,
 // shared bank conflicts.
 func (b *block) memoryOp(in *instr, on []*thread) error {
-	ty := typ(in.mods)
-	size := typeSize(ty)
+	ty := in.ty
+	size := in.size
 	if size == 0 || len(in.args) != 2 {
 		return b.fail(in, ErrUnsupported)
 	}
-	n := 1
-	switch {
-	case has(in.mods, "v2"):
-		n = 2
-	case has(in.mods, "v4"):
-		n = 4
-	}
+	n := in.vecN
 	load := in.op == "ld"
 	addrOp, dataOp := in.args[1], in.args[0]
 	if !load {
@@ -501,12 +500,7 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 	if addrOp.kind != opAddr {
 		return b.fail(in, fmt.Errorf("memory operand is not an address"))
 	}
-	space := "generic"
-	for _, s := range []string{"param", "global", "shared", "local", "const"} {
-		if has(in.mods, s) {
-			space = s
-		}
-	}
+	space := in.space
 	if space == "local" || space == "const" || space == "generic" {
 		return b.fail(in, fmt.Errorf("%w: %s-space access", ErrUnsupported, space))
 	}
@@ -517,8 +511,7 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 	if len(regs) != n {
 		return b.fail(in, fmt.Errorf("%d data operands for a .v%d access", len(regs), n))
 	}
-	sectors := map[uint64]bool{}
-	banks := map[uint64]map[uint64]bool{}
+	sectors, words := b.sectors[:0], b.words[:0]
 	for _, t := range on {
 		var base uint64
 		if addrOp.base.kind == opSymbol && space == "param" {
@@ -544,7 +537,7 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 			switch space {
 			case "global":
 				for a := addr >> 5; a <= (addr+uint64(size)-1)>>5; a++ {
-					sectors[a] = true
+					sectors = append(sectors, a)
 				}
 				if load {
 					x, err := b.mem.load(addr, size)
@@ -568,11 +561,7 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 					return b.fail(in, fmt.Errorf("shared access at %d outside the block's %d bytes", addr, len(b.shared)))
 				}
 				for wd := addr >> 2; wd <= (addr+uint64(size)-1)>>2; wd++ {
-					bank := wd % 32
-					if banks[bank] == nil {
-						banks[bank] = map[uint64]bool{}
-					}
-					banks[bank][wd] = true
+					words = append(words, wd)
 				}
 				if load {
 					var tmp [8]byte
@@ -592,22 +581,31 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 			}
 		}
 	}
+	b.sectors, b.words = sectors, words
 	bytes := int64(len(on) * n * size)
 	switch space {
 	case "global":
+		distinct := countDistinct(sectors)
 		if load {
 			b.c.GlobalLoadRequests++
-			b.c.GlobalLoadSectors += int64(len(sectors))
+			b.c.GlobalLoadSectors += int64(distinct)
 			b.c.GlobalLoadBytes += bytes
 		} else {
 			b.c.GlobalStoreRequests++
-			b.c.GlobalStoreSectors += int64(len(sectors))
+			b.c.GlobalStoreSectors += int64(distinct)
 			b.c.GlobalStoreBytes += bytes
 		}
 	case "shared":
+		// The most distinct words any one of the 32 banks serves.
+		slices.Sort(words)
+		var per [32]int
 		ways := 0
-		for _, words := range banks {
-			ways = max(ways, len(words))
+		for i, wd := range words {
+			if i > 0 && wd == words[i-1] {
+				continue
+			}
+			per[wd%32]++
+			ways = max(ways, per[wd%32])
 		}
 		b.c.SharedRequests++
 		b.c.SharedWavefronts += int64(max(ways, 1))
@@ -629,6 +627,18 @@ func (b *block) write(in *instr, t *thread, o operand, v uint64, ty string) erro
 	}
 	t.regs[o.reg] = v
 	return nil
+}
+
+// countDistinct sorts xs and counts its distinct values.
+func countDistinct(xs []uint64) int {
+	slices.Sort(xs)
+	n := 0
+	for i, x := range xs {
+		if i == 0 || x != xs[i-1] {
+			n++
+		}
+	}
+	return n
 }
 
 func leUint64(b []byte) uint64 {

@@ -174,3 +174,19 @@ func TestUnsupportedAndOutOfBounds(t *testing.T) {
 		t.Errorf("out of bounds: %v", err)
 	}
 }
+
+// Work scales the vector_add block's counts to the grid: one FP32 add per
+// element, 12 bytes of sectors per element, no shared memory.
+func TestWorkOfTheGrid(t *testing.T) {
+	k := kernel(t, "vector_add_256_1.ptx", "vector_add")
+	const n = 262144
+	c, err := k.Emulate(Launch{Grid: [3]int{n / 256}, Block: [3]int{256},
+		Args: []Arg{{Buffer: floats("c", n, nil)}, {Buffer: floats("a", n, nil)}, {Buffer: floats("b", n, nil)}, {Scalar: n}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.Work(n / 256)
+	if w.Flops != n || w.Bytes != 12*n || w.SharedBytes != 0 || w.FP64Flops != 0 || w.SFUOps != 0 || w.IntOps != float64(c.ThreadInstructions[Int])*n/256 {
+		t.Errorf("%+v", w)
+	}
+}

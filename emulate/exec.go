@@ -177,6 +177,11 @@ type block struct {
 	params map[string]uint64
 	c      *Counts
 	budget int64
+	// Scratch reused by every instruction: the warp's active threads,
+	// those the guard lets run, sectors and shared words touched.
+	active, on []*thread
+	sectors    []uint64
+	words      []uint64
 }
 
 // ErrUnsupported wraps an instruction the emulator does not know.
@@ -261,12 +266,13 @@ func (b *block) runWarp(w []*thread) (bool, error) {
 			return ran, fmt.Errorf("emulate: %s ran past its last instruction", b.k.Name)
 		}
 		in := &b.k.instrs[pc]
-		var active []*thread
+		active := b.active[:0]
 		for _, t := range w {
 			if !t.done && !t.barrier && t.pc == pc {
 				active = append(active, t)
 			}
 		}
+		b.active = active
 		if err := b.exec(in, active); err != nil {
 			return ran, err
 		}
@@ -276,17 +282,18 @@ func (b *block) runWarp(w []*thread) (bool, error) {
 // exec runs one instruction for the warp's active threads (those at its
 // pc); the guard predicate decides which execute it.
 func (b *block) exec(in *instr, active []*thread) error {
-	var on []*thread
+	on := b.on[:0]
 	for _, t := range active {
 		if in.guard < 0 || (t.regs[in.guard] != 0) != in.guardNeg {
 			on = append(on, t)
 		}
 	}
+	b.on = on
 	b.budget -= int64(len(on))
 	if b.budget < 0 {
 		return fmt.Errorf("emulate: %s ran more than %d thread instructions (line %d)", b.k.Name, b.l.MaxInstructions, in.line)
 	}
-	cls := classOf(in)
+	cls := in.cls
 	b.c.WarpInstructions[cls]++
 	b.c.ThreadInstructions[cls] += int64(len(on))
 	switch in.op {

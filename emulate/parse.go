@@ -70,6 +70,15 @@ type instr struct {
 	guardNeg bool
 	args     []operand
 	target   int // branch target (instruction index)
+	// Derived once at parse time: the type modifier, its width in bits,
+	// signedness and floatness, the class, and for ld/st the element
+	// size (bytes), vector length and state space.
+	ty            string
+	w             int
+	signed, float bool
+	cls           Class
+	size, vecN    int
+	space         string
 }
 
 // Parse reads a PTX module and returns its entries. Errors name the line.
@@ -265,12 +274,28 @@ func (k *Kernel) parseInstr(s string, line int) (instr, error) {
 	}
 	parts := strings.Split(head, ".")
 	in.op, in.mods = parts[0], parts[1:]
+	in.ty = typ(in.mods)
 	for _, a := range splitArgs(rest) {
 		op, err := k.parseOperand(a)
 		if err != nil {
 			return in, fmt.Errorf("ptx line %d: %q: %v", line, s, err)
 		}
 		in.args = append(in.args, op)
+	}
+	in.cls = classOf(&in)
+	in.w, in.size = width(in.ty), typeSize(in.ty)
+	in.signed = len(in.ty) > 0 && in.ty[0] == 's'
+	in.float = in.ty == "f32" || in.ty == "f64"
+	in.vecN, in.space = 1, "generic"
+	for _, m := range in.mods {
+		switch m {
+		case "v2":
+			in.vecN = 2
+		case "v4":
+			in.vecN = 4
+		case "param", "global", "shared", "local", "const":
+			in.space = m
+		}
 	}
 	return in, nil
 }

@@ -1,0 +1,19 @@
+package emulate
+
+import (
+	"testing"
+)
+
+// BenchmarkMatmulBlock is the emulation of one 16×16 block of matmul
+// (2×2 tiles, WIDTH 4096): 6.0 million thread instructions.
+func BenchmarkMatmulBlock(b *testing.B) {
+	t := &testing.T{}
+	k := kernel(t, "matmul_16_16_2_2.ptx", "matmul_kernel")
+	const n = 4096
+	for b.Loop() {
+		if _, err := k.Emulate(Launch{Grid: [3]int{n / 32, n / 32}, Block: [3]int{16, 16},
+			Args: []Arg{{Buffer: floats("C", n*n, nil)}, {Buffer: floats("A", n*n, func(i int64) float32 { return 1 })}, {Buffer: floats("B", n*n, func(i int64) float32 { return 2 })}}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
