@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // Class is an instruction class of Counts.
@@ -331,6 +332,10 @@ func (b *block) exec(in *instr, active []*thread) error {
 			return err
 		}
 	default:
+		if in.f32op != 0 {
+			fastF32(in, on)
+			break
+		}
 		for _, t := range on {
 			if err := b.alu(in, t); err != nil {
 				return err
@@ -414,4 +419,31 @@ func classOf(in *instr) Class {
 		return Int
 	}
 	return Other
+}
+
+// fastF32 runs an FP32 add, mul or fma of register or immediate operands
+// (instr.f32op) for the threads on, as alu would, without its general
+// decoding.
+func fastF32(in *instr, on []*thread) {
+	d := in.args[0].reg
+	get := func(o *operand, t *thread) float32 {
+		if o.kind == opReg {
+			return math.Float32frombits(uint32(t.regs[o.reg]))
+		}
+		return math.Float32frombits(uint32(o.imm))
+	}
+	a, b := &in.args[1], &in.args[2]
+	for _, t := range on {
+		x, y := get(a, t), get(b, t)
+		var r float32
+		switch in.f32op {
+		case 1:
+			r = x + y
+		case 2:
+			r = x * y
+		default:
+			r = float32(float64(x)*float64(y) + float64(get(&in.args[3], t)))
+		}
+		t.regs[d] = uint64(math.Float32bits(r))
+	}
 }

@@ -79,6 +79,10 @@ type instr struct {
 	cls           Class
 	size, vecN    int
 	space         string
+	// f32op is the FP32 add (1), mul (2) or fma (3) whose operands are
+	// registers or immediates: the emulator's hottest instructions, run
+	// without the general path (0: none).
+	f32op int
 }
 
 // Parse reads a PTX module and returns its entries. Errors name the line.
@@ -286,6 +290,20 @@ func (k *Kernel) parseInstr(s string, line int) (instr, error) {
 	in.w, in.size = width(in.ty), typeSize(in.ty)
 	in.signed = len(in.ty) > 0 && in.ty[0] == 's'
 	in.float = in.ty == "f32" || in.ty == "f64"
+	if in.ty == "f32" && len(in.args) > 0 && in.args[0].kind == opReg {
+		simple := true
+		for _, a := range in.args[1:] {
+			simple = simple && (a.kind == opReg || a.kind == opImm)
+		}
+		switch {
+		case simple && in.op == "add" && len(in.args) == 3:
+			in.f32op = 1
+		case simple && in.op == "mul" && len(in.args) == 3:
+			in.f32op = 2
+		case simple && in.op == "fma" && len(in.args) == 4:
+			in.f32op = 3
+		}
+	}
 	in.vecN, in.space = 1, "generic"
 	for _, m := range in.mods {
 		switch m {
