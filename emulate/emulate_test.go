@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gtune/gtune/backend"
 )
 
 func kernel(t *testing.T, file, name string) *Kernel {
@@ -188,5 +190,34 @@ func TestWorkOfTheGrid(t *testing.T) {
 	w := c.Work(n / 256)
 	if w.Flops != n || w.Bytes != 12*n || w.SharedBytes != 0 || w.FP64Flops != 0 || w.SFUOps != 0 || w.IntOps != float64(c.ThreadInstructions[Int])*n/256 {
 		t.Errorf("%+v", w)
+	}
+}
+
+// ArgsOf lays out a kernel's arguments: buffer sizes by type and
+// components, constant and random fills, scalars' bits in their type.
+func TestArgsOf(t *testing.T) {
+	args, err := ArgsOf(backend.Kernel{Args: []backend.Arg{
+		{Name: "a", Type: "float4", Kind: backend.ArgVector, Count: 10, Fill: backend.Fill{Type: "Constant", Value: 2}},
+		{Name: "r", Type: "double", Kind: backend.ArgVector, Count: 5, Fill: backend.Fill{Type: "Random", Value: 3, Seed: 1}},
+		{Name: "n", Type: "int32", Kind: backend.ArgScalar, Scalar: -7},
+		{Name: "x", Type: "float", Kind: backend.ArgScalar, Scalar: 0.5},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := args[0].Buffer; a.Bytes != 160 || a.ElemBytes != 4 || math.Float32frombits(uint32(a.Fill(39))) != 2 {
+		t.Errorf("float4 buffer %+v", a)
+	}
+	r := args[1].Buffer
+	for i := range int64(5) {
+		if v := math.Float64frombits(r.Fill(i)); r.Bytes != 40 || v < 0 || v >= 3 || v != math.Float64frombits(r.Fill(i)) {
+			t.Errorf("random element %d = %v", i, v)
+		}
+	}
+	if args[2].Scalar != uint64(uint32(0xfffffff9)) || math.Float32frombits(uint32(args[3].Scalar)) != 0.5 {
+		t.Errorf("scalars %#x %#x", args[2].Scalar, args[3].Scalar)
+	}
+	if _, err := ArgsOf(backend.Kernel{Args: []backend.Arg{{Name: "h", Type: "bfloat16", Kind: backend.ArgVector, Count: 1}}}); err == nil {
+		t.Error("bfloat16 laid out")
 	}
 }

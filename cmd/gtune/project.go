@@ -10,10 +10,14 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/emulate"
+	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/spec"
@@ -25,6 +29,7 @@ func init() { subcommands = append(subcommands, newProjectCmd) }
 type projectFlags struct {
 	config  string
 	from    string
+	ptx     string
 	devices string
 	db      string
 	asJSON  bool
@@ -51,6 +56,7 @@ Nothing runs on a GPU.`,
 	fl.StringVar(&f.devices, "devices", "", "device-database ids to project on, comma-separated, e.g. h100_sxm,h200,a100_40gb (default: every CUDA GPU of the database with compute capability 5.0 or newer)")
 	fl.StringVar(&f.db, "db", "gtune.db", "results database whose measured device profiles (gtune probe) are used (left alone when it does not exist)")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON: per configuration, the projections fastest first")
+	fl.StringVar(&f.ptx, "ptx", "", "take the kernel's work from emulating its first thread block in this PTX file (the configuration's, e.g. from nvcc -ptx with its defines; package emulate) instead of the spec's Gtune.Simulation section")
 	fl.StringVar(&f.from, "from", "", "anchor on a measured run: RUN of --db, or FILE:RUN; each configuration it measured is projected from its measured time on the run's GPU (model.Anchored) instead of from its work alone")
 	addSpaceFlags(fl, &f.limits)
 	return c
@@ -67,7 +73,7 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 	if err != nil {
 		return err
 	}
-	if s.Simulation == nil {
+	if s.Simulation == nil && f.ptx == "" {
 		return badInput("%s has no Gtune.Simulation section: the kernel's work (Flops, Bytes, Registers) is what a projection divides by the GPUs' throughputs; give it there (PTX emulation of one thread block, which would measure it, is not built yet)", s.Path)
 	}
 	devs, err := projectDevices(f.devices)
@@ -112,6 +118,15 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 		}
 		idx = []int{i}
 	}
+	var emulated *backend.Work
+	if f.ptx != "" {
+		if f.config == "all" || f.from != "" {
+			return badInput("--ptx is the PTX of one configuration: give it with --config KEY (not all, not --from)")
+		}
+		if emulated, err = emulatedWork(cmd, s, sp.Values(idx[0]), f.ptx); err != nil {
+			return err
+		}
+	}
 	var anchor *measuredRun
 	if f.from != "" {
 		if anchor, err = loadMeasuredRun(f.from, f.db, s); err != nil {
@@ -138,6 +153,9 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 		j, err := s.Job(sp.Values(i))
 		if err != nil {
 			return err
+		}
+		if emulated != nil {
+			j.Work = emulated
 		}
 		pc := projectedConfig{Key: sp.Key(i)}
 		var from model.Projection
@@ -310,4 +328,60 @@ func loadMeasuredRun(from, dbPath string, s *spec.Spec) (*measuredRun, error) {
 		return nil, badInput("--from %q: run %d has no valid configuration with a measured time", from, id)
 	}
 	return m, nil
+}
+
+// emulatedWork is the work of configuration cfg of s from emulating the
+// first thread block of its PTX (package emulate), scaled to the grid;
+// registers from the spec's Gtune.Simulation where it has them, else 32;
+// static shared memory the PTX's. It says on stderr what it emulated.
+// Errors: an unreadable or unparsable file, no entry of the kernel's
+// name, an instruction the emulator does not support.
+func emulatedWork(cmd *cobra.Command, s *spec.Spec, cfg []expr.Value, path string) (*backend.Work, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, badInput("--ptx: %v", err)
+	}
+	ks, err := emulate.Parse(string(text))
+	if err != nil {
+		return nil, badInput("--ptx %s: %v", path, err)
+	}
+	var k *emulate.Kernel
+	for _, e := range ks {
+		if e.Name == s.KernelName {
+			k = e
+		}
+	}
+	if k == nil {
+		return nil, badInput("--ptx %s has no entry %s", path, s.KernelName)
+	}
+	j, err := s.Job(cfg)
+	if err != nil {
+		return nil, err
+	}
+	prob, err := s.Problem()
+	if err != nil {
+		return nil, err
+	}
+	args, err := emulate.ArgsOf(prob.Kernels[0])
+	if err != nil {
+		return nil, inputError{err}
+	}
+	t0 := time.Now()
+	c, err := k.Emulate(emulate.Launch{Grid: j.Grid, Block: j.Block, Args: args})
+	if err != nil {
+		return nil, inputError{fmt.Errorf("--ptx %s: %w", path, err)}
+	}
+	var insts int64
+	for _, n := range c.ThreadInstructions {
+		insts += n
+	}
+	blocks := j.Grid[0] * j.Grid[1] * j.Grid[2]
+	fmt.Fprintf(cmd.ErrOrStderr(), "gtune: work of %s %s from emulating its first thread block (%d threads, %d thread instructions, %v) scaled to %d blocks\n",
+		s.KernelName, s.Key(cfg), c.Threads, insts, time.Since(t0).Round(time.Millisecond), blocks)
+	w := c.Work(blocks)
+	w.Registers, w.SharedMemory = 32, int(k.SharedBytes)
+	if j.Work != nil && j.Work.Registers > 0 {
+		w.Registers = j.Work.Registers
+	}
+	return &w, nil
 }

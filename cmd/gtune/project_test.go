@@ -249,3 +249,48 @@ func TestTransferFromProjection(t *testing.T) {
 		t.Errorf("unknown projection device: exit %d: %s", code, errs)
 	}
 }
+
+// project --ptx takes the work from emulating the configuration's first
+// thread block: vector_add's PTX (block_size_x 256, work_per_thread 1)
+// adds its integer instructions to the arithmetic and moves the bytes the
+// spec declares; --ptx wants one configuration of the PTX's kernel.
+func TestProjectFromPTX(t *testing.T) {
+	va := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
+	ptx := filepath.Join("..", "..", "emulate", "testdata", "vector_add_256_1.ptx")
+	db := filepath.Join(t.TempDir(), "p.db")
+	code, out, errs := gtune(t, "project", va, "--config", "256,1", "--devices", "h100_sxm", "--ptx", ptx, "--db", db, "--json")
+	var d struct {
+		Configurations []struct{ Projections []model.Projection }
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &d) != nil || len(d.Configurations) != 1 {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	p := d.Configurations[0].Projections[0]
+	declared := project1(t, va, db)
+	if p.Bound != "global" || p.ComputeMs <= 10*declared.ComputeMs || math.Abs(p.GlobalMs/declared.GlobalMs-1) > 1e-9 {
+		t.Errorf("emulated %+v, declared %+v", p, declared)
+	}
+	if !strings.Contains(errs, "gtune: work of vector_add 256,1 from emulating its first thread block (256 threads, 5376 thread instructions") {
+		t.Errorf("stderr: %s", errs)
+	}
+	if code, _, errs := gtune(t, "project", va, "--config", "all", "--ptx", ptx, "--db", db); code != 2 || !strings.Contains(errs, "--ptx is the PTX of one configuration") {
+		t.Errorf("--config all with --ptx: exit %d: %s", code, errs)
+	}
+	if code, _, errs := gtune(t, "project", va, "--config", "256,1", "--ptx", filepath.Join("..", "..", "emulate", "testdata", "stencil_32_8.ptx"), "--db", db); code != 2 || !strings.Contains(errs, "has no entry vector_add") {
+		t.Errorf("PTX of another kernel: exit %d: %s", code, errs)
+	}
+}
+
+// project1 is vector_add 256,1 projected on the H100 from its declared
+// work.
+func project1(t *testing.T, va, db string) model.Projection {
+	t.Helper()
+	code, out, errs := gtune(t, "project", va, "--config", "256,1", "--devices", "h100_sxm", "--db", db, "--json")
+	var d struct {
+		Configurations []struct{ Projections []model.Projection }
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &d) != nil {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	return d.Configurations[0].Projections[0]
+}
