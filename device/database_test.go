@@ -41,6 +41,7 @@ func TestSpotValuesPerGPU(t *testing.T) {
 		{"a100_40gb", "Ampere", 8, 0, 108, 1410, 1215, 150, 250, 250, 19500, 1555, 0, map[string]string{"memory_bandwidth_gbs": "1555"}},
 		{"a100_80gb", "Ampere", 8, 0, 108, 1410, 1593, 100, 400, 400, 19500, 2039, 0, map[string]string{"memory_bandwidth_gbs": "2039"}},
 		{"rtx_a4000", "Ampere", 8, 6, 48, 2100, 7001, 100, 140, 140, 19170, 448, 0, map[string]string{"memory_bandwidth_gbs": "448"}},
+		{"rtx_a6000", "Ampere", 8, 6, 84, 1800, 8001, 100, 300, 300, 38710, 768, 0, map[string]string{"memory_bandwidth_gbs": "768", "sms": "10752"}},
 		{"h100_sxm", "Hopper", 9, 0, 132, 1980, 2619, 200, 700, 700, 66900, 3352, 0, map[string]string{"power_limit_min_w": "measured"}},
 		{"h200", "Hopper", 9, 0, 132, 1980, 3201, 200, 700, 700, 66900, 4800, 0, map[string]string{"memory_bandwidth_gbs": "4.8 TB/s", "memory_clock_mhz": "unsure"}},
 	}

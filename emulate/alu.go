@@ -20,6 +20,9 @@ func (b *block) value(o operand, t *thread) (uint64, error) {
 		if off, ok := b.k.Shared[o.name]; ok {
 			return uint64(off), nil
 		}
+		if off, ok := b.k.Const[o.name]; ok {
+			return uint64(off), nil
+		}
 		if v, ok := b.params[o.name]; ok {
 			return v, nil
 		}
@@ -501,7 +504,7 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 		return b.fail(in, fmt.Errorf("memory operand is not an address"))
 	}
 	space := in.space
-	if space == "local" || space == "const" || space == "generic" {
+	if space == "local" || space == "generic" {
 		return b.fail(in, fmt.Errorf("%w: %s-space access", ErrUnsupported, space))
 	}
 	regs := []operand{dataOp}
@@ -555,6 +558,15 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 					if err := b.mem.store(addr, size, x); err != nil {
 						return b.fail(in, err)
 					}
+				}
+			case "const":
+				if !load || addr+uint64(size) > uint64(len(b.cmem)) {
+					return b.fail(in, fmt.Errorf("constant access at %d outside the module's %d bytes", addr, len(b.cmem)))
+				}
+				var tmp [8]byte
+				copy(tmp[:size], b.cmem[addr:addr+uint64(size)])
+				if err := b.write(in, t, regs[e], leUint64(tmp[:]), ty); err != nil {
+					return err
 				}
 			case "shared":
 				if addr+uint64(size) > uint64(len(b.shared)) {

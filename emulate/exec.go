@@ -21,13 +21,14 @@ const (
 	StoreGlobal
 	LoadShared
 	StoreShared
+	LoadConst
 	Branch
 	Sync
 	Other
 	numClasses
 )
 
-var classNames = [...]string{"fp32", "fp64", "int", "sfu", "ld.global", "st.global", "ld.shared", "st.shared", "branch", "sync", "other"}
+var classNames = [...]string{"fp32", "fp64", "int", "sfu", "ld.global", "st.global", "ld.shared", "st.shared", "ld.const", "branch", "sync", "other"}
 
 func (c Class) String() string { return classNames[c] }
 
@@ -175,6 +176,7 @@ type block struct {
 	l      Launch
 	mem    *memory
 	shared []byte
+	cmem   []byte // constant memory
 	params map[string]uint64
 	c      *Counts
 	budget int64
@@ -203,7 +205,22 @@ func (k *Kernel) Emulate(l Launch) (*Counts, error) {
 	if l.MaxInstructions <= 0 {
 		l.MaxInstructions = 1e9
 	}
-	b := &block{k: k, l: l, mem: &memory{pages: map[uint64][]byte{}}, shared: make([]byte, k.SharedBytes), params: map[string]uint64{}, c: &Counts{}, budget: l.MaxInstructions}
+	b := &block{k: k, l: l, mem: &memory{pages: map[uint64][]byte{}}, shared: make([]byte, k.SharedBytes), cmem: make([]byte, k.ConstBytes),
+		params: map[string]uint64{}, c: &Counts{}, budget: l.MaxInstructions}
+	// A buffer named as a __constant__ symbol fills it.
+	for _, a := range l.Args {
+		if a.Buffer == nil || a.Buffer.Fill == nil || a.Buffer.ElemBytes == 0 {
+			continue
+		}
+		if off, ok := k.Const[a.Buffer.Name]; ok {
+			n := min(k.constSize[a.Buffer.Name], a.Buffer.Bytes)
+			for i := int64(0); i*int64(a.Buffer.ElemBytes) < n; i++ {
+				var tmp [8]byte
+				putLeUint64(tmp[:], a.Buffer.Fill(i))
+				copy(b.cmem[off+i*int64(a.Buffer.ElemBytes):off+n], tmp[:a.Buffer.ElemBytes])
+			}
+		}
+	}
 	for i, a := range l.Args {
 		v := a.Scalar
 		if a.Buffer != nil {
@@ -391,6 +408,8 @@ func classOf(in *instr) Class {
 			return LoadGlobal
 		case has(in.mods, "shared"):
 			return LoadShared
+		case has(in.mods, "const"):
+			return LoadConst
 		}
 		return Other
 	case "st":

@@ -27,6 +27,13 @@ type Kernel struct {
 	// name: their offsets in the block's shared memory, bytes.
 	Shared      map[string]int64
 	SharedBytes int64
+	// Const are the module's .const variables (CUDA __constant__), by
+	// name: their offsets in constant memory, bytes; an argument buffer
+	// of the same name fills one (gtune copies a Constant argument into
+	// the symbol of its name).
+	Const      map[string]int64
+	ConstBytes int64
+	constSize  map[string]int64
 	instrs      []instr
 	labels      map[string]int
 	regs        map[string]int // register name → index
@@ -90,6 +97,11 @@ func Parse(ptx string) ([]*Kernel, error) {
 	lines := strings.Split(ptx, "\n")
 	var out []*Kernel
 	moduleShared := map[string]int64{}
+	type constVar struct {
+		name        string
+		size, align int64
+	}
+	var moduleConst []constVar
 	var k *Kernel
 	depth := 0
 	var pendingLabels []string
@@ -102,7 +114,11 @@ func Parse(ptx string) ([]*Kernel, error) {
 		case strings.Contains(line, ".entry "):
 			name := strings.TrimSpace(line[strings.Index(line, ".entry ")+len(".entry "):])
 			name = strings.TrimSuffix(strings.TrimSpace(strings.SplitN(name, "(", 2)[0]), "(")
-			k = &Kernel{Name: name, Shared: map[string]int64{}, labels: map[string]int{}, regs: map[string]int{}}
+			k = &Kernel{Name: name, Shared: map[string]int64{}, Const: map[string]int64{}, constSize: map[string]int64{}, labels: map[string]int{}, regs: map[string]int{}}
+			for _, c := range moduleConst {
+				off := (k.ConstBytes + c.align - 1) / c.align * c.align
+				k.Const[c.name], k.constSize[c.name], k.ConstBytes = off, c.size, off+c.size
+			}
 			for nm, off := range moduleShared {
 				k.Shared[nm] = off
 			}
@@ -135,6 +151,14 @@ func Parse(ptx string) ([]*Kernel, error) {
 			}
 			continue
 		case strings.HasPrefix(line, "."):
+			if strings.HasPrefix(line, ".const") {
+				name, size, align, err := parseShared(line)
+				if err != nil {
+					return nil, fmt.Errorf("ptx line %d: %v", n+1, err)
+				}
+				moduleConst = append(moduleConst, constVar{name, size, align})
+				continue
+			}
 			if strings.HasPrefix(line, ".shared") {
 				name, size, align, err := parseShared(line)
 				if err != nil {

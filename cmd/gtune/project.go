@@ -346,8 +346,11 @@ func emulatedWork(cmd *cobra.Command, s *spec.Spec, cfg []expr.Value, path strin
 		return nil, badInput("--ptx %s: %v", path, err)
 	}
 	var k *emulate.Kernel
+	// extern "C" kernels keep their name; C++ ones are mangled
+	// (_Z<length><name>...), as NVRTC's lowered name is.
+	mangled := "_Z" + strconv.Itoa(len(s.KernelName)) + s.KernelName
 	for _, e := range ks {
-		if e.Name == s.KernelName {
+		if e.Name == s.KernelName || (k == nil && strings.HasPrefix(e.Name, mangled)) {
 			k = e
 		}
 	}

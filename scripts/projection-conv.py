@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Projection of benchmark_hub's convolution against caches nobody here
+measured (issue: performance projection).
+
+Usage: scripts/projection-conv.py GTUNE PTX_DIR
+PTX_DIR holds KEY.ptx (key's commas as underscores) for a sample of the
+convolution's configurations (go run ./scripts/ptxjobs; nvcc -ptx on a
+GPU host). Each is projected by `gtune project --ptx` on the A100, RTX
+A4000 and RTX A6000 from their specifications (no profile measured), and
+compared with the times recorded in ../shared/datasets/benchmark_hub's
+convolution_milo_{A100,A4000,A6000}.json.gz: the error of each ratio
+between two GPUs, how often the fastest GPU is picked, seed 003's
+normalized error of the three GPUs' times, and where each GPU's projected
+best configuration ranks among the measured ones.
+"""
+import glob, gzip, json, math, os, statistics, subprocess, sys
+
+gtune, ptxdir = sys.argv[1], sys.argv[2]
+spec = '.ext/benchmark_hub/kernels/convolution_milo.json'
+gpus = {'a100_40gb': 'A100', 'rtx_a4000': 'A4000', 'rtx_a6000': 'A6000'}
+hub = os.path.join('..', 'shared', 'datasets', 'benchmark_hub')
+caches = {}
+for dev, tag in gpus.items():
+    c = json.load(gzip.open(os.path.join(hub, f'convolution_milo_{tag}.json.gz')))
+    caches[dev] = {k: v['time'] for k, v in c['cache'].items() if isinstance(v.get('time'), (int, float))}
+
+proj, meas = {}, {}
+for f in sorted(glob.glob(os.path.join(ptxdir, '*.ptx'))):
+    key = os.path.basename(f)[:-4].replace('_', ',')
+    if not all(key in caches[d] for d in gpus):
+        continue  # failed on some GPU: not comparable
+    out = subprocess.run([gtune, 'project', spec, '--config', key, '--ptx', f, '--devices', ','.join(gpus), '--db', '/nonexistent/none.db', '--json'],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        print('failed:', key, out.stderr.strip()[:200], file=sys.stderr)
+        continue
+    ps = {p['device']: p['time_ms'] for p in json.loads(out.stdout)['configurations'][0]['projections']}
+    if len(ps) == len(gpus):
+        proj[key], meas[key] = ps, {d: caches[d][key] for d in gpus}
+
+keys = sorted(proj)
+print(f'{len(keys)} configurations valid on all three GPUs and projected')
+devs = list(gpus)
+for a, b in ((devs[0], devs[1]), (devs[0], devs[2]), (devs[2], devs[1])):
+    errs = [abs((proj[k][a] / proj[k][b]) / (meas[k][a] / meas[k][b]) - 1) for k in keys]
+    mr = statistics.median(meas[k][a] / meas[k][b] for k in keys)
+    pr = statistics.median(proj[k][a] / proj[k][b] for k in keys)
+    print(f'{gpus[a]}/{gpus[b]}: measured ratio median {mr:.3f}, projected {pr:.3f}; ratio error median {100*statistics.median(errs):.1f} %, p90 {100*sorted(errs)[len(errs)*9//10]:.1f} %')
+tie = 0.02
+right = 0
+for k in keys:
+    best = min(devs, key=lambda d: meas[k][d])
+    pick = min(devs, key=lambda d: proj[k][d])
+    right += meas[k][pick] <= meas[k][best] * (1 + tie)
+print(f'fastest GPU picked (within 2 %): {right} of {len(keys)} ({100*right/len(keys):.1f} %)')
+def unit(v):
+    n = math.sqrt(sum(x * x for x in v)); return [x / n for x in v]
+norm = [math.dist(unit([meas[k][d] for d in devs]), unit([proj[k][d] for d in devs])) / math.sqrt(2) for k in keys]
+print(f'seed 003 normalized error: mean {100*statistics.mean(norm):.1f} %, median {100*statistics.median(norm):.1f} %')
+for d in devs:
+    order = sorted(keys, key=lambda k: meas[k][d])
+    pbest = min(keys, key=lambda k: proj[k][d])
+    rank = order.index(pbest) + 1
+    print(f'{gpus[d]}: the projected best {pbest} is measured rank {rank} of {len(keys)}, {meas[d][pbest] if False else meas[pbest][d]:.3f} ms against the best {meas[order[0]][d]:.3f} ms ({100*(meas[pbest][d]/meas[order[0]][d]-1):.1f} % slower)')
