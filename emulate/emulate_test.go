@@ -221,3 +221,39 @@ func TestArgsOf(t *testing.T) {
 		t.Error("bfloat16 laid out")
 	}
 }
+
+// __constant__ memory: the module's .const variable is filled from the
+// argument buffer of its name, and loads of it move no global sectors.
+func TestConstantMemory(t *testing.T) {
+	ks, err := Parse(`.version 9.0
+.target sm_80
+.address_size 64
+.const .align 4 .b8 d_filter[16];
+.visible .entry k(
+	.param .u64 k_param_0,
+	.param .u64 k_param_1
+)
+{
+	.reg .f32 %f<3>;
+	.reg .b64 %rd<3>;
+	ld.param.u64 %rd1, [k_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	ld.const.f32 %f1, [d_filter+8];
+	st.global.f32 [%rd2], %f1;
+	ret;
+}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got float32
+	out := floats("out", 1, nil)
+	out.Stored = func(off int64, size int, v uint64) { got = math.Float32frombits(uint32(v)) }
+	c, err := ks[0].Emulate(Launch{Block: [3]int{1}, Args: []Arg{{Buffer: out}, {Buffer: floats("d_filter", 4, func(i int64) float32 { return float32(10 + i) })}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != 12 || c.WarpInstructions[LoadConst] != 1 || c.GlobalLoadSectors != 0 || c.GlobalStoreSectors != 1 {
+		t.Errorf("stored %v, %+v", got, c)
+	}
+}
