@@ -34,9 +34,9 @@ type Kernel struct {
 	Const      map[string]int64
 	ConstBytes int64
 	constSize  map[string]int64
-	instrs      []instr
-	labels      map[string]int
-	regs        map[string]int // register name → index
+	instrs     []instr
+	labels     map[string]int
+	regs       map[string]int // register name → index
 }
 
 // Param is one kernel parameter: its name and size in bytes.
