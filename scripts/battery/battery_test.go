@@ -350,7 +350,14 @@ func TestBattery(t *testing.T) {
 		tune("tune --devices not a list", good, "--devices", "0;1"),
 		tune("tune --devices a GPU twice", good, "--devices", "2,2"),
 		tune("tune --devices with --device", good, "--devices", "0,1", "--device", "1"),
-		tune("tune --devices with GPU settings", good, "--devices", "0,1", "--gpu-settings", "g1", "--allow-gpu-settings"),
+		kase{name: "measure --devices with --device", args: []string{"measure", good, "--backend", "sim", "--devices", "0,1", "--device", "1"}, want: 2},
+		kase{name: "probe --iterations 0", args: []string{"probe", "--backend", "sim", "--iterations", "0"}, want: 2},
+		kase{name: "probe --sim-device unknown", args: []string{"probe", "--backend", "sim", "--sim-device", "nope"}, want: 2},
+		kase{name: "project an unknown device", args: []string{"project", good, "--devices", "nope"}, want: 2},
+		kase{name: "project --ptx with --config all", args: []string{"project", good, "--config", "all", "--ptx", "x.ptx"}, want: 2},
+		kase{name: "project --ptx missing", args: []string{"project", good, "--ptx", filepath.Join(dir, "none.ptx")}, want: 2},
+		kase{name: "project --from malformed", args: []string{"project", good, "--from", "a:b:c"}, want: 2},
+		kase{name: "tune --backend model --device 1", args: []string{"tune", good, "--backend", "model", "--device", "1"}, want: 2},
 	)
 	// The report's output and quantities, against a real run.
 	rdb := db()
