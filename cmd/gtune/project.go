@@ -27,9 +27,10 @@ import (
 func init() { subcommands = append(subcommands, newProjectCmd) }
 
 type projectFlags struct {
-	config  string
-	from    string
-	ptx     string
+	config    string
+	from      string
+	ptx       string
+	registers int
 	devices string
 	db      string
 	asJSON  bool
@@ -57,6 +58,7 @@ Nothing runs on a GPU.`,
 	fl.StringVar(&f.db, "db", "gtune.db", "results database whose measured device profiles (gtune probe) are used (left alone when it does not exist)")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON: per configuration, the projections fastest first")
 	fl.StringVar(&f.ptx, "ptx", "", "take the kernel's work from emulating its first thread block in this PTX file (the configuration's, e.g. from nvcc -ptx with its defines; package emulate) instead of the spec's Gtune.Simulation section")
+	intFlag(fl, &f.registers, "registers", 0, 0, 255, "with --ptx: registers per thread as the compiler allotted them (ptxas -v; register allocation is after PTX); 0: the spec's Gtune.Simulation Registers, else 32")
 	fl.StringVar(&f.from, "from", "", "anchor on a measured run: RUN of --db, or FILE:RUN; each configuration it measured is projected from its measured time on the run's GPU (model.Anchored) instead of from its work alone")
 	addSpaceFlags(fl, &f.limits)
 	return c
@@ -69,6 +71,9 @@ type projectedConfig struct {
 }
 
 func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectFlags) error {
+	if f.registers > 0 && f.ptx == "" {
+		return badInput("--registers goes with --ptx (the spec's Gtune.Simulation gives the registers of its work)")
+	}
 	s, err := spec.Load(path)
 	if err != nil {
 		return err
@@ -125,6 +130,9 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 		}
 		if emulated, err = emulatedWork(cmd, s, sp.Values(idx[0]), f.ptx); err != nil {
 			return err
+		}
+		if f.registers > 0 {
+			emulated.Registers = f.registers
 		}
 	}
 	var anchor *measuredRun

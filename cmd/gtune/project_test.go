@@ -273,6 +273,15 @@ func TestProjectFromPTX(t *testing.T) {
 	if !strings.Contains(errs, "gtune: work of vector_add 256,1 from emulating its first thread block (256 threads, 5376 thread instructions") {
 		t.Errorf("stderr: %s", errs)
 	}
+	// The compiler's registers (--registers): 255 per thread leave one
+	// 256-thread block per SM on the H100, occupancy 1/8.
+	code, out, errs = gtune(t, "project", va, "--config", "256,1", "--devices", "h100_sxm", "--ptx", ptx, "--registers", "255", "--db", db, "--json")
+	if code != 0 || json.Unmarshal([]byte(out), &d) != nil || d.Configurations[0].Projections[0].Occupancy != 0.125 {
+		t.Errorf("--registers 255: exit %d: %s %s", code, out, errs)
+	}
+	if code, _, errs := gtune(t, "project", va, "--registers", "40", "--db", db); code != 2 || !strings.Contains(errs, "--registers goes with --ptx") {
+		t.Errorf("--registers without --ptx: exit %d: %s", code, errs)
+	}
 	if code, _, errs := gtune(t, "project", va, "--config", "all", "--ptx", ptx, "--db", db); code != 2 || !strings.Contains(errs, "--ptx is the PTX of one configuration") {
 		t.Errorf("--config all with --ptx: exit %d: %s", code, errs)
 	}

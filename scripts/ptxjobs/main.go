@@ -24,6 +24,7 @@ func main() {
 	n := flag.Int("n", 200, "configurations, sampled uniformly without replacement (seed 1); 0: all")
 	arch := flag.String("arch", "compute_80", "nvcc -arch")
 	out := flag.String("out", "ptx", "folder of the PTX files (on the host that runs the commands)")
+	resources := flag.String("resources", "", "also compile each to a cubin for this real architecture (e.g. sm_80) with ptxas -v, its report in DIR/KEY.ptxas: the registers and spills the projection cannot see in PTX")
 	flag.Parse()
 	s, err := spec.Load(*specPath)
 	if err != nil {
@@ -59,6 +60,11 @@ func main() {
 			defs = append(defs, fmt.Sprintf("-D%s=%s", d.Name, d.Value))
 		}
 		opts := rel(strings.Join(s.CompilerOptions, " "))
-		fmt.Printf("nvcc -ptx -arch=%s %s %s -o %s/%s.ptx %s\n", *arch, opts, strings.Join(defs, " "), *out, strings.ReplaceAll(sp.Key(i), ",", "_"), rel(src))
+		name := strings.ReplaceAll(sp.Key(i), ",", "_")
+		line := fmt.Sprintf("nvcc -ptx -arch=%s %s %s -o %s/%s.ptx %s", *arch, opts, strings.Join(defs, " "), *out, name, rel(src))
+		if *resources != "" {
+			line += fmt.Sprintf(" && nvcc -cubin -arch=%s -Xptxas -v %s %s -o /dev/null %s 2> %s/%s.ptxas", *resources, opts, strings.Join(defs, " "), rel(src), *out, name)
+		}
+		fmt.Println(line)
 	}
 }
