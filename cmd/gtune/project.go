@@ -31,10 +31,10 @@ type projectFlags struct {
 	from      string
 	ptx       string
 	registers int
-	devices string
-	db      string
-	asJSON  bool
-	limits  spaceLimits
+	devices   string
+	db        string
+	asJSON    bool
+	limits    spaceLimits
 }
 
 func newProjectCmd() *cobra.Command {
