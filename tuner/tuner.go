@@ -478,6 +478,13 @@ func (r *run) take(out executor.Outcome, stop *error) {
 			for i := range p.cr.cacheKeys {
 				p.cr.cacheKeys[i] = "" // none is stale twice
 			}
+			if r.ex.Free() == 0 {
+				// Over several GPUs the freed slot went to the next
+				// configuration already (loop): this one waits at the
+				// head of the queue, compiled.
+				r.queue = append([]*pending{p}, r.queue...)
+				return
+			}
 			r.submit(p)
 			return
 		}
@@ -1213,6 +1220,9 @@ func (r *run) recompile(plan *backend.Plan, cr compiled, launches []int, why str
 		r.compiled.Add(1)
 		r.compileReused.Add(-1)
 		plan.Launches[i].Binary = bin
+		if i < len(cr.bins) {
+			cr.bins[i] = bin // shared with the pending's: fill puts it in the plan again
+		}
 		ms += bin.CompileMs
 	}
 	return ms, nil

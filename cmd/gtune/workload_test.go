@@ -269,6 +269,22 @@ func TestTuneCompileCacheIntegrity(t *testing.T) {
 	if _, compiled, _, errs := tune(filepath.Join(t.TempDir(), "c.db")); compiled != 0 || strings.Contains(errs, "warning") {
 		t.Errorf("after the repair: compiled %d, %s", compiled, errs)
 	}
+	// Over several GPUs the GPU freed by the stale binary's failure takes
+	// the next configuration: the stale one is compiled again and waits
+	// its turn, measured once.
+	badKey = strings.TrimSuffix(filepath.Base(files[5]), ".json")
+	if err := c.Put(badKey, &backend.Binary{Image: []byte("not a kernel image")}); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "d.db")
+	code, out, errs := gtune(t, "tune", spec, "--backend", "sim", "--db", db, "--no-progress", "--json", "--compile-cache", dir, "--devices", "0,1,2")
+	var doc struct {
+		Evaluated int
+		Compiled  int
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || doc.Evaluated != 96 || doc.Compiled != 1 || !strings.Contains(errs, files[5]+": the GPU could not use its binary") {
+		t.Errorf("three GPUs with a stale binary: exit %d, %+v: %s", code, doc, errs)
+	}
 }
 
 // A workload's run is listed under the workload's name, then its
