@@ -84,7 +84,11 @@ func openBackends(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags)
 		var b backend.Backend
 		if _, simulated := backend.Capability[backend.Simulator](be); simulated {
 			g.device, g.simIndex = 0, i
-			b, err = openSim(s, g)
+			if f.backend == "model" {
+				b, err = openModel(s, g)
+			} else {
+				b, err = openSim(s, g)
+			}
 		} else {
 			b, err = cuda.Open(ctx, i, cuda.Options{})
 		}
