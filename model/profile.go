@@ -48,6 +48,12 @@ type Profile struct {
 	LaunchOverheadUs float64 `json:"launch_overhead_us"`
 	// Memory is global-memory throughput by occupancy, ascending.
 	Memory []MemoryPoint `json:"memory"`
+	// Board power, W, where measured (probe's Options.Power): idle (the
+	// device state's), running the FP32 benchmark, and reading DRAM at
+	// full occupancy. 0: not measured.
+	IdlePowerW float64 `json:"idle_power_w,omitempty"`
+	FP32PowerW float64 `json:"fp32_power_w,omitempty"`
+	DRAMPowerW float64 `json:"dram_power_w,omitempty"`
 }
 
 // MemoryPoint is global-memory throughput at one occupancy (section IV-B:

@@ -43,6 +43,10 @@ type Options struct {
 	Log io.Writer
 	// Now stamps the profile (default time.Now).
 	Now func() time.Time
+	// Power also measures the board's power (one energy window each) of
+	// the FP32 benchmark and of DRAM reads at full occupancy, and the
+	// idle power: two operating points of the power model.
+	Power bool
 }
 
 // The microbenchmarks' sizes. Arithmetic: ITERS × UNROLL × CHAINS
@@ -61,7 +65,10 @@ const (
 // bench is one microbenchmark run: a kernel of the problem, its defines
 // and geometry, the simulated work, and what its time is turned into.
 type bench struct {
-	name    string
+	name string
+	// energy also measures the board's power while the kernel runs back
+	// to back (one energy window).
+	energy  bool
 	kernel  int
 	defines map[string]int
 	grid    int
@@ -121,13 +128,17 @@ func Run(ctx context.Context, be backend.Backend, o Options) (model.Profile, err
 	p.LaunchOverheadUs = empty * 1e3
 	r.emptyMs = empty
 	for _, a := range arith {
-		b := bench{name: a.name, kernel: a.kernel, defines: map[string]int{"ITERS": iters}, grid: full, block: model.ProbeBlockSize, work: a.work, amount: a.amount}
+		b := bench{name: a.name, kernel: a.kernel, defines: map[string]int{"ITERS": iters}, grid: full, block: model.ProbeBlockSize, work: a.work, amount: a.amount,
+			energy: o.Power && a.kernel == kFP32}
 		v, obs, err := r.rate(b)
 		if err != nil {
 			return p, err
 		}
 		*a.into = v / 1e9
 		p.SMClockMHz, p.MemClockMHz = max(p.SMClockMHz, obs.sm), max(p.MemClockMHz, obs.mem)
+		if b.energy {
+			p.FP32PowerW, p.IdlePowerW = obs.powerW, obs.idleW
+		}
 	}
 	sharedBytes := threads * iters * unroll * 4
 	var conflictFree, conflicted float64
@@ -165,13 +176,17 @@ func Run(ctx context.Context, be backend.Backend, o Options) (model.Profile, err
 			{"write", kWrite, float64(n.dram) * 16, &pt.WriteGBs},
 			{"strided", kStrided, float64(n.dram*4) / 8 * 32, &pt.StridedGBs},
 		} {
+			last := bps == model.ProbeBlocksPerSM(&d)[len(model.ProbeBlocksPerSM(&d))-1]
 			b := bench{name: fmt.Sprintf("%s, %d blocks per SM", m.name, bps), kernel: m.kernel, grid: grid, block: model.ProbeBlockSize,
-				work: backend.Work{Bytes: m.bytes}, amount: m.bytes}
-			v, _, err := r.rate(b)
+				work: backend.Work{Bytes: m.bytes}, amount: m.bytes, energy: o.Power && last && m.kernel == kRead}
+			v, obs, err := r.rate(b)
 			if err != nil {
 				return p, err
 			}
 			*m.into = v / 1e9
+			if b.energy {
+				p.DRAMPowerW = obs.powerW
+			}
 		}
 		p.Memory = append(p.Memory, pt)
 	}
@@ -267,8 +282,9 @@ type runner struct {
 	emptyMs float64
 }
 
-// clocks are the SM and memory clocks a run observed (MHz; 0 unknown).
-type clocks struct{ sm, mem float64 }
+// clocks are the SM and memory clocks a run observed (MHz; 0 unknown),
+// and with bench.energy the board's mean and idle power (W; 0 unknown).
+type clocks struct{ sm, mem, powerW, idleW float64 }
 
 // rate runs b and gives its amount per second, over its time less an
 // empty launch's.
@@ -298,7 +314,11 @@ func (r runner) time(b bench) (float64, clocks, error) {
 	if err != nil {
 		return 0, clocks{}, fmt.Errorf("probe: %s: %w", b.name, err)
 	}
-	plan := backend.SingleLaunch(j, bin, nil, measure.Request{Iterations: r.o.Iterations, Observers: []string{"clocks"}}, 0)
+	req := measure.Request{Iterations: r.o.Iterations, Observers: []string{"clocks"}}
+	if b.energy {
+		req = measure.Request{Iterations: r.o.Iterations, Energy: true}
+	}
+	plan := backend.SingleLaunch(j, bin, nil, req, 0)
 	res, err := r.be.Run(r.ctx, plan)
 	if err != nil {
 		return 0, clocks{}, fmt.Errorf("probe: %s: %w", b.name, err)
@@ -316,6 +336,8 @@ func (r runner) time(b bench) (float64, clocks, error) {
 	var c clocks
 	c.sm, _ = res.Observations.Get("sm_clock")
 	c.mem, _ = res.Observations.Get("mem_clock")
+	c.powerW, _ = res.Observations.Get("power")
+	c.idleW, _ = res.Observations.Get("idle_power")
 	if r.o.Log != nil {
 		line := fmt.Sprintf("probe: %-28s %10.4f ms", b.name, ms)
 		if b.amount > 0 && ms > 2*r.emptyMs {
@@ -324,4 +346,31 @@ func (r runner) time(b bench) (float64, clocks, error) {
 		fmt.Fprintln(r.o.Log, line)
 	}
 	return ms, c, nil
+}
+
+// ModelPower is what the power model (model.PowerModelFor(d), the
+// simulator's) predicts for the operating points Options.Power measures,
+// W: idle with a context at the highest clocks, the FP32 benchmark and
+// DRAM reads at full occupancy, each at the specification's clocks and
+// default power limit (capping included). For checking the model against
+// a GPU's probe.
+func ModelPower(d *device.Description) (idleW, fp32W, dramW float64, err error) {
+	dd := *d
+	fillDefaults(&dd)
+	pm := model.PowerModelFor(&dd)
+	c := model.Conditions{ClockMHz: dd.MaxCoreClockMHz(), MemClockMHz: dd.MemoryClockMHz, PowerLimitW: dd.PowerLimitDefaultW, Power: pm, OverheadMs: model.DefaultLaunchOverheadUs / 1e3}
+	idleW, _ = pm.BoardPower(&dd, float64(c.ClockMHz), float64(c.MemClockMHz), model.Activity{})
+	full := dd.SMs * (dd.MaxThreadsPerSM / model.ProbeBlockSize)
+	threads := float64(full * model.ProbeBlockSize)
+	j := &backend.Job{Grid: [3]int{full, 1, 1}, Block: [3]int{model.ProbeBlockSize, 1, 1}}
+	fp32, err := model.Predict(&dd, &backend.Work{Flops: 2 * threads * iters * unroll * chains, Registers: registersGuess, Efficiency: 1}, j, c)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	_, n := problem(&dd)
+	dram, err := model.Predict(&dd, &backend.Work{Bytes: float64(n.dram) * 16, Registers: registersGuess, Efficiency: 1}, j, c)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return idleW, fp32.PowerW, dram.PowerW, nil
 }

@@ -26,7 +26,7 @@ func TestProbeRecoversTheSimulatedProfile(t *testing.T) {
 	cool.Compute, cool.Memory = 0.2, 0.2
 	be := sim.New(d, sim.Options{Noise: -1, Power: cool})
 	defer be.Close()
-	p, err := Run(context.Background(), be, Options{})
+	p, err := Run(context.Background(), be, Options{Power: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +47,9 @@ func TestProbeRecoversTheSimulatedProfile(t *testing.T) {
 	near("shared", p.SharedGBs, want.SharedGBs, 0.02)
 	near("bank conflicts", p.BankConflictSlowdown, 32, 0.02)
 	near("launch overhead", p.LaunchOverheadUs, model.DefaultLaunchOverheadUs, 1e-9)
+	if p.IdlePowerW <= 0 || p.IdlePowerW >= p.DRAMPowerW || p.DRAMPowerW >= p.FP32PowerW {
+		t.Errorf("power: idle %.0f, DRAM %.0f, FP32 %.0f W", p.IdlePowerW, p.DRAMPowerW, p.FP32PowerW)
+	}
 	if len(p.Memory) != len(want.Memory) || len(p.Memory) != 4 {
 		t.Fatalf("memory points %+v, want %+v", p.Memory, want.Memory)
 	}
@@ -58,5 +61,28 @@ func TestProbeRecoversTheSimulatedProfile(t *testing.T) {
 		near("read", m.ReadGBs, w.ReadGBs, 0.02)
 		near("write", m.WriteGBs, w.WriteGBs, 0.02)
 		near("strided", m.StridedGBs, w.StridedGBs, 0.02)
+	}
+}
+
+// The power the probe reads on the simulated H100 (its default power
+// model, FP32 at the 700 W limit) is what ModelPower predicts for the same
+// operating points.
+func TestProbePowerIsTheModels(t *testing.T) {
+	d, err := device.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := sim.New(d, sim.Options{Noise: -1})
+	defer be.Close()
+	p, err := Run(context.Background(), be, Options{Power: true, Iterations: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fp32, dram, err := ModelPower(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(p.FP32PowerW/fp32-1) > 0.03 || math.Abs(p.DRAMPowerW/dram-1) > 0.03 {
+		t.Errorf("probe read FP32 %.1f W and DRAM %.1f W; the model says %.1f and %.1f W", p.FP32PowerW, p.DRAMPowerW, fp32, dram)
 	}
 }

@@ -20,7 +20,7 @@ func init() { subcommands = append(subcommands, newProbeCmd) }
 
 func newProbeCmd() *cobra.Command {
 	var f tuneFlags
-	var asJSON bool
+	var asJSON, power bool
 	var iterations int
 	c := &cobra.Command{
 		Use:   "probe",
@@ -63,7 +63,7 @@ model answers.`,
 				}
 				be := sim.New(d, sim.Options{Seed: int64(f.seed)})
 				defer be.Close()
-				if p, err = probe.Run(cmd.Context(), be, probe.Options{Iterations: iterations, Log: progressLog(cmd, f)}); err != nil {
+				if p, err = probe.Run(cmd.Context(), be, probe.Options{Iterations: iterations, Log: progressLog(cmd, f), Power: power}); err != nil {
 					return err
 				}
 			} else {
@@ -75,7 +75,7 @@ model answers.`,
 					return err
 				}
 				defer be.Close()
-				if p, err = probe.Run(cmd.Context(), be, probe.Options{Iterations: iterations, Log: progressLog(cmd, f)}); err != nil {
+				if p, err = probe.Run(cmd.Context(), be, probe.Options{Iterations: iterations, Log: progressLog(cmd, f), Power: power}); err != nil {
 					return err
 				}
 			}
@@ -96,6 +96,11 @@ model answers.`,
 				return report.WriteJSON(cmd.OutOrStdout(), map[string]any{"profile": p, "specification": spec, "stored": sp.ID, "db": db.Path()})
 			}
 			report.Profile(cmd.OutOrStdout(), p, spec)
+			if d, err := device.Lookup(p.Device); err == nil && p.FP32PowerW > 0 {
+				if idle, fp32, dram, err := probe.ModelPower(d); err == nil {
+					fmt.Fprintf(cmd.OutOrStdout(), "power model (gtune's, the simulator's) at the specification's clocks: idle with a context at the highest clock %.0f W, FP32 %.0f W, DRAM reads %.0f W\n", idle, fp32, dram)
+				}
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "stored as device profile %d in %s\n", sp.ID, db.Path())
 			return nil
 		},
@@ -108,6 +113,7 @@ model answers.`,
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document: the profile, the specification's, where it was stored")
 	intFlag(fl, &iterations, "iterations", 10, 1, 10_000, "timed runs of each microbenchmark (the median is taken)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the simulator")
+	fl.BoolVar(&power, "power", true, "also measure the board's power running FP32 and DRAM reads, and idle (an energy window of 1 s each), against the power model's prediction")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no line per microbenchmark on stderr")
 	return c
 }
