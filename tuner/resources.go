@@ -66,7 +66,10 @@ func DeclaredResources(s *spec.Spec, sp *space.Space) func(int) (int, int, error
 // unknown (the message lists the known ones).
 func Description(be backend.Backend) (*device.Description, error) {
 	d := be.Device()
-	if _, ok := backend.Capability[backend.Simulator](be); !ok && device.MatchName(d.Local.Name) == nil {
+	// A backend whose description carries no peak throughput has a GPU
+	// the database does not know (a simulated or projected one is its
+	// database entry): LookupName says which it knows.
+	if d.PeakFP32GFLOPS <= 0 && device.MatchName(d.Local.Name) == nil {
 		return device.LookupName(d.Local.Name)
 	}
 	return &d, nil
