@@ -174,9 +174,19 @@ func (b *block) alu(in *instr, t *thread) error {
 			return set(trunc(src[0], "u32") * trunc(src[1], "u32"))
 		}
 		if in.op == "mul" && has(in.mods, "hi") {
-			hi, _ := bits.Mul64(uint64(ival(src[0])), uint64(ival(src[1])))
+			x, y := ival(src[0]), ival(src[1])
 			if w == 32 {
-				return set(trunc(uint64(ival(src[0])*ival(src[1]))>>32, ty))
+				return set(trunc(uint64(x*y)>>32, ty))
+			}
+			hi, _ := bits.Mul64(uint64(x), uint64(y))
+			if signed {
+				// The signed high word from the unsigned one.
+				if x < 0 {
+					hi -= uint64(y)
+				}
+				if y < 0 {
+					hi -= uint64(x)
+				}
 			}
 			return set(hi)
 		}

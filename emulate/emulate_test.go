@@ -257,3 +257,38 @@ func TestConstantMemory(t *testing.T) {
 		t.Errorf("stored %v, %+v", got, c)
 	}
 }
+
+// mul.hi gives the high word of the full product, signed or not.
+func TestMulHi(t *testing.T) {
+	ks, err := Parse(`.version 9.0
+.target sm_80
+.address_size 64
+.visible .entry k(
+	.param .u64 k_param_0
+)
+{
+	.reg .b64 %rd<6>;
+	ld.param.u64 %rd1, [k_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	mul.hi.s64 %rd3, -3, 6148914691236517206;
+	mul.hi.u64 %rd4, -3, 6148914691236517206;
+	st.global.u64 [%rd2], %rd3;
+	st.global.u64 [%rd2+8], %rd4;
+	ret;
+}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]uint64{}
+	out := &Buffer{Name: "out", Bytes: 16, ElemBytes: 8, Stored: func(off int64, _ int, v uint64) { got[off] = v }}
+	if _, err := ks[0].Emulate(Launch{Block: [3]int{1}, Args: []Arg{{Buffer: out}}}); err != nil {
+		t.Fatal(err)
+	}
+	// -3 · (2^64+2)/3: signed, -2^64 - 2, high word -2; unsigned,
+	// (2^64-3)·(2^64+2)/3 = (2^128 - 2^64 - 6)/3, high word
+	// ⌊(2^64-1)/3 - 2/2^64⌋ = (2^64-1)/3 - 1.
+	if int64(got[0]) != -2 || got[8] != 6148914691236517204 {
+		t.Errorf("signed %d, unsigned %d", int64(got[0]), got[8])
+	}
+}

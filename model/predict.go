@@ -285,12 +285,15 @@ func abs(x int) int {
 
 // classRates are a device's peak rates of the instruction classes other
 // than FP32 and of shared memory at its highest SM clock, per second
-// (SpecProfile's figures).
+// (SpecProfile's figures, without building a profile: Predict runs for
+// every launch the simulated GPU measures).
 type classRates struct{ fp64, int32, sfu, shared float64 }
 
 func specRates(d *device.Description) classRates {
-	sp := SpecProfile(d)
-	return classRates{fp64: sp.FP64GFLOPS * 1e9, int32: sp.Int32GOPS * 1e9, sfu: sp.SFUGOPS * 1e9, shared: sp.SharedGBs * 1e9}
+	hz := float64(d.MaxCoreClockMHz()) * 1e6
+	sms := float64(d.SMs)
+	return classRates{fp64: d.PeakFP64GFLOPS * 1e9, int32: sms * intPerClock(d.ComputeMajor) * hz,
+		sfu: sms * sfuPerClock(d.ComputeMajor) * hz, shared: sms * sharedBytesPerClock * hz}
 }
 
 // otherTime is the time (s) of w's FP64, integer and special-function

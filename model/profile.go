@@ -109,15 +109,11 @@ const sharedBytesPerClock = 32 * 4
 // throughput is not specified (0). It is what the simulated GPU answers
 // and what a GPU nobody measured is projected with.
 func SpecProfile(d *device.Description) Profile {
-	fmax := float64(d.MaxCoreClockMHz())
-	ghz := fmax / 1000
+	r := specRates(d)
 	p := Profile{
 		Device: d.ID, Name: d.Name, Source: "specification",
-		SMClockMHz: fmax, MemClockMHz: float64(d.MemoryClockMHz),
-		FP32GFLOPS: d.PeakFP32GFLOPS, FP64GFLOPS: d.PeakFP64GFLOPS,
-		Int32GOPS:            float64(d.SMs) * intPerClock(d.ComputeMajor) * ghz,
-		SFUGOPS:              float64(d.SMs) * sfuPerClock(d.ComputeMajor) * ghz,
-		SharedGBs:            float64(d.SMs) * sharedBytesPerClock * ghz,
+		SMClockMHz: float64(d.MaxCoreClockMHz()), MemClockMHz: float64(d.MemoryClockMHz),
+		FP32GFLOPS: d.PeakFP32GFLOPS, FP64GFLOPS: r.fp64 / 1e9, Int32GOPS: r.int32 / 1e9, SFUGOPS: r.sfu / 1e9, SharedGBs: r.shared / 1e9,
 		BankConflictSlowdown: 32,
 		LaunchOverheadUs:     DefaultLaunchOverheadUs,
 	}

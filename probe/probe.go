@@ -168,7 +168,8 @@ func Run(ctx context.Context, be backend.Backend, o Options) (model.Profile, err
 	if conflicted > 0 {
 		p.BankConflictSlowdown = conflictFree / conflicted
 	}
-	for _, bps := range model.ProbeBlocksPerSM(&d) {
+	occupancies := model.ProbeBlocksPerSM(&d)
+	for _, bps := range occupancies {
 		grid := d.SMs * bps
 		pt := model.MemoryPoint{BlocksPerSM: bps, Occupancy: model.OccupancyOf(&d, bps)}
 		for _, m := range []struct {
@@ -181,7 +182,7 @@ func Run(ctx context.Context, be backend.Backend, o Options) (model.Profile, err
 			{"write", kWrite, float64(n.dram) * 16, &pt.WriteGBs},
 			{"strided", kStrided, float64(n.dram*4) / 8 * 32, &pt.StridedGBs},
 		} {
-			last := bps == model.ProbeBlocksPerSM(&d)[len(model.ProbeBlocksPerSM(&d))-1]
+			last := bps == occupancies[len(occupancies)-1]
 			b := bench{name: fmt.Sprintf("%s, %d blocks per SM", m.name, bps), kernel: m.kernel, grid: grid, block: model.ProbeBlockSize,
 				work: backend.Work{Bytes: m.bytes}, amount: m.bytes, energy: o.Power && last && m.kernel == kRead}
 			v, obs, err := r.rate(b)
@@ -223,15 +224,20 @@ const (
 // and written to DRAM, and float4s of the L2 working set.
 type sizes struct{ dram, l2 int64 }
 
-// problem is the microbenchmarks as one problem, a kernel each with its
-// own buffers.
-func problem(d *device.Description) (*backend.Problem, sizes) {
+// sizesOf are the memory microbenchmarks' buffer sizes on d.
+func sizesOf(d *device.Description) sizes {
 	dram := max(int64(dramBytes), 4*d.L2Bytes)
 	if d.MemoryBytes > 0 {
 		dram = min(dram, d.MemoryBytes/8)
 	}
-	dram /= 16
-	l2 := max(d.L2Bytes/4, 1<<20) / 16
+	return sizes{dram / 16, max(d.L2Bytes/4, 1<<20) / 16}
+}
+
+// problem is the microbenchmarks as one problem, a kernel each with its
+// own buffers.
+func problem(d *device.Description) (*backend.Problem, sizes) {
+	n := sizesOf(d)
+	dram, l2 := n.dram, n.l2
 	threads := int64(d.SMs * d.MaxThreadsPerSM)
 	vec := func(name, typ string, count int64) backend.Arg {
 		return backend.Arg{Name: name, Type: typ, Kind: backend.ArgVector, Count: count, Fill: backend.Fill{Type: "Constant"}}
@@ -372,7 +378,7 @@ func ModelPower(d *device.Description) (idleW, fp32W, dramW float64, err error) 
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	_, n := problem(&dd)
+	n := sizesOf(&dd)
 	dram, err := model.Predict(&dd, &backend.Work{Bytes: float64(n.dram) * 16, Registers: registersGuess, Efficiency: 1}, j, c)
 	if err != nil {
 		return 0, 0, 0, err

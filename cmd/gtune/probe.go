@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
@@ -36,48 +37,30 @@ specifications. Read-only: no GPU setting is changed. On the simulated GPU it gi
 model answers.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := chooseSimulated(cmd, f.backend, f.simDevice, f.device, "probing")
+			if err != nil {
+				return err
+			}
 			db, err := openRunDB(f.db)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			useSim := f.backend == "sim"
-			switch f.backend {
-			case "cuda", "sim":
-			case "auto":
-				if err := cuda.Available(); err != nil {
-					useSim = true
-					fmt.Fprintf(cmd.ErrOrStderr(), "gtune: no CUDA driver here; probing the simulated GPU %s (--backend cuda says why)\n", f.simDevice)
-				}
-			default:
-				return badInput("unknown backend %q (valid: auto, cuda, sim)", f.backend)
-			}
-			var p model.Profile
-			if useSim {
-				if f.device != 0 {
-					return badInput("--device %d: the simulated GPU is device 0 (choose its model with --sim-device)", f.device)
-				}
-				d, err := device.Lookup(f.simDevice)
-				if err != nil {
-					return inputError{err}
-				}
-				be := sim.New(d, sim.Options{Seed: int64(f.seed)})
-				defer be.Close()
-				if p, err = probe.Run(cmd.Context(), be, probe.Options{Iterations: iterations, Log: progressLog(cmd, f), Power: power}); err != nil {
-					return err
-				}
+			var be backend.Backend
+			if d != nil {
+				be = sim.New(d, sim.Options{Seed: int64(f.seed)})
 			} else {
 				if err := cuda.Available(); err != nil {
 					return fmt.Errorf("--backend cuda: %w", err)
 				}
-				be, err := cuda.Open(cmd.Context(), f.device, cuda.Options{Stderr: cmd.ErrOrStderr()})
-				if err != nil {
+				if be, err = cuda.Open(cmd.Context(), f.device, cuda.Options{Stderr: cmd.ErrOrStderr()}); err != nil {
 					return err
 				}
-				defer be.Close()
-				if p, err = probe.Run(cmd.Context(), be, probe.Options{Iterations: iterations, Log: progressLog(cmd, f), Power: power}); err != nil {
-					return err
-				}
+			}
+			defer be.Close()
+			p, err := probe.Run(cmd.Context(), be, probe.Options{Iterations: iterations, Log: progressLog(cmd, f), Power: power})
+			if err != nil {
+				return err
 			}
 			js, err := json.Marshal(p)
 			if err != nil {

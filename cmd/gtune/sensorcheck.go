@@ -30,25 +30,11 @@ periods. It runs in the CUDA worker; on the simulated GPU it exercises the simul
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var r *measure.SensorReport
 			var ref report.DeviceRef // the GPU checked, as every command's JSON names it
-			useSim := be == "sim"
-			switch be {
-			case "cuda", "sim":
-			case "auto":
-				if err := cuda.Available(); err != nil {
-					useSim = true
-					fmt.Fprintf(cmd.ErrOrStderr(), "gtune: no CUDA driver here; checking the simulated GPU %s\n", simDev)
-				}
-			default:
-				return badInput("unknown backend %q (valid: auto, cuda, sim)", be)
+			d, err := chooseSimulated(cmd, be, simDev, dev, "checking")
+			if err != nil {
+				return err
 			}
-			if useSim {
-				if dev != 0 {
-					return badInput("--device %d: the simulated GPU is device 0 (choose its model with --sim-device)", dev)
-				}
-				d, err := device.Lookup(simDev)
-				if err != nil {
-					return inputError{err}
-				}
+			if d != nil {
 				sb := sim.New(d, sim.Options{})
 				ref = report.LocalRef(sb.Device().Local)
 				ref.ID = d.ID
@@ -86,4 +72,34 @@ periods. It runs in the CUDA worker; on the simulated GPU it exercises the simul
 	f.StringVar(&simDev, "sim-device", "h100_sxm", "device-database id of the simulated GPU")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return c
+}
+
+// chooseSimulated resolves --backend for a command that drives one GPU
+// directly (sensor-check, probe): the simulated GPU --sim-device (for
+// "sim", or "auto" without a CUDA driver, said on stderr with verb), or
+// nil for the CUDA GPU. Errors are bad input: an unknown backend, an
+// unknown device, --device other than 0 on the simulator.
+func chooseSimulated(cmd *cobra.Command, backendFlag, simDevice string, deviceIndex int, verb string) (*device.Description, error) {
+	useSim := backendFlag == "sim"
+	switch backendFlag {
+	case "cuda", "sim":
+	case "auto":
+		if err := cuda.Available(); err != nil {
+			useSim = true
+			fmt.Fprintf(cmd.ErrOrStderr(), "gtune: no CUDA driver here; %s the simulated GPU %s (--backend cuda says why)\n", verb, simDevice)
+		}
+	default:
+		return nil, badInput("unknown backend %q (valid: auto, cuda, sim)", backendFlag)
+	}
+	if !useSim {
+		return nil, nil
+	}
+	if deviceIndex != 0 {
+		return nil, badInput("--device %d: the simulated GPU is device 0 (choose its model with --sim-device)", deviceIndex)
+	}
+	d, err := device.Lookup(simDevice)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	return d, nil
 }

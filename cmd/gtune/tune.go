@@ -541,23 +541,34 @@ func openGPU(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) (bac
 // model.Project over the device's newest measured profile in --db (gtune
 // probe), else its specifications'.
 func openModel(s *spec.Spec, f tuneFlags) (backend.Backend, error) {
-	be, err := openSim(s, f)
+	d, opts, err := simOptions(s, f)
 	if err != nil {
 		return nil, err
 	}
-	d := be.(*sim.Sim).Description()
-	be.Close()
-	profiles, err := projectProfiles(f.db, []*device.Description{&d})
+	profiles, err := projectProfiles(f.db, []*device.Description{d})
 	if err != nil {
 		return nil, err
 	}
-	opts := sim.Options{Seed: int64(f.seed), Index: f.simIndex, Profile: &profiles[0]}
-	return sim.New(&d, opts), nil
+	opts.Profile = &profiles[0]
+	return sim.New(d, opts), nil
 }
 
 func openSim(s *spec.Spec, f tuneFlags) (backend.Backend, error) {
+	d, opts, err := simOptions(s, f)
+	if err != nil {
+		return nil, err
+	}
+	return sim.New(d, opts), nil
+}
+
+// simOptions resolves the simulated GPU of the flags and the spec
+// (--sim-device, else Gtune.Simulation.Device, else the H100) and its
+// options (seed and noise from the spec's Simulation section). Errors are
+// bad input: --device other than 0, an unknown device, a spec without
+// Gtune.Simulation.
+func simOptions(s *spec.Spec, f tuneFlags) (*device.Description, sim.Options, error) {
 	if f.device != 0 && f.devices == "" {
-		return nil, badInput("--device %d: the simulated GPU is device 0 (choose its model with --sim-device)", f.device)
+		return nil, sim.Options{}, badInput("--device %d: the simulated GPU is device 0 (choose its model with --sim-device)", f.device)
 	}
 	id := f.simDevice
 	if id == "" && s.Simulation != nil {
@@ -568,10 +579,10 @@ func openSim(s *spec.Spec, f tuneFlags) (backend.Backend, error) {
 	}
 	d, err := device.Lookup(id)
 	if err != nil {
-		return nil, inputError{err}
+		return nil, sim.Options{}, inputError{err}
 	}
 	if s.Simulation == nil {
-		return nil, badInput("%s has no Gtune.Simulation section: the simulated GPU needs the kernel's work (Flops, Bytes) to model it", s.Path)
+		return nil, sim.Options{}, badInput("%s has no Gtune.Simulation section: the simulated GPU needs the kernel's work (Flops, Bytes) to model it", s.Path)
 	}
 	opts := sim.Options{Seed: int64(f.seed), Index: f.simIndex}
 	if s.Simulation.Noise > 0 {
@@ -580,7 +591,7 @@ func openSim(s *spec.Spec, f tuneFlags) (backend.Backend, error) {
 	if s.Simulation.Seed != 0 {
 		opts.Seed = s.Simulation.Seed
 	}
-	return sim.New(d, opts), nil
+	return d, opts, nil
 }
 
 // sortedKeys is used for stable output of maps.
