@@ -178,6 +178,14 @@ type Binary struct {
 	Image     []byte  `json:"image"` // CUBIN or PTX
 	Log       string  `json:"log"`
 	CompileMs float64 `json:"compile_ms"`
+	// PTX is the kernel's PTX as the compiler made it on the way to
+	// Image (nil where the backend makes none: the simulator). The tuner
+	// keeps it with the configuration's evaluation (store.KernelPTX), so
+	// that package emulate can count the configuration's work later on a
+	// machine without GPU or compiler
+	// (performance-projection-heterogeneous-gpus.md section IV-C). It is
+	// not what runs: the GPU worker is sent Image alone.
+	PTX []byte `json:"ptx,omitempty"`
 }
 
 // CompileError is returned by Compile when the compiler rejects the source.

@@ -141,8 +141,22 @@ type Result struct {
 	Fraction []float64 `json:"fraction_of_optimum"` // per budget: mean over runs of optimum/best (0 with none valid)
 	Success  []float64 `json:"success_rate"`        // per budget: fraction of runs that found the optimum
 	Score    float64   `json:"score"`               // methodology performance score (NaN: undefined)
-	Window   [2]int    `json:"score_window"`        // evaluations [start, end) of the score
+	// Reach is the median over runs of the evaluations the longest run
+	// (told the largest budget) took to find a configuration within
+	// ReachFraction of the optimum (optimum/best >= 0.95); +Inf where
+	// more than half of the runs did not within that budget. Reached is
+	// the fraction of runs that did.
+	Reach   float64 `json:"evals_to_95"`
+	Reached float64 `json:"reached_95"`
+	// ReachWithin is the longest run's budget (evaluations): the largest
+	// of the budgets and the score window's end.
+	ReachWithin int    `json:"reach_within"`
+	Window      [2]int `json:"score_window"` // evaluations [start, end) of the score
 }
+
+// ReachFraction is the fraction of the optimum Result.Reach counts the
+// evaluations to (issue 32: "evaluations to reach 95 % of the optimum").
+const ReachFraction = 0.95
 
 // Config is one comparison.
 type Config struct {
@@ -295,17 +309,21 @@ func Evaluate(c Config) ([]Result, error) {
 		}
 	}
 	// finals[p][s][seed][b] is the best after runs[p][b] evaluations of
-	// the run told runs[p][b]; curves[p][s][seed] the score run's curve.
+	// the run told runs[p][b]; curves[p][s][seed] the score run's curve,
+	// longest[p][s][seed] the longest run's.
 	finals := make([][][][]float64, len(c.Problems))
 	curves := make([][][][]float64, len(c.Problems))
+	longest := make([][][][]float64, len(c.Problems))
 	type job struct{ p, s, seed, b int }
 	var jobs []job
 	for pi := range c.Problems {
 		finals[pi] = make([][][]float64, len(c.Strategies))
 		curves[pi] = make([][][]float64, len(c.Strategies))
+		longest[pi] = make([][][]float64, len(c.Strategies))
 		for si := range c.Strategies {
 			finals[pi][si] = make([][]float64, c.Seeds)
 			curves[pi][si] = make([][]float64, c.Seeds)
+			longest[pi][si] = make([][]float64, c.Seeds)
 			for seed := 0; seed < c.Seeds; seed++ {
 				finals[pi][si][seed] = make([]float64, len(runs[pi]))
 				for bi := range runs[pi] {
@@ -339,6 +357,9 @@ func Evaluate(c Config) ([]Result, error) {
 					if j.b == scoreRun[j.p] {
 						curves[j.p][j.s][j.seed] = curve
 					}
+					if j.b == len(runs[j.p])-1 {
+						longest[j.p][j.s][j.seed] = curve
+					}
 				}
 				mu.Unlock()
 			}
@@ -361,7 +382,10 @@ func Evaluate(c Config) ([]Result, error) {
 					bests[seed] = append(bests[seed], finals[pi][si][seed][slices.Index(runs[pi], b)])
 				}
 			}
-			out = append(out, summarise(p, name, bests, curves[pi][si], c.Budgets))
+			r := summarise(p, name, bests, curves[pi][si], c.Budgets)
+			r.Reach, r.Reached = reach(p.Optimum(), longest[pi][si])
+			r.ReachWithin = runs[pi][len(runs[pi])-1]
+			out = append(out, r)
 		}
 	}
 	return out, nil
@@ -417,6 +441,37 @@ func summarise(p *Problem, name string, bests, curves [][]float64, budgets []int
 	return r
 }
 
+// reach is Result.Reach and Result.Reached of runs whose best-so-far
+// curves (ms after each evaluation, +Inf while nothing valid) are curves,
+// on a problem of optimum opt (ms).
+func reach(opt float64, curves [][]float64) (median, reached float64) {
+	evals := make([]float64, len(curves))
+	for i, c := range curves {
+		evals[i] = math.Inf(1)
+		for k, v := range c {
+			if opt/v >= ReachFraction {
+				evals[i] = float64(k + 1)
+				reached++
+				break
+			}
+		}
+	}
+	slices.Sort(evals)
+	n := len(evals)
+	if n == 0 {
+		return math.NaN(), 0
+	}
+	// The median of a sample with censored values (+Inf) is defined as
+	// long as fewer than half are censored; the middle pair's mean
+	// otherwise stays +Inf.
+	if n%2 == 1 {
+		median = evals[n/2]
+	} else {
+		median = (evals[n/2-1] + evals[n/2]) / 2
+	}
+	return median, reached / float64(n)
+}
+
 // Mean averages results per strategy over problems (in the order the
 // strategies first appear); Problem is "mean".
 func Mean(rs []Result) []Result {
@@ -434,6 +489,7 @@ func Mean(rs []Result) []Result {
 		}
 		count[r.Strategy]++
 		a.Runs += r.Runs
+		a.Reached += r.Reached
 		for k := range r.Budgets {
 			a.Fraction[k] += r.Fraction[k]
 			a.Success[k] += r.Success[k]
@@ -450,6 +506,10 @@ func Mean(rs []Result) []Result {
 			a.Fraction[k] /= float64(count[s])
 			a.Success[k] /= float64(count[s])
 		}
+		// Evaluations to 95 % are counts on spaces of different sizes:
+		// their mean over caches says nothing, so the mean row has none.
+		a.Reach = math.NaN()
+		a.Reached /= float64(count[s])
 		if scoreCount[s] > 0 {
 			a.Score /= float64(scoreCount[s])
 		} else {

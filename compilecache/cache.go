@@ -140,7 +140,7 @@ type entry struct {
 }
 
 // entrySum is the checksum of an entry: SHA-256 over its key, binary
-// (image, log and compile time) and rejection log, each length-prefixed,
+// (image, log, compile time and PTX where kept) and rejection log, each length-prefixed,
 // hex.
 func entrySum(e entry) string {
 	h := sha256.New()
@@ -152,6 +152,12 @@ func entrySum(e entry) string {
 		field(b.Image)
 		field([]byte(b.Log))
 		field([]byte(strconv.FormatFloat(b.CompileMs, 'g', -1, 64)))
+		// Entries written before PTX was kept have none and keep their
+		// checksum.
+		if len(b.PTX) > 0 {
+			field([]byte("ptx"))
+			field(b.PTX)
+		}
 	}
 	field([]byte(e.Rejected))
 	return hex.EncodeToString(h.Sum(nil))

@@ -1,6 +1,7 @@
 package compilecache
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -195,5 +196,42 @@ func TestGetChecksEntries(t *testing.T) {
 		if ok || statErr == nil || len(warnings) != 1 || !strings.HasPrefix(warnings[0], "compile cache: "+p+": "+tc.why) {
 			t.Errorf("%s: ok %v, file kept %v, warnings %q; want a miss, the file removed, one warning %q", tc.name, ok, statErr == nil, warnings, tc.why)
 		}
+	}
+}
+
+// A binary's PTX (backend.Binary.PTX) is kept and covered by the
+// checksum: a hit gives it back, a file whose PTX was altered is refused.
+func TestPTXKeptAndChecked(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Key("sim", backend.Kernel{KernelName: "k"}, job("X", "3"))
+	want := &backend.Binary{Image: []byte{1, 2, 3}, CompileMs: 1, PTX: []byte(".version 8.8\n")}
+	if err := c.Put(key, want); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := Open(dir, 0)
+	if got, _, ok := d.Get(key); !ok || string(got.PTX) != string(want.PTX) {
+		t.Fatalf("got %+v, %v; want PTX %q", got, ok, want.PTX)
+	}
+	p := filepath.Join(dir, key[:2], key+".json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e map[string]any
+	if err := json.Unmarshal(b, &e); err != nil {
+		t.Fatal(err)
+	}
+	e["binary"].(map[string]any)["ptx"] = "LnZlcnNpb24gOS4wCg==" // ".version 9.0\n"
+	b, _ = json.Marshal(e)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := Open(dir, 0)
+	if _, _, ok := f.Get(key); ok {
+		t.Error("an entry whose PTX was altered was a hit")
 	}
 }

@@ -1,6 +1,12 @@
 package emulate
 
-import "github.com/gtune/gtune/backend"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gtune/gtune/backend"
+)
 
 // Work scales one block's counts to a grid of blocks thread blocks, as
 // performance-projection-heterogeneous-gpus.md section IV-C2 extrapolates
@@ -23,4 +29,50 @@ func (c *Counts) Work(blocks int) backend.Work {
 		SharedBytes:    n * 128 * float64(c.SharedWavefronts),
 		SharedConflict: 1,
 	}
+}
+
+// Find returns the entry of kernels named name: an extern "C" kernel
+// keeps its name, a C++ one is mangled (_Z<length><name>...), as NVRTC's
+// lowered name is; nil where none is.
+func Find(kernels []*Kernel, name string) *Kernel {
+	var k *Kernel
+	mangled := "_Z" + strconv.Itoa(len(name)) + name
+	for _, e := range kernels {
+		if e.Name == name {
+			return e
+		}
+		if k == nil && strings.HasPrefix(e.Name, mangled) {
+			k = e
+		}
+	}
+	return k
+}
+
+// JobWork is the work of the launch j of kernel k (its arguments made
+// by ArgsOf) from emulating j's first thread block in the PTX text,
+// scaled to j's grid (Counts.Work); static shared memory is the PTX's,
+// registers are left 0 (the compiler allots them after PTX: the caller
+// sets them). It returns the block's counts too. Errors: a text that
+// does not parse, no entry of k's name, an argument ArgsOf cannot make,
+// an instruction the emulator does not support.
+func JobWork(text []byte, k backend.Kernel, j *backend.Job) (backend.Work, *Counts, error) {
+	ks, err := Parse(string(text))
+	if err != nil {
+		return backend.Work{}, nil, err
+	}
+	e := Find(ks, k.KernelName)
+	if e == nil {
+		return backend.Work{}, nil, fmt.Errorf("the PTX has no entry %s", k.KernelName)
+	}
+	args, err := ArgsOf(k)
+	if err != nil {
+		return backend.Work{}, nil, err
+	}
+	c, err := e.Emulate(Launch{Grid: j.Grid, Block: j.Block, Args: args})
+	if err != nil {
+		return backend.Work{}, nil, err
+	}
+	w := c.Work(j.Grid[0] * j.Grid[1] * j.Grid[2])
+	w.Registers, w.SharedMemory = 0, int(e.SharedBytes)
+	return w, c, nil
 }

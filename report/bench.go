@@ -42,7 +42,7 @@ func BenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []benchmar
 	for _, b := range rs[0].Budgets {
 		head += fmt.Sprintf("succ@%d\t", b)
 	}
-	head += "score\t"
+	head += "score\tevals@95\treached\t"
 	fmt.Fprintln(tw, head)
 	row := func(r benchmark.Result) {
 		line := r.Problem + "\t" + r.Strategy + "\t"
@@ -52,7 +52,7 @@ func BenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []benchmar
 		for _, f := range r.Success {
 			line += fmt.Sprintf("%.2f\t", f)
 		}
-		line += fmtScore(r.Score) + "\t"
+		line += fmtScore(r.Score) + "\t" + fmtReach(r.Reach, r.ReachWithin) + "\t" + fmt.Sprintf("%.2f", r.Reached) + "\t"
 		fmt.Fprintln(tw, line)
 	}
 	for _, r := range rs {
@@ -85,7 +85,8 @@ func BenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark
 				score = r.Score
 			}
 			out = append(out, map[string]any{"problem": r.Problem, "strategy": r.Strategy, "runs": r.Runs,
-				"budgets": r.Budgets, "fraction_of_optimum": r.Fraction, "success_rate": r.Success, "score": score})
+				"budgets": r.Budgets, "fraction_of_optimum": r.Fraction, "success_rate": r.Success, "score": score,
+				"evals_to_95": jsonReach(r.Reach), "reached_95": r.Reached, "reach_within": r.ReachWithin})
 		}
 		return out
 	}
@@ -94,6 +95,28 @@ func BenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark
 	return enc.Encode(map[string]any{"seeds": seeds, "runs": runs, "workers": workers, "elapsed_s": elapsed.Seconds(),
 		"method": benchSeedPolicy, "missing_policy": benchMissingPolicy,
 		"problems": ps, "results": conv(rs), "mean": conv(means)})
+}
+
+// fmtReach prints a median count of evaluations to 95 % of the optimum:
+// ">B" where more than half of the runs did not reach it within the
+// longest run's B evaluations, "-" where there is none (the mean row).
+func fmtReach(v float64, within int) string {
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case math.IsInf(v, 1):
+		return fmt.Sprintf(">%d", within)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// jsonReach is a count of evaluations for JSON: null where the median
+// is censored or undefined (JSON has no infinity).
+func jsonReach(v float64) any {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return v
 }
 
 func fmtScore(v float64) string {

@@ -3,7 +3,13 @@
 measured (issue: performance projection).
 
 Usage: scripts/projection-conv.py GTUNE PTX_DIR [PTXAS_DIR]
-PTX_DIR holds KEY.ptx (key's commas as underscores) for a sample of the
+       scripts/projection-conv.py --caches DIR
+With --caches, the projections are read from DIR/DEVICE.json, the Kernel
+Tuner caches `gtune project --emulate --write-cache DIR` wrote (every
+configuration whose PTX a tuning run kept, with that run's registers;
+scripts/device-keep-ptx.sh), and, where DIR/conv-h100.json (the run itself,
+exported) and DIR/h100_sxm.json are there, the run's GPU is compared too.
+Otherwise PTX_DIR holds KEY.ptx (key's commas as underscores) for a sample of the
 convolution's configurations (go run ./scripts/ptxjobs; nvcc -ptx on a
 GPU host); PTXAS_DIR, when given, KEY.ptxas (ptxas -v for sm_80: the
 registers per thread, passed as --registers). The figures are given for
@@ -20,8 +26,10 @@ best configuration ranks among the measured ones.
 """
 import glob, gzip, json, math, os, statistics, subprocess, sys
 
-gtune, ptxdir = sys.argv[1], sys.argv[2]
-ptxasdir = sys.argv[3] if len(sys.argv) > 3 else None
+cachedir = sys.argv[2] if sys.argv[1] == '--caches' else None
+if not cachedir:
+    gtune, ptxdir = sys.argv[1], sys.argv[2]
+    ptxasdir = sys.argv[3] if len(sys.argv) > 3 else None
 import re
 def registers(name):
     if not ptxasdir:
@@ -37,8 +45,41 @@ for dev, tag in gpus.items():
     c = json.load(gzip.open(os.path.join(hub, f'convolution_milo_{tag}.json.gz')))
     caches[dev] = {k: v['time'] for k, v in c['cache'].items() if isinstance(v.get('time'), (int, float))}
 
+def times(path):
+    c = json.load(open(path))
+    return {k: v['time'] for k, v in c['cache'].items() if isinstance(v.get('time'), (int, float))}
+
+def spearman(xs, ys):
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0] * len(v)
+        for pos, i in enumerate(order):
+            r[i] = pos
+        return r
+    rx, ry = ranks(xs), ranks(ys)
+    n = len(xs)
+    return 1 - 6 * sum((a - b) ** 2 for a, b in zip(rx, ry)) / (n * (n * n - 1))
+
 proj, meas = {}, {}
-for f in sorted(glob.glob(os.path.join(ptxdir, '*.ptx'))):
+if cachedir:
+    pc = {d: times(os.path.join(cachedir, d + '.json')) for d in gpus}
+    for k in caches['a100_40gb']:
+        if all(k in caches[d] and k in pc[d] for d in gpus):
+            proj[k], meas[k] = {d: pc[d][k] for d in gpus}, {d: caches[d][k] for d in gpus}
+    for d in gpus:
+        ks = [k for k in caches[d] if k in pc[d]]
+        sk = [k for k in ks if k.split(',')[6] == '1']
+        print(f'{gpus[d]}: {len(ks)} configurations measured there and projected; Spearman correlation of projected and measured times {spearman([pc[d][k] for k in ks], [caches[d][k] for k in ks]):.3f} ({spearman([pc[d][k] for k in sk], [caches[d][k] for k in sk]):.3f} over the {len(sk)} with use_shmem 1)')
+    run, own = os.path.join(cachedir, 'conv-h100.json'), os.path.join(cachedir, 'h100_sxm.json')
+    if os.path.exists(run) and os.path.exists(own):
+        m, p = times(run), times(own)
+        ks = [k for k in m if k in p]
+        errs = sorted(abs(p[k] / m[k] - 1) for k in ks)
+        print(f'H100 (the run\'s GPU, its specification profile): {len(ks)} configurations; time error median {100*statistics.median(errs):.1f} %, p90 {100*errs[len(errs)*9//10]:.1f} %; Spearman {spearman([p[k] for k in ks], [m[k] for k in ks]):.3f}')
+        for d in gpus:
+            kk = [k for k in ks if k in caches[d]]
+            print(f'  H100 measured against {gpus[d]} measured: Spearman {spearman([m[k] for k in kk], [caches[d][k] for k in kk]):.3f} over {len(kk)}')
+for f in ([] if cachedir else sorted(glob.glob(os.path.join(ptxdir, '*.ptx')))):
     key = os.path.basename(f)[:-4].replace('_', ',')
     if not all(key in caches[d] for d in gpus):
         continue  # failed on some GPU: not comparable

@@ -60,6 +60,10 @@ type Evaluation struct {
 	FrameworkMs       float64            // gtune's own time for this configuration, ms
 	StartedAt         time.Time
 	FinishedAt        time.Time
+	// PTX is the PTX of the plan's launches where the backend kept it
+	// (backend.Binary.PTX); Add stores it with the evaluation (PTXOf
+	// reads it), reading an evaluation leaves it nil.
+	PTX []KernelPTX
 	// GPU is the UUID of the GPU that measured the configuration in a
 	// run over several GPUs of one model (gtune tune --devices); "" in a
 	// run on one GPU: the run's. DeviceUUID stays the run's, the reuse
@@ -202,6 +206,14 @@ func (db *DB) Add(e *Evaluation) error {
 			}
 			return fmt.Errorf("store: adding evaluation %q to %s: observation %s: %v", e.Key, db.path, o.Name, err)
 		}
+	}
+	if err := addPTX(ctx, tx, id, e.PTX); err != nil {
+		if b != nil {
+			tx.ExecContext(ctx, `DELETE FROM evaluation_ptx WHERE evaluation_id = ?`, id)
+			tx.ExecContext(ctx, `DELETE FROM observations WHERE evaluation_id = ?`, id)
+			tx.ExecContext(ctx, `DELETE FROM evaluations WHERE id = ?`, id)
+		}
+		return fmt.Errorf("store: adding evaluation %q to %s: its PTX: %v", e.Key, db.path, err)
 	}
 	if b != nil {
 		e.ID, e.SpecHash, e.DeviceUUID = id, specHash, deviceUUID

@@ -107,11 +107,12 @@ var migrations = []migration{
 	migrateV3,
 	migrateV4,
 	migrateV5,
+	migrateV6,
 }
 
 // SchemaVersion is the schema version this package writes (PRAGMA
 // user_version of a database Open has upgraded); it equals len(migrations).
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 func init() {
 	if len(migrations) != SchemaVersion {

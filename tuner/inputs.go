@@ -8,10 +8,12 @@ import (
 	"io"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/emulate"
 	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/store"
@@ -123,7 +125,7 @@ func (c *Config) Provide(ctx context.Context, log io.Writer) error {
 	if needs.Priors && c.Priors == nil {
 		priors, err := strategy.LoadPriors(c.StrategyParams["prior"], func(path string) ([]float64, error) {
 			if id, ok := strings.CutPrefix(path, "projection"); ok && (id == "" || strings.HasPrefix(id, ":")) {
-				return c.projectedTimes(strings.TrimPrefix(id, ":"))
+				return c.projectedTimes(log, strings.TrimPrefix(id, ":"))
 			}
 			return cache.LoadSpaceTimes(path, c.Space)
 		})
@@ -139,14 +141,18 @@ func (c *Config) Provide(ctx context.Context, log io.Writer) error {
 // the run's space on GPU id (the run's GPU when ""), model.Project over
 // its newest profile measured in the run's database (gtune probe), else
 // its specifications'; NaN where the model cannot place a configuration.
-// They are transfer's prior "projection[:ID]": a run on a GPU starts from
-// the configurations projected best (performance-projection-
-// heterogeneous-gpus.md applied to search). Errors: no spec, no
-// Gtune.Simulation work, an unknown GPU.
-func (c *Config) projectedTimes(id string) ([]float64, error) {
+// A configuration's work is the emulation of its first thread block
+// (emulate.JobWork, section IV-C) where the database keeps its PTX from
+// an earlier run (with that run's registers), else the spec's
+// Gtune.Simulation section's. They are transfer's prior
+// "projection[:ID]": a run on a GPU starts from the configurations
+// projected best (performance-projection-heterogeneous-gpus.md applied
+// to search). Errors: neither work (no Gtune.Simulation section and no
+// PTX kept), an unknown GPU, the database's.
+func (c *Config) projectedTimes(log io.Writer, id string) ([]float64, error) {
 	s := c.Subject.spec()
-	if s == nil || s.Simulation == nil {
-		return nil, errors.New("projection: the spec has no Gtune.Simulation section, the kernel's work the projection needs")
+	if s == nil {
+		return nil, errors.New("projection: the run has no spec (a workload's kernels are projected one by one)")
 	}
 	var d *device.Description
 	var err error
@@ -170,6 +176,12 @@ func (c *Config) projectedTimes(id string) ([]float64, error) {
 			}
 		}
 	}
+	prob, err := s.Problem()
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	emulated, failed := 0, 0
 	out := make([]float64, c.Space.Len())
 	for i := range out {
 		out[i] = math.NaN()
@@ -177,9 +189,43 @@ func (c *Config) projectedTimes(id string) ([]float64, error) {
 		if err != nil {
 			continue
 		}
-		if p, err := model.Project(d, prof, j.Work, j); err == nil {
+		w := j.Work
+		if c.DB != nil {
+			p, err := c.DB.PTXOf(s.Hash, j.Key)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+			case err != nil:
+				return nil, err
+			default:
+				ew, _, err := emulate.JobWork(p.PTX, prob.Kernels[0], j)
+				if err != nil {
+					failed++
+					break
+				}
+				ew.Registers = p.Registers
+				if ew.Registers <= 0 {
+					ew.Registers = 32
+				}
+				w = &ew
+				emulated++
+			}
+		}
+		if w == nil {
+			continue
+		}
+		if p, err := model.Project(d, prof, w, j); err == nil {
 			out[i] = p.TimeMs
 		}
+	}
+	if s.Simulation == nil && emulated == 0 {
+		return nil, errors.New("projection: the spec has no Gtune.Simulation section and the database keeps no PTX of its configurations (a run on a GPU keeps it) to emulate: no work to project")
+	}
+	if emulated+failed > 0 {
+		fmt.Fprintf(log, "projection on %s: the work of %d configurations from emulating the PTX kept in the database (%v)", d.ID, emulated, time.Since(t0).Round(time.Millisecond))
+		if failed > 0 {
+			fmt.Fprintf(log, "; %d PTX texts the emulator could not run", failed)
+		}
+		fmt.Fprintln(log)
 	}
 	return out, nil
 }

@@ -338,3 +338,65 @@ func TestResourcesKeepTheirBinaries(t *testing.T) {
 		t.Errorf("after the run: %d compiles in all (the run %d), want 113 (the run 0, its reference 1)", n, sum.Compiled)
 	}
 }
+
+// ptxSim is the simulated GPU whose compiler also hands out PTX (as
+// NVRTC does): one text per configuration key.
+type ptxSim struct{ *sim.Sim }
+
+func (p ptxSim) Compile(ctx context.Context, j *backend.Job) (*backend.Binary, error) {
+	b, err := p.Sim.Compile(ctx, j)
+	if err == nil {
+		c := *b
+		c.PTX = []byte("// PTX of " + j.Key + "\n")
+		b = &c
+	}
+	return b, err
+}
+
+// A backend's PTX is kept with each configuration it compiled, and read
+// back by configuration from the database (what gtune project --emulate
+// reads); a configuration that failed to compile keeps none, and a run
+// told DiscardPTX keeps none at all.
+func TestPTXKeptWithEachConfiguration(t *testing.T) {
+	s, sp := resourcesSpec(t, true)
+	db, err := store.Open(filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := Run(context.Background(), Config{Subject: FromSpec(s), Space: sp, Backend: ptxSim{h100Sim(t)}, Objective: objective.FromSpec(s), Strategy: "brute_force", DB: db, CompileWorkers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, failed := 0, 0
+	for _, e := range res.Evaluations {
+		p, err := db.PTXOf(s.Hash, e.Key)
+		if e.Status == backend.StatusCompileFailed {
+			failed++
+			if err == nil {
+				t.Errorf("%s failed to compile but kept PTX", e.Key)
+			}
+			continue
+		}
+		if err != nil || string(p.PTX) != "// PTX of "+e.Key+"\n" || p.Kernel != s.KernelName {
+			t.Errorf("%s: PTXOf = %+v, %v", e.Key, p, err)
+			continue
+		}
+		kept++
+	}
+	if kept != 109 || failed != 3 {
+		t.Errorf("%d configurations kept PTX, %d failed to compile; want 109, 3", kept, failed)
+	}
+	// DiscardPTX (gtune tune --keep-ptx=false) keeps none.
+	db2, err := store.Open(filepath.Join(t.TempDir(), "r2.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	if _, err := Run(context.Background(), Config{Subject: FromSpec(s), Space: sp, Backend: ptxSim{h100Sim(t)}, Objective: objective.FromSpec(s), Strategy: "brute_force", DB: db2, CompileWorkers: 2, DiscardPTX: true}); err != nil {
+		t.Fatal(err)
+	}
+	if n, texts, err := db2.PTXCount(s.Hash); err != nil || n != 0 || texts != 0 {
+		t.Errorf("DiscardPTX: %d evaluations kept %d texts, %v; want none", n, texts, err)
+	}
+}

@@ -118,6 +118,12 @@ type Config struct {
 	// backend that is a backend.Compiler; nil: every distinct kernel of
 	// the run is compiled once, within the run only.
 	CompileCache *compilecache.Cache
+	// DiscardPTX: the PTX of each compiled configuration (where the
+	// backend makes it, backend.Binary.PTX) is not stored with its
+	// evaluation. Kept by default so that the projection can emulate
+	// configurations later (gtune project --emulate); it takes 11 KB
+	// per configuration of benchmark_hub's convolution, gzip-compressed.
+	DiscardPTX bool
 	// GPUs are further GPUs of the same model as Backend's that measure
 	// configurations beside it, one configuration each at a time (gtune
 	// tune --devices): one run over every GPU of a host. Backend
@@ -1161,6 +1167,11 @@ func (r *run) evaluated(p *pending, out executor.Outcome) (*Evaluation, error) {
 	} else {
 		ev.CompileMs = p.cr.compileMs
 		r.measured(o, ev, p, out.Result, p.cr.compileMs)
+		for i, l := range p.plan.Launches {
+			if !c.DiscardPTX && l.Binary != nil && len(l.Binary.PTX) > 0 {
+				ev.PTX = append(ev.PTX, store.KernelPTX{Launch: i, Kernel: r.problem.Kernels[l.Job.Kernel].KernelName, PTX: l.Binary.PTX})
+			}
+		}
 	}
 	ev.Status, ev.Reason = string(o.Status), o.Reason
 	ev.Observations, ev.Metrics = o.Observations, o.Metrics

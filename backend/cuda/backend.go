@@ -456,7 +456,15 @@ func wirePlan(p *backend.Plan) *backend.Plan {
 	for i, l := range p.Launches {
 		j := *l.Job
 		j.Source = ""
-		w.Launches[i] = backend.Launch{Job: &j, Binary: l.Binary, Stream: l.Stream}
+		// The worker loads Image; the PTX kept beside it for emulation
+		// would only lengthen every message.
+		bin := l.Binary
+		if bin != nil && bin.PTX != nil {
+			b := *bin
+			b.PTX = nil
+			bin = &b
+		}
+		w.Launches[i] = backend.Launch{Job: &j, Binary: bin, Stream: l.Stream}
 	}
 	return &w
 }

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -273,9 +274,19 @@ func Compile(ctx context.Context, r CompileRequest) (*backend.Binary, error) {
 	}
 	lowered := goString(lp)
 	var size uint64
-	var payload []byte
+	var payload, ptx []byte
 	format := byte(formatCUBIN)
 	if cubin {
+		// NVRTC makes PTX on its way to CUBIN and keeps it; kept with
+		// the binary for emulation (Binary.PTX). An NVRTC that does not
+		// hand it out for a real architecture leaves it nil: the
+		// kernel still runs.
+		if n.getPTXSize(prog, &size) == nvrtcSuccess && size > 1 {
+			buf := make([]byte, size)
+			if n.getPTX(prog, &buf[0]) == nvrtcSuccess {
+				ptx = bytes.TrimRight(buf, "\x00")
+			}
+		}
 		if err := n.check("nvrtcGetCUBINSize", n.getCUBINSize(prog, &size)); err != nil {
 			return nil, err
 		}
@@ -296,6 +307,7 @@ func Compile(ctx context.Context, r CompileRequest) (*backend.Binary, error) {
 				return nil, err
 			}
 		}
+		ptx = bytes.TrimRight(payload, "\x00")
 	}
 	if len(payload) == 0 {
 		return nil, fmt.Errorf("cuda: NVRTC produced an empty image for %s (%s)", r.KernelName, arch)
@@ -305,6 +317,7 @@ func Compile(ctx context.Context, r CompileRequest) (*backend.Binary, error) {
 		Image:     encodeImage(format, lowered, payload),
 		Log:       log,
 		CompileMs: ms,
+		PTX:       ptx,
 	}, nil
 }
 

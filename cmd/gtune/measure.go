@@ -249,6 +249,7 @@ func measureOne(ctx context.Context, cmd *cobra.Command, first *spec.Spec, c tun
 	}
 	c.DB, c.GtuneVersion, c.Seed = db, version, f.tune.seed
 	c.CompileCache = openCompileCache(cmd, f.tune)
+	c.DiscardPTX = !f.tune.keepPTX
 	c.Objective = objective.Objective{Name: objective.Time, Unit: "ms"}
 	c.Strategy, c.RunKind, c.MaxEvals, c.Fresh = "brute_force", "measure", 1, true
 	// Each GPU measures the plan in a run of its own, all at once: the

@@ -1,25 +1,31 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/emulate"
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/report"
+	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 )
@@ -34,6 +40,8 @@ type projectFlags struct {
 	devices   string
 	db        string
 	asJSON    bool
+	emulate   bool
+	cacheOut  string
 	limits    spaceLimits
 }
 
@@ -47,7 +55,9 @@ performance-projection-heterogeneous-gpus.md section IV-D: the kernel's work (it
 FLOP, DRAM bytes, registers, shared memory) over each GPU's device profile at the kernel's occupancy,
 t = max(t_compute, t_global, t_local) plus the launch, and ranks the GPUs fastest first. A GPU's profile is
 the newest one gtune probe measured on it in --db, else its specifications' (model.SpecProfile), and the table
-says which. --config all projects every configuration of the space (for checking against measured runs).
+says which. Without a Gtune.Simulation section the work comes from emulating one thread block of the kernel's
+PTX (section IV-C; package emulate): --emulate takes each configuration's from --db, where a tuning run on a
+GPU kept it, --ptx from a file. --config all projects every configuration of the space (for checking against measured runs).
 Nothing runs on a GPU.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runProject(cmd.Context(), cmd, args[0], f) },
@@ -58,6 +68,8 @@ Nothing runs on a GPU.`,
 	fl.StringVar(&f.db, "db", "gtune.db", "results database whose measured device profiles (gtune probe) are used (left alone when it does not exist)")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON: per configuration, the projections fastest first")
 	fl.StringVar(&f.ptx, "ptx", "", "take the kernel's work from emulating its first thread block in this PTX file (the configuration's, e.g. from nvcc -ptx with its defines; package emulate) instead of the spec's Gtune.Simulation section")
+	fl.BoolVar(&f.emulate, "emulate", false, "take each configuration's work from emulating its first thread block in the PTX a tuning run on a GPU kept in --db (the newest evaluation that compiled it), with the registers that run's GPU allotted; configurations none kept are left out")
+	fl.StringVar(&f.cacheOut, "write-cache", "", "also write the times projected on each GPU of --devices as a Kernel Tuner cache file DIR/DEVICE.json (a prior for the transfer strategy: bench-strategies --prior-cache, tune --strategy-param transfer.prior=FILE); configurations a GPU cannot launch are marked so, those not projected are absent")
 	intFlag(fl, &f.registers, "registers", 0, 0, 255, "with --ptx: registers per thread as the compiler allotted them (ptxas -v; register allocation is after PTX); 0: the spec's Gtune.Simulation Registers, else 32")
 	fl.StringVar(&f.from, "from", "", "anchor on a measured run: RUN of --db, or FILE:RUN; each configuration it measured is projected from its measured time on the run's GPU (model.Anchored) instead of from its work alone")
 	addSpaceFlags(fl, &f.limits)
@@ -78,12 +90,20 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 	if err != nil {
 		return err
 	}
-	if s.Simulation == nil && f.ptx == "" {
-		return badInput("%s has no Gtune.Simulation section: the kernel's work (Flops, Bytes, Registers) is what a projection divides by the GPUs' throughputs; give it there (PTX emulation of one thread block, which would measure it, is not built yet)", s.Path)
+	if f.emulate && (f.ptx != "" || f.registers > 0) {
+		return badInput("--emulate takes each configuration's PTX and registers from --db: not with --ptx or --registers")
+	}
+	if s.Simulation == nil && f.ptx == "" && !f.emulate {
+		return badInput("%s has no Gtune.Simulation section: the kernel's work (Flops, Bytes, Registers) is what a projection divides by the GPUs' throughputs; give it there, or emulate one thread block of its PTX (--emulate: the PTX a tuning run on a GPU kept in --db; --ptx FILE)", s.Path)
 	}
 	devs, err := projectDevices(f.devices)
 	if err != nil {
 		return err
+	}
+	if f.cacheOut != "" {
+		if st, err := os.Stat(f.cacheOut); err != nil || !st.IsDir() {
+			return badInput("--write-cache %s: want an existing directory (each GPU's cache is written there as DEVICE.json)", f.cacheOut)
+		}
 	}
 	profiles, err := projectProfiles(f.db, devs)
 	if err != nil {
@@ -126,13 +146,28 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 	var emulated *backend.Work
 	if f.ptx != "" {
 		if f.config == "all" || f.from != "" {
-			return badInput("--ptx is the PTX of one configuration: give it with --config KEY (not all, not --from)")
+			return badInput("--ptx is the PTX of one configuration: give it with --config KEY (not all, not --from); --emulate takes each configuration's PTX from --db")
 		}
-		if emulated, err = emulatedWork(cmd, s, sp.Values(idx[0]), f.ptx); err != nil {
+		text, err := os.ReadFile(f.ptx)
+		if err != nil {
+			return badInput("--ptx: %v", err)
+		}
+		cfg := sp.Values(idx[0])
+		var insts int64
+		var took time.Duration
+		if emulated, insts, took, err = emulatedWork(s, cfg, text, "--ptx "+f.ptx); err != nil {
 			return err
 		}
 		if f.registers > 0 {
 			emulated.Registers = f.registers
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "gtune: work of %s %s from emulating its first thread block (%d thread instructions, %v)\n",
+			s.KernelName, s.Key(cfg), insts, took.Round(time.Millisecond))
+	}
+	var kept map[string]*backend.Work
+	if f.emulate {
+		if kept, idx, err = keptWork(cmd, s, sp, idx, f.db); err != nil {
+			return err
 		}
 	}
 	var anchor *measuredRun
@@ -166,6 +201,9 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 			j.Work = emulated
 		}
 		pc := projectedConfig{Key: sp.Key(i)}
+		if w, ok := kept[pc.Key]; ok {
+			j.Work = w
+		}
 		var from model.Projection
 		if anchor != nil {
 			// The registers the compiler gave it on the run's GPU, not
@@ -201,6 +239,16 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 		}
 		model.Rank(pc.Projections)
 		out = append(out, pc)
+	}
+	if f.cacheOut != "" {
+		for k, d := range devs {
+			if err := writeProjectedCache(filepath.Join(f.cacheOut, d.ID+".json"), s, sp, idx, out, d); err != nil {
+				return err
+			}
+			if k == len(devs)-1 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "gtune: projected times written to %s as Kernel Tuner caches, one per GPU (DEVICE.json)\n", f.cacheOut)
+			}
+		}
 	}
 	if f.asJSON {
 		return report.WriteJSON(cmd.OutOrStdout(), map[string]any{"spec": s.Path, "kernel": s.KernelName, "configurations": out})
@@ -339,60 +387,159 @@ func loadMeasuredRun(from, dbPath string, s *spec.Spec) (*measuredRun, error) {
 }
 
 // emulatedWork is the work of configuration cfg of s from emulating the
-// first thread block of its PTX (package emulate), scaled to the grid;
-// registers from the spec's Gtune.Simulation where it has them, else 32;
-// static shared memory the PTX's. It says on stderr what it emulated.
-// Errors: an unreadable or unparsable file, no entry of the kernel's
-// name, an instruction the emulator does not support.
-func emulatedWork(cmd *cobra.Command, s *spec.Spec, cfg []expr.Value, path string) (*backend.Work, error) {
-	text, err := os.ReadFile(path)
-	if err != nil {
-		return nil, badInput("--ptx: %v", err)
-	}
-	ks, err := emulate.Parse(string(text))
-	if err != nil {
-		return nil, badInput("--ptx %s: %v", path, err)
-	}
-	var k *emulate.Kernel
-	// extern "C" kernels keep their name; C++ ones are mangled
-	// (_Z<length><name>...), as NVRTC's lowered name is.
-	mangled := "_Z" + strconv.Itoa(len(s.KernelName)) + s.KernelName
-	for _, e := range ks {
-		if e.Name == s.KernelName || (k == nil && strings.HasPrefix(e.Name, mangled)) {
-			k = e
-		}
-	}
-	if k == nil {
-		return nil, badInput("--ptx %s has no entry %s", path, s.KernelName)
-	}
+// first thread block of its PTX text (package emulate; label names where
+// the text came from, for messages), scaled to the grid; registers from
+// the spec's Gtune.Simulation where it has them, else 32; static shared
+// memory the PTX's. It returns the emulation's thread-instruction count
+// and time too. Errors: a text that does not parse, no entry of the
+// kernel's name, an instruction the emulator does not support.
+func emulatedWork(s *spec.Spec, cfg []expr.Value, text []byte, label string) (*backend.Work, int64, time.Duration, error) {
 	j, err := s.Job(cfg)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	prob, err := s.Problem()
 	if err != nil {
-		return nil, err
-	}
-	args, err := emulate.ArgsOf(prob.Kernels[0])
-	if err != nil {
-		return nil, inputError{err}
+		return nil, 0, 0, err
 	}
 	t0 := time.Now()
-	c, err := k.Emulate(emulate.Launch{Grid: j.Grid, Block: j.Block, Args: args})
+	w, c, err := emulate.JobWork(text, prob.Kernels[0], j)
 	if err != nil {
-		return nil, inputError{fmt.Errorf("--ptx %s: %w", path, err)}
+		return nil, 0, 0, badInput("%s: %v", label, err)
 	}
+	took := time.Since(t0)
 	var insts int64
 	for _, n := range c.ThreadInstructions {
 		insts += n
 	}
-	blocks := j.Grid[0] * j.Grid[1] * j.Grid[2]
-	fmt.Fprintf(cmd.ErrOrStderr(), "gtune: work of %s %s from emulating its first thread block (%d threads, %d thread instructions, %v) scaled to %d blocks\n",
-		s.KernelName, s.Key(cfg), c.Threads, insts, time.Since(t0).Round(time.Millisecond), blocks)
-	w := c.Work(blocks)
-	w.Registers, w.SharedMemory = 32, int(k.SharedBytes)
+	w.Registers = 32
 	if j.Work != nil && j.Work.Registers > 0 {
 		w.Registers = j.Work.Registers
 	}
-	return &w, nil
+	return &w, insts, took, nil
+}
+
+// keptWork is the work of each configuration of idx from emulating the
+// PTX kept in the database at dbPath (store.PTXOf, the newest evaluation
+// of the spec that compiled it), with that evaluation's registers. It
+// returns the work by configuration key and the configurations that have
+// it (the others are told on stderr, counted). Errors: no database, none
+// of the configurations with PTX kept, an emulation's (bad input).
+func keptWork(cmd *cobra.Command, s *spec.Spec, sp *space.Space, idx []int, dbPath string) (map[string]*backend.Work, []int, error) {
+	if _, err := os.Stat(dbPath); err != nil {
+		return nil, nil, badInput("--emulate reads the PTX kept in --db: %v", err)
+	}
+	db, err := store.Open(dbPath)
+	if err != nil {
+		return nil, nil, inputError{err}
+	}
+	defer db.Close()
+	// Each configuration's PTX is read here and emulated by one of
+	// NumCPU workers: one block takes milliseconds to a second, and a
+	// space has thousands of configurations.
+	type item struct {
+		i     int
+		ptx   *store.StoredPTX
+		w     *backend.Work
+		insts int64
+		took  time.Duration
+		err   error
+	}
+	var items []*item
+	missing := 0
+	for _, i := range idx {
+		p, err := db.PTXOf(s.Hash, sp.Key(i))
+		if errors.Is(err, store.ErrNotFound) {
+			missing++
+			continue
+		} else if err != nil {
+			return nil, nil, err
+		}
+		items = append(items, &item{i: i, ptx: p})
+	}
+	t0 := time.Now()
+	ch := make(chan *item)
+	var wg sync.WaitGroup
+	for range runtime.NumCPU() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range ch {
+				it.w, it.insts, it.took, it.err = emulatedWork(s, sp.Values(it.i), it.ptx.PTX, fmt.Sprintf("the PTX of %s kept by run %d", sp.Key(it.i), it.ptx.RunID))
+			}
+		}()
+	}
+	for _, it := range items {
+		ch <- it
+	}
+	close(ch)
+	wg.Wait()
+	out := map[string]*backend.Work{}
+	var have []int
+	var insts int64
+	var took time.Duration
+	for _, it := range items {
+		if it.err != nil {
+			return nil, nil, it.err
+		}
+		if it.ptx.Registers > 0 {
+			it.w.Registers = it.ptx.Registers
+		}
+		out[sp.Key(it.i)], insts, took = it.w, insts+it.insts, took+it.took
+		have = append(have, it.i)
+	}
+	if len(have) == 0 {
+		return nil, nil, badInput("--emulate: %s keeps no PTX of %s for the %d configurations asked for (PTX is kept by tuning runs on a GPU: gtune tune --backend cuda --db %s)", dbPath, s.Path, len(idx), dbPath)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "gtune: work of %d configurations of %s from emulating the first thread block of the PTX kept in %s (%d thread instructions, %v of emulation, %v on %d CPUs)",
+		len(have), s.KernelName, dbPath, insts, took.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond), runtime.NumCPU())
+	if missing > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "; %d configurations have none kept and are left out", missing)
+	}
+	fmt.Fprintln(cmd.ErrOrStderr())
+	return out, have, nil
+}
+
+// writeProjectedCache writes the times projected on d (out, of the
+// configurations idx of sp) as a Kernel Tuner cache file at path
+// (cache.FromRun): each configuration's projected time as its time, one
+// the model cannot launch on d as a launch failure. The device name says
+// it is a projection. Errors: the file's.
+func writeProjectedCache(path string, s *spec.Spec, sp *space.Space, idx []int, out []projectedConfig, d *device.Description) error {
+	byKey := map[string]projectedConfig{}
+	for _, pc := range out {
+		byKey[pc.Key] = pc
+	}
+	run := &store.Run{DeviceName: d.Name + " (projected by gtune)", Kernel: s.KernelName, Objective: "time"}
+	var evs []*store.Evaluation
+	names := sp.Params()
+	for _, i := range idx {
+		key := sp.Key(i)
+		cfg := sp.Values(i)
+		e := &store.Evaluation{Key: key, Status: string(backend.StatusLaunchFailed)}
+		for k, p := range names {
+			e.Params = append(e.Params, store.Param{Name: p.Name, Value: cfg[k].GoValue()})
+		}
+		for _, p := range byKey[key].Projections {
+			if p.Device == d.ID {
+				e.Status, e.Observations = string(backend.StatusValid), map[string]float64{"time": p.TimeMs}
+			}
+		}
+		evs = append(evs, e)
+	}
+	if len(evs) == 0 {
+		return badInput("--write-cache: no configuration projected")
+	}
+	c, err := cache.FromRun(run, evs)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := c.Write(&buf); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return inputError{fmt.Errorf("--write-cache: %v", err)}
+	}
+	return nil
 }

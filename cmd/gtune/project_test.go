@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/spec"
@@ -275,7 +277,7 @@ func TestProjectFromPTX(t *testing.T) {
 	if p.Bound != "global" || p.ComputeMs <= 10*declared.ComputeMs || math.Abs(p.GlobalMs/declared.GlobalMs-1) > 1e-9 {
 		t.Errorf("emulated %+v, declared %+v", p, declared)
 	}
-	if !strings.Contains(errs, "gtune: work of vector_add 256,1 from emulating its first thread block (256 threads, 5376 thread instructions") {
+	if !strings.Contains(errs, "gtune: work of vector_add 256,1 from emulating its first thread block (5376 thread instructions") {
 		t.Errorf("stderr: %s", errs)
 	}
 	// The compiler's registers (--registers): 255 per thread leave one
@@ -295,6 +297,67 @@ func TestProjectFromPTX(t *testing.T) {
 	}
 }
 
+// project --emulate takes each configuration's work from the PTX a
+// tuning run kept in the database, with that run's registers: the same
+// projection as --ptx FILE --registers N; configurations that kept none
+// are left out, and said so; a database that keeps none is refused.
+func TestProjectEmulateKeptPTX(t *testing.T) {
+	va := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
+	ptxPath := filepath.Join("..", "..", "emulate", "testdata", "vector_add_256_1.ptx")
+	text, err := os.ReadFile(ptxPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := spec.Load(va)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbPath := filepath.Join(t.TempDir(), "p.db")
+	db, err := store.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &store.Run{SpecHash: s.Hash, SpecPath: va, Kernel: s.KernelName, Objective: "time", Strategy: "brute_force",
+		DeviceName: "NVIDIA H100 80GB HBM3", DeviceUUID: "GPU-1", Driver: "580", Backend: "cuda", GtuneVersion: "test"}
+	if err := db.BeginRun(r); err != nil {
+		t.Fatal(err)
+	}
+	v := 1.0
+	if err := db.Add(&store.Evaluation{RunID: r.ID, Key: "256,1", Status: "valid", Objective: &v, Observations: map[string]float64{"time": 1},
+		Registers: 255, PTX: []store.KernelPTX{{Kernel: "vector_add", PTX: text}}}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	code, out, errs := gtune(t, "project", va, "--config", "all", "--emulate", "--devices", "h100_sxm", "--db", dbPath, "--json")
+	var d struct {
+		Configurations []struct {
+			Key         string
+			Projections []model.Projection
+		}
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &d) != nil || len(d.Configurations) != 1 || d.Configurations[0].Key != "256,1" {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	got := d.Configurations[0].Projections[0]
+	if !strings.Contains(errs, "gtune: work of 1 configurations of vector_add from emulating the first thread block of the PTX kept in") ||
+		!strings.Contains(errs, "configurations have none kept and are left out") {
+		t.Errorf("stderr: %s", errs)
+	}
+	code, out, errs = gtune(t, "project", va, "--config", "256,1", "--devices", "h100_sxm", "--ptx", ptxPath, "--registers", "255", "--db", dbPath, "--json")
+	if code != 0 || json.Unmarshal([]byte(out), &d) != nil {
+		t.Fatalf("--ptx: exit %d: %s %s", code, out, errs)
+	}
+	if want := d.Configurations[0].Projections[0]; got != want || got.Occupancy != 0.125 {
+		t.Errorf("--emulate %+v; --ptx --registers 255 %+v", got, want)
+	}
+	if code, _, errs := gtune(t, "project", va, "--config", "128,1", "--emulate", "--db", dbPath); code != 2 || !strings.Contains(errs, "keeps no PTX of") {
+		t.Errorf("a configuration without PTX: exit %d: %s", code, errs)
+	}
+	if code, _, errs := gtune(t, "project", va, "--emulate", "--ptx", ptxPath, "--db", dbPath); code != 2 || !strings.Contains(errs, "not with --ptx") {
+		t.Errorf("--emulate with --ptx: exit %d: %s", code, errs)
+	}
+}
+
 // project1 is vector_add 256,1 projected on the H100 from its declared
 // work.
 func project1(t *testing.T, va, db string) model.Projection {
@@ -307,4 +370,46 @@ func project1(t *testing.T, va, db string) model.Projection {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	return d.Configurations[0].Projections[0]
+}
+
+// project --write-cache writes the projected times as Kernel Tuner caches,
+// one per GPU, that the transfer strategy reads as a prior: every
+// configuration, each with the time --json gives; it wants a directory.
+func TestProjectWriteCache(t *testing.T) {
+	va := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "p.db")
+	code, js, errs := gtune(t, "project", va, "--config", "all", "--devices", "h100_sxm,h200", "--db", db, "--json", "--write-cache", dir)
+	var d struct {
+		Configurations []struct {
+			Key         string
+			Projections []model.Projection
+		}
+	}
+	if code != 0 || json.Unmarshal([]byte(js), &d) != nil {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, id := range []string{"h100_sxm", "h200"} {
+		c, err := cache.Load(filepath.Join(dir, id+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Entries) != len(d.Configurations) || len(c.Entries) == 0 || !strings.Contains(c.DeviceName, "projected") {
+			t.Fatalf("%s: %d entries, device %q; want %d, projected", id, len(c.Entries), c.DeviceName, len(d.Configurations))
+		}
+		for _, pc := range d.Configurations {
+			want := math.NaN()
+			for _, p := range pc.Projections {
+				if p.Device == id {
+					want = p.TimeMs
+				}
+			}
+			if e := c.Entries[pc.Key]; e == nil || !e.Valid() || e.Time != want {
+				t.Errorf("%s %s: cache entry %+v; want time %v", id, pc.Key, e, want)
+			}
+		}
+	}
+	if code, _, errs := gtune(t, "project", va, "--db", db, "--write-cache", filepath.Join(dir, "nowhere")); code != 2 || !strings.Contains(errs, "want an existing directory") {
+		t.Errorf("no directory: exit %d: %s", code, errs)
+	}
 }

@@ -49,6 +49,7 @@ type tuneFlags struct {
 	// this process.
 	compileProcs   int
 	compileTimeout time.Duration
+	keepPTX        bool
 	inOrder        bool
 	seed           uint64
 	gpu            gpuctl.Options
@@ -244,6 +245,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	// The compile cache first: the resource provider (occupancy-guided
 	// strategies) keeps the binaries it compiles there for the run.
 	cfg.CompileCache = openCompileCache(cmd, f)
+	cfg.DiscardPTX = !f.keepPTX
 	if err := cfg.Provide(ctx, cmd.ErrOrStderr()); err != nil {
 		return inputError{err}
 	}
@@ -270,6 +272,7 @@ func addCompileFlags(fl *pflag.FlagSet, f *tuneFlags) {
 	durationFlag(fl, &f.compileTimeout, "compile-timeout", 5*time.Minute, time.Second, "a compilation in a worker process taking longer fails its configuration (the process is killed)")
 	fl.StringVar(&f.compileCache, "compile-cache", "", "folder of the compile cache, binaries kept between runs and reused (default: $GTUNE_COMPILE_CACHE, else the user's cache folder, e.g. ~/.cache/gtune/kernels; bounded to 2 GiB)")
 	fl.Bool("no-compile-cache", false, "compile every kernel the run needs, without reading or writing the compile cache")
+	fl.BoolVar(&f.keepPTX, "keep-ptx", true, "keep each compiled configuration's PTX in the results database, for gtune project --emulate (where the backend makes PTX: the CUDA backend)")
 }
 
 // openCompileCache opens the compile cache the flags ask for; nil with

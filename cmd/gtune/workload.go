@@ -134,6 +134,7 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	}
 	cfg.Backend, cfg.GPUs = gr.Wrap(be), gr.WrapGPUs(more)
 	cfg.CompileCache = openCompileCache(cmd, f)
+	cfg.DiscardPTX = !f.keepPTX
 	cfg.CompletionOrder = completionOrder(be, f)
 	_, err = runAndReport(ctx, cmd, cfg, f, db.Path(), func(out io.Writer, sum *tuner.Summary) {
 		report.TuneTable(out, nil, sum, db.Path())
