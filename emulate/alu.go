@@ -1,6 +1,7 @@
 package emulate
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -8,7 +9,7 @@ import (
 )
 
 // value reads operand o for thread t as raw bits.
-func (b *block) value(o operand, t *thread) (uint64, error) {
+func (b *block) value(o *operand, t *thread) (uint64, error) {
 	switch o.kind {
 	case opReg:
 		return t.regs[o.reg], nil
@@ -88,8 +89,8 @@ func (b *block) alu(in *instr, t *thread) error {
 		return b.fail(in, ErrUnsupported)
 	}
 	src := buf[:len(in.args)-1]
-	for i, a := range in.args[1:] {
-		v, err := b.value(a, t)
+	for i := range in.args[1:] {
+		v, err := b.value(&in.args[1+i], t)
 		if err != nil {
 			return b.fail(in, err)
 		}
@@ -506,9 +507,9 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 	}
 	n := in.vecN
 	load := in.op == "ld"
-	addrOp, dataOp := in.args[1], in.args[0]
+	addrOp, dataOp := &in.args[1], &in.args[0]
 	if !load {
-		addrOp, dataOp = in.args[0], in.args[1]
+		addrOp, dataOp = &in.args[0], &in.args[1]
 	}
 	if addrOp.kind != opAddr {
 		return b.fail(in, fmt.Errorf("memory operand is not an address"))
@@ -517,17 +518,23 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 	if space == "local" || space == "generic" {
 		return b.fail(in, fmt.Errorf("%w: %s-space access", ErrUnsupported, space))
 	}
-	regs := []operand{dataOp}
+	regs := in.args[:0]
+	if load {
+		regs = in.args[:1]
+	} else {
+		regs = in.args[1:2]
+	}
 	if dataOp.kind == opVec {
 		regs = dataOp.vec
 	}
 	if len(regs) != n {
 		return b.fail(in, fmt.Errorf("%d data operands for a .v%d access", len(regs), n))
 	}
+	sp := in.spaceK
 	sectors, words := b.sectors[:0], b.words[:0]
 	for _, t := range on {
 		var base uint64
-		if addrOp.base.kind == opSymbol && space == "param" {
+		if addrOp.base.kind == opSymbol && sp == spaceParam {
 			v, ok := b.params[addrOp.base.name]
 			if !ok {
 				return b.fail(in, fmt.Errorf("unknown parameter %s", addrOp.base.name))
@@ -535,20 +542,20 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 			if !load {
 				return b.fail(in, fmt.Errorf("%w: a store to a parameter", ErrUnsupported))
 			}
-			if err := b.write(in, t, regs[0], v, ty); err != nil {
+			if err := b.write(in, t, &regs[0], v, ty); err != nil {
 				return err
 			}
 			continue
 		}
-		v, err := b.value(*addrOp.base, t)
+		v, err := b.value(addrOp.base, t)
 		if err != nil {
 			return b.fail(in, err)
 		}
 		base = v + uint64(addrOp.off)
 		for e := 0; e < n; e++ {
 			addr := base + uint64(e*size)
-			switch space {
-			case "global":
+			switch sp {
+			case spaceGlobal:
 				for a := addr >> 5; a <= (addr+uint64(size)-1)>>5; a++ {
 					sectors = append(sectors, a)
 				}
@@ -557,11 +564,11 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 					if err != nil {
 						return b.fail(in, err)
 					}
-					if err := b.write(in, t, regs[e], x, ty); err != nil {
+					if err := b.write(in, t, &regs[e], x, ty); err != nil {
 						return err
 					}
 				} else {
-					x, err := b.value(regs[e], t)
+					x, err := b.value(&regs[e], t)
 					if err != nil {
 						return b.fail(in, err)
 					}
@@ -569,16 +576,16 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 						return b.fail(in, err)
 					}
 				}
-			case "const":
+			case spaceConst:
 				if !load || addr+uint64(size) > uint64(len(b.cmem)) {
 					return b.fail(in, fmt.Errorf("constant access at %d outside the module's %d bytes", addr, len(b.cmem)))
 				}
 				var tmp [8]byte
 				copy(tmp[:size], b.cmem[addr:addr+uint64(size)])
-				if err := b.write(in, t, regs[e], leUint64(tmp[:]), ty); err != nil {
+				if err := b.write(in, t, &regs[e], leUint64(tmp[:]), ty); err != nil {
 					return err
 				}
-			case "shared":
+			case spaceShared:
 				if addr+uint64(size) > uint64(len(b.shared)) {
 					return b.fail(in, fmt.Errorf("shared access at %d outside the block's %d bytes", addr, len(b.shared)))
 				}
@@ -586,13 +593,11 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 					words = append(words, wd)
 				}
 				if load {
-					var tmp [8]byte
-					copy(tmp[:size], b.shared[addr:addr+uint64(size)])
-					if err := b.write(in, t, regs[e], leUint64(tmp[:]), ty); err != nil {
+					if err := b.write(in, t, &regs[e], leN(b.shared[addr:], size), ty); err != nil {
 						return err
 					}
 				} else {
-					x, err := b.value(regs[e], t)
+					x, err := b.value(&regs[e], t)
 					if err != nil {
 						return b.fail(in, err)
 					}
@@ -619,16 +624,7 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 		}
 	case "shared":
 		// The most distinct words any one of the 32 banks serves.
-		slices.Sort(words)
-		var per [32]int
-		ways := 0
-		for i, wd := range words {
-			if i > 0 && wd == words[i-1] {
-				continue
-			}
-			per[wd%32]++
-			ways = max(ways, per[wd%32])
-		}
+		ways := bankWays(words)
 		b.c.SharedRequests++
 		b.c.SharedWavefronts += int64(max(ways, 1))
 		b.c.SharedBytes += bytes
@@ -638,22 +634,72 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 
 // write stores a loaded value into register operand o, sign- or
 // zero-extended from the access type.
-func (b *block) write(in *instr, t *thread, o operand, v uint64, ty string) error {
+func (b *block) write(in *instr, t *thread, o *operand, v uint64, ty string) error {
 	if o.kind != opReg {
 		return b.fail(in, fmt.Errorf("load destination is not a register"))
 	}
-	if ty[0] == 's' {
-		v = uint64(sx(v, width(ty)))
-	} else {
-		v = trunc(v, ty)
+	// ty is in.ty, whose width and signedness the parser derived.
+	switch w := in.w; {
+	case in.signed:
+		v = uint64(sx(v, w))
+	case w > 0 && w < 64:
+		v &= 1<<w - 1
 	}
 	t.regs[o.reg] = v
 	return nil
 }
 
-// countDistinct sorts xs and counts its distinct values.
+// State spaces of ld and st, told apart without comparing strings in the
+// per-thread loop.
+const (
+	spaceOther = iota
+	spaceParam
+	spaceGlobal
+	spaceConst
+	spaceShared
+)
+
+func spaceOf(s string) int {
+	switch s {
+	case "param":
+		return spaceParam
+	case "global":
+		return spaceGlobal
+	case "const":
+		return spaceConst
+	case "shared":
+		return spaceShared
+	}
+	return spaceOther
+}
+
+// bankWays is the most distinct 4-byte words of words (word addresses)
+// that any one of the 32 shared-memory banks serves: the wavefronts of
+// the request. Words are mostly ascending (consecutive threads, adjacent
+// words), where a bank's words come in order and repeats are adjacent;
+// otherwise they are sorted first.
+func bankWays(words []uint64) int {
+	if !slices.IsSorted(words) {
+		slices.Sort(words)
+	}
+	var per [32]int
+	ways := 0
+	for i, wd := range words {
+		if i > 0 && wd == words[i-1] {
+			continue
+		}
+		per[wd%32]++
+		ways = max(ways, per[wd%32])
+	}
+	return ways
+}
+
+// countDistinct sorts xs (unless it is sorted already, as a coalesced
+// access's sectors are) and counts its distinct values.
 func countDistinct(xs []uint64) int {
-	slices.Sort(xs)
+	if !slices.IsSorted(xs) {
+		slices.Sort(xs)
+	}
 	n := 0
 	for i, x := range xs {
 		if i == 0 || x != xs[i-1] {
@@ -663,16 +709,24 @@ func countDistinct(xs []uint64) int {
 	return n
 }
 
-func leUint64(b []byte) uint64 {
-	var v uint64
-	for i := 7; i >= 0; i-- {
-		v = v<<8 | uint64(b[i])
+func leUint64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+// leN reads an n-byte (1, 2, 4 or 8) little-endian value at the start of
+// b, which holds at least n bytes.
+func leN(b []byte, n int) uint64 {
+	switch n {
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(b))
+	case 8:
+		return binary.LittleEndian.Uint64(b)
+	case 2:
+		return uint64(binary.LittleEndian.Uint16(b))
+	case 1:
+		return uint64(b[0])
 	}
-	return v
+	var tmp [8]byte
+	copy(tmp[:], b[:n])
+	return binary.LittleEndian.Uint64(tmp[:])
 }
 
-func putLeUint64(b []byte, v uint64) {
-	for i := 0; i < 8; i++ {
-		b[i] = byte(v >> (8 * i))
-	}
-}
+func putLeUint64(b []byte, v uint64) { binary.LittleEndian.PutUint64(b, v) }

@@ -87,7 +87,7 @@ type Buffer struct {
 }
 
 const (
-	pageBits   = 12
+	pageBits   = 8
 	bufferBase = uint64(1) << 44
 	bufferSpan = uint64(1) << 40
 )
@@ -96,6 +96,9 @@ const (
 type memory struct {
 	bufs  []*Buffer
 	pages map[uint64][]byte
+	// The page last returned (most accesses are to the page before).
+	lastKey  uint64
+	lastPage []byte
 }
 
 func (m *memory) locate(addr uint64, n int) (*Buffer, uint64, error) {
@@ -111,6 +114,9 @@ func (m *memory) locate(addr uint64, n int) (*Buffer, uint64, error) {
 
 func (m *memory) page(addr uint64, b *Buffer, off uint64) []byte {
 	key := addr >> pageBits
+	if m.lastPage != nil && key == m.lastKey {
+		return m.lastPage
+	}
 	p, ok := m.pages[key]
 	if !ok {
 		p = make([]byte, 1<<pageBits)
@@ -129,6 +135,7 @@ func (m *memory) page(addr uint64, b *Buffer, off uint64) []byte {
 		}
 		m.pages[key] = p
 	}
+	m.lastKey, m.lastPage = key, p
 	return p
 }
 
@@ -138,6 +145,10 @@ func (m *memory) load(addr uint64, n int) (uint64, error) {
 		return 0, err
 	}
 	var tmp [8]byte
+	if in := addr & (1<<pageBits - 1); in+uint64(n) <= 1<<pageBits {
+		// Within one page (nearly every access): one lookup.
+		return leN(m.page(addr, b, off)[in:], n), nil
+	}
 	for i := 0; i < n; i++ {
 		a := addr + uint64(i)
 		tmp[i] = m.page(a, b, off+uint64(i))[a&(1<<pageBits-1)]
@@ -155,6 +166,10 @@ func (m *memory) store(addr uint64, n int, v uint64) error {
 	}
 	var tmp [8]byte
 	binary.LittleEndian.PutUint64(tmp[:], v)
+	if in := addr & (1<<pageBits - 1); in+uint64(n) <= 1<<pageBits {
+		copy(m.page(addr, b, off)[in:in+uint64(n)], tmp[:n])
+		return nil
+	}
 	for i := 0; i < n; i++ {
 		a := addr + uint64(i)
 		m.page(a, b, off+uint64(i))[a&(1<<pageBits-1)] = tmp[i]
@@ -270,12 +285,22 @@ func (k *Kernel) Emulate(l Launch) (*Counts, error) {
 func (b *block) runWarp(w []*thread) (bool, error) {
 	ran := false
 	for {
+		// One pass: the lowest pc of the threads still running, and
+		// those at it.
 		pc := -1
+		active := b.active[:0]
 		for _, t := range w {
-			if !t.done && !t.barrier && (pc < 0 || t.pc < pc) {
-				pc = t.pc
+			if t.done || t.barrier {
+				continue
+			}
+			switch {
+			case pc < 0 || t.pc < pc:
+				pc, active = t.pc, append(active[:0], t)
+			case t.pc == pc:
+				active = append(active, t)
 			}
 		}
+		b.active = active
 		if pc < 0 {
 			return ran, nil
 		}
@@ -284,13 +309,6 @@ func (b *block) runWarp(w []*thread) (bool, error) {
 			return ran, fmt.Errorf("emulate: %s ran past its last instruction", b.k.Name)
 		}
 		in := &b.k.instrs[pc]
-		active := b.active[:0]
-		for _, t := range w {
-			if !t.done && !t.barrier && t.pc == pc {
-				active = append(active, t)
-			}
-		}
-		b.active = active
 		if err := b.exec(in, active); err != nil {
 			return ran, err
 		}
@@ -314,8 +332,8 @@ func (b *block) exec(in *instr, active []*thread) error {
 	cls := in.cls
 	b.c.WarpInstructions[cls]++
 	b.c.ThreadInstructions[cls] += int64(len(on))
-	switch in.op {
-	case "bra":
+	switch in.flow {
+	case flowBranch:
 		b.c.Branches++
 		taken := 0
 		for _, t := range active {
@@ -329,12 +347,12 @@ func (b *block) exec(in *instr, active []*thread) error {
 			b.c.DivergentBranches++
 		}
 		return nil
-	case "bar", "barrier":
+	case flowBarrier:
 		for _, t := range active {
 			t.barrier = true // pc advances at release
 		}
 		return nil
-	case "ret", "exit":
+	case flowExit:
 		for _, t := range on {
 			t.done = true
 		}
@@ -344,7 +362,7 @@ func (b *block) exec(in *instr, active []*thread) error {
 			}
 		}
 		return nil
-	case "ld", "st":
+	case flowMemory:
 		if err := b.memoryOp(in, on); err != nil {
 			return err
 		}
@@ -375,6 +393,15 @@ func (b *block) exec(in *instr, active []*thread) error {
 	}
 	return nil
 }
+
+// Opcode kinds of instr.flow.
+const (
+	flowALU = iota
+	flowBranch
+	flowBarrier
+	flowExit
+	flowMemory
+)
 
 func has(mods []string, m string) bool {
 	for _, x := range mods {

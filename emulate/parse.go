@@ -86,6 +86,10 @@ type instr struct {
 	cls           Class
 	size, vecN    int
 	space         string
+	// flow is the opcode's kind for exec's dispatch (flowALU, flowBranch,
+	// ...), and spaceK the state space of ld/st (spaceGlobal, ...), so
+	// that the per-instruction paths compare no strings.
+	flow, spaceK int
 	// f32op is the FP32 add (1), mul (2) or fma (3) whose operands are
 	// registers or immediates: the emulator's hottest instructions, run
 	// without the general path (0: none).
@@ -338,6 +342,17 @@ func (k *Kernel) parseInstr(s string, line int) (instr, error) {
 		case "param", "global", "shared", "local", "const":
 			in.space = m
 		}
+	}
+	in.spaceK = spaceOf(in.space)
+	switch in.op {
+	case "bra":
+		in.flow = flowBranch
+	case "bar", "barrier":
+		in.flow = flowBarrier
+	case "ret", "exit":
+		in.flow = flowExit
+	case "ld", "st":
+		in.flow = flowMemory
 	}
 	return in, nil
 }
