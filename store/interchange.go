@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -10,17 +11,19 @@ import (
 // AddMany stores the evaluations es of one run in a single transaction:
 // all of them or, on any error, none. It is Add for bulk imports (package
 // cache: a Kernel Tuner cache holds thousands of configurations, and one
-// fsync each would cost seconds). Empty SpecHash and DeviceUUID are filled
-// in from the run and every e.ID is set. Errors are those of Add, naming
-// the evaluation at fault; all of es must belong to the same run.
+// fsync each would cost seconds) and merges (package shard), with
+// everything Add stores: launches, GPU, typed observations and PTX. Empty
+// SpecHash and DeviceUUID are filled in from the run and every e.ID is
+// set. Errors are those of Add, naming the evaluation at fault; all of es
+// must belong to the same run.
 func (db *DB) AddMany(es []*Evaluation) error {
 	if len(es) == 0 {
 		return nil
 	}
 	runID := es[0].RunID
 	type encoded struct {
-		params, obs, metrics, times string
-		objective                   any
+		params, obs, metrics, times, launches string
+		objective                             any
 	}
 	enc := make([]encoded, len(es))
 	for i, e := range es {
@@ -52,6 +55,17 @@ func (db *DB) AddMany(es []*Evaluation) error {
 		if e.Objective != nil {
 			enc[i].objective = nullFloat(*e.Objective)
 		}
+		if err := e.Typed.Validate(); err != nil {
+			return fmt.Errorf("store: evaluation %q: %v", e.Key, err)
+		}
+		enc[i].launches = "[]"
+		if e.Launches != nil {
+			b, err := json.Marshal(e.Launches)
+			if err != nil {
+				return fmt.Errorf("store: evaluation %q launches: %v", e.Key, err)
+			}
+			enc[i].launches = string(b)
+		}
 	}
 
 	ctx := context.Background()
@@ -75,8 +89,8 @@ func (db *DB) AddMany(es []*Evaluation) error {
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO evaluations
 		(run_id, spec_hash, device_uuid, config_key, params, status, reason, objective,
 		 observations, metrics, times_ms, registers, shared_static_bytes, local_bytes,
-		 max_error, compile_ms, benchmark_ms, framework_ms, started_at, finished_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		 max_error, compile_ms, benchmark_ms, framework_ms, started_at, finished_at, launches, gpu)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return fmt.Errorf("store: adding evaluations to %s: %v", db.path, err)
 	}
@@ -95,12 +109,21 @@ func (db *DB) AddMany(es []*Evaluation) error {
 		res, err := stmt.ExecContext(ctx, runID, hashes[i], uuids[i], e.Key, enc[i].params, e.Status, e.Reason,
 			enc[i].objective, enc[i].obs, enc[i].metrics, enc[i].times, e.Registers, e.SharedStaticBytes, e.LocalBytes,
 			nullFloat(e.MaxError), nullFloat(e.CompileMs), nullFloat(e.BenchmarkMs), nullFloat(e.FrameworkMs),
-			fmtTime(e.StartedAt), fmtTime(e.FinishedAt))
+			fmtTime(e.StartedAt), fmtTime(e.FinishedAt), enc[i].launches, e.GPU)
 		if err != nil {
 			return fmt.Errorf("store: adding evaluation %q to %s: %v", e.Key, db.path, err)
 		}
 		if ids[i], err = res.LastInsertId(); err != nil {
 			return fmt.Errorf("store: adding evaluation %q to %s: %v", e.Key, db.path, err)
+		}
+		for _, o := range e.Typed {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO observations (evaluation_id, launch, name, unit, value, method) VALUES (?, ?, ?, ?, ?, ?)`,
+				ids[i], o.Launch, o.Name, o.Unit, nullFloat(o.Value), o.Method); err != nil {
+				return fmt.Errorf("store: adding evaluation %q to %s: observation %s: %v", e.Key, db.path, o.Name, err)
+			}
+		}
+		if err := addPTX(ctx, tx, ids[i], e.PTX); err != nil {
+			return fmt.Errorf("store: adding evaluation %q to %s: its PTX: %v", e.Key, db.path, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

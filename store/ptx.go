@@ -105,15 +105,11 @@ func (db *DB) PTXOf(specHash, key string) (*StoredPTX, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("store: PTX of configuration %q in %s: %v", key, db.path, err)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err == nil {
-		p.PTX, err = io.ReadAll(zr)
+	if p.PTX, err = unzipPTX(gz, h); err == nil && len(p.PTX) != n {
+		err = fmt.Errorf("%d bytes where %d were stored", len(p.PTX), n)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: PTX %s of configuration %q in %s is damaged: %v", h[:12], key, db.path, err)
-	}
-	if sum := sha256.Sum256(p.PTX); hex.EncodeToString(sum[:]) != h || len(p.PTX) != n {
-		return nil, fmt.Errorf("store: PTX %s of configuration %q in %s is damaged: its content does not match its hash", h[:12], key, db.path)
 	}
 	return &p, nil
 }
@@ -127,4 +123,48 @@ func (db *DB) PTXCount(specHash string) (evaluations, texts int, err error) {
 		err = fmt.Errorf("store: counting PTX in %s: %v", db.path, err)
 	}
 	return
+}
+
+// EvaluationPTX returns the PTX kept by evaluation evalID, one per launch
+// that kept one, in launch order (none: nil). Errors: the database's, a
+// damaged text.
+func (db *DB) EvaluationPTX(evalID int64) ([]KernelPTX, error) {
+	rows, err := db.sql.Query(`SELECT x.launch, x.kernel, x.sha256, t.gz FROM evaluation_ptx x JOIN ptx_texts t ON t.sha256 = x.sha256
+		WHERE x.evaluation_id = ? ORDER BY x.launch`, evalID)
+	if err != nil {
+		return nil, fmt.Errorf("store: PTX of evaluation %d in %s: %v", evalID, db.path, err)
+	}
+	defer rows.Close()
+	var out []KernelPTX
+	for rows.Next() {
+		var (
+			p  KernelPTX
+			h  string
+			gz []byte
+		)
+		if err := rows.Scan(&p.Launch, &p.Kernel, &h, &gz); err != nil {
+			return nil, fmt.Errorf("store: PTX of evaluation %d in %s: %v", evalID, db.path, err)
+		}
+		if p.PTX, err = unzipPTX(gz, h); err != nil {
+			return nil, fmt.Errorf("store: PTX %s of evaluation %d in %s is damaged: %v", h[:12], evalID, db.path, err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// unzipPTX decompresses a stored text and checks it against its hash h.
+func unzipPTX(gz []byte, h string) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, err
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != h {
+		return nil, errors.New("its content does not match its hash")
+	}
+	return b, nil
 }

@@ -38,11 +38,14 @@ type Run struct {
 	StartedAt time.Time // set by BeginRun, UTC
 	EndedAt   time.Time // zero while running
 	Status    string    // RunRunning, RunDone, RunInterrupted or RunFailed
+	// Host is the name of the host whose process ran it (set by BeginRun
+	// from os.Hostname; read back, not written from here).
+	Host string
 }
 
 // BeginRun records a new run with status "running", started now, owned by
 // this process (MarkInterrupted uses the owner to tell a live run from an
-// abandoned one). It sets r.ID, r.StartedAt, r.Status and clears r.EndedAt.
+// abandoned one). It sets r.ID, r.StartedAt, r.Status and r.Host and clears r.EndedAt.
 // It returns an error for an empty Backend (its name is free-form:
 // "cuda", "sim", "replay", or another executor's), or for Settings that
 // cannot be encoded as JSON.
@@ -74,7 +77,7 @@ func (db *DB) BeginRun(r *Run) error {
 	if err != nil {
 		return fmt.Errorf("store: recording run in %s: %v", db.path, err)
 	}
-	r.ID, r.StartedAt, r.EndedAt, r.Status = id, started, time.Time{}, RunRunning
+	r.ID, r.StartedAt, r.EndedAt, r.Status, r.Host = id, started, time.Time{}, RunRunning, host
 	return nil
 }
 
@@ -149,7 +152,7 @@ func (db *DB) SetRunSettings(id int64, settings map[string]any) error {
 }
 
 const runColumns = `id, spec_hash, spec_path, kernel, objective, strategy, device_name, device_uuid,
-	driver, backend, gtune_version, settings, started_at, ended_at, status`
+	driver, backend, gtune_version, settings, started_at, ended_at, status, host`
 
 func scanRun(s interface{ Scan(...any) error }) (*Run, error) {
 	var (
@@ -159,7 +162,7 @@ func scanRun(s interface{ Scan(...any) error }) (*Run, error) {
 	)
 	if err := s.Scan(&r.ID, &r.SpecHash, &r.SpecPath, &r.Kernel, &r.Objective, &r.Strategy,
 		&r.DeviceName, &r.DeviceUUID, &r.Driver, &r.Backend, &r.GtuneVersion, &settings,
-		&started, &finished, &r.Status); err != nil {
+		&started, &finished, &r.Status, &r.Host); err != nil {
 		return nil, err
 	}
 	var err error

@@ -124,6 +124,10 @@ type Config struct {
 	// configurations later (gtune project --emulate); it takes 11 KB
 	// per configuration of benchmark_hub's convolution, gzip-compressed.
 	DiscardPTX bool
+	// Shard, "I/K", says that Space is shard I of K of the kernel's
+	// search space (package shard; gtune tune --shard), recorded in the
+	// run's settings for gtune merge; "" for a whole space.
+	Shard string
 	// GPUs are further GPUs of the same model as Backend's that measure
 	// configurations beside it, one configuration each at a time (gtune
 	// tune --devices): one run over every GPU of a host. Backend
@@ -680,6 +684,9 @@ func start(ctx context.Context, c Config) (*run, error) {
 		lookahead = max(2*c.CompileWorkers, 2*(1+len(c.GPUs)))
 	}
 	sr.Settings["lookahead"] = lookahead
+	if c.Shard != "" {
+		sr.Settings["shard"] = c.Shard
+	}
 	shares, err := gpuShares(c)
 	if err != nil {
 		return nil, err

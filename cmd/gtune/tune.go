@@ -28,6 +28,7 @@ import (
 	"github.com/gtune/gtune/ncupass"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/report"
+	"github.com/gtune/gtune/shard"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
@@ -50,6 +51,7 @@ type tuneFlags struct {
 	compileProcs   int
 	compileTimeout time.Duration
 	keepPTX        bool
+	shard          string
 	inOrder        bool
 	seed           uint64
 	gpu            gpuctl.Options
@@ -102,6 +104,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	fl.StringVar(&f.strategy, "strategy", "", "search strategy: "+strings.Join(strategy.Names(), ", ")+" (default: the spec's Search.Name, else brute_force)")
 	fl.StringArrayVar(&f.strategyParams, "strategy-param", nil, "a strategy hyperparameter NAME=VALUE (repeatable; overrides the spec's Search.Attributes)")
 	fl.StringArrayVar(&f.compilerOptions, "compiler-option", nil, "an NVRTC option added after the spec's CompilerOptions, e.g. --compiler-option=-ftz=true (repeatable; results are kept apart from those compiled without it)")
+	fl.StringVar(&f.shard, "shard", "", "tune shard I/K of the search space: every K-th configuration from the I-th (0-based), for K jobs that cannot talk to each other (brute_force, random_sample); gtune merge joins their databases into one run (gtune slurm submit --shards K writes such a job)")
 	intFlag(fl, &f.maxEvals, "max-evals", 0, 0, math.MaxInt, "evaluate at most this many configurations (0: no limit beyond the spec's Budget)")
 	addSpaceFlags(fl, &f.limits)
 	durationFlag(fl, &f.timeLimit, "time-limit", 0, 0, "stop proposing configurations after this wall time, e.g. 10m (0: no limit)")
@@ -157,6 +160,10 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return badInput("--observe ncu profiles at the GPU's clocks as found; it does not combine with GPU settings as tunable parameters")
 	}
 	if err := gpuctl.Preflight(s, f.gpu, simulatedBackend(f.backend)); err != nil {
+		return err
+	}
+	shardOf, err := parseShardFlag(f.shard, stratName)
+	if err != nil {
 		return err
 	}
 	sp, err := buildSpace(ctx, s, f.limits)
@@ -233,6 +240,9 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		}
 		sp = gr.Space()
 	}
+	if sp, err = shardOf(cmd, sp); err != nil {
+		return err
+	}
 
 	params, err := strategyParams(s, f.strategyParams)
 	if err != nil {
@@ -240,7 +250,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	cfg := tuner.Config{
 		Subject: tuner.FromSpec(s), Space: sp, Backend: be, DB: db, Objective: obj, Objectives: objs, Strategy: stratName, StrategyParams: params, Seed: f.seed,
-		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more,
+		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more, Shard: f.shard,
 	}
 	// The compile cache first: the resource provider (occupancy-guided
 	// strategies) keeps the binaries it compiles there for the run.
@@ -605,4 +615,30 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// parseShardFlag checks --shard before any GPU work: I/K, and a strategy
+// whose choices within a shard do not depend on the other shards'
+// results. It returns what restricts the final search space to the shard
+// (the identity without --shard), saying on stderr how much of it the
+// shard holds.
+func parseShardFlag(text, strategyName string) (func(*cobra.Command, *space.Space) (*space.Space, error), error) {
+	if text == "" {
+		return func(_ *cobra.Command, sp *space.Space) (*space.Space, error) { return sp, nil }, nil
+	}
+	sh, err := shard.Parse(text)
+	if err != nil {
+		return nil, badInput("--shard: %v", err)
+	}
+	if strategyName != "brute_force" && strategyName != "random_sample" {
+		return nil, badInput("--shard %s: strategy %s learns from every result; shards tune apart, so only brute_force and random_sample split a space (for one run over many GPUs use --devices, or gtune slurm submit without --shards)", text, strategyName)
+	}
+	return func(cmd *cobra.Command, sp *space.Space) (*space.Space, error) {
+		sub, err := shard.Of(sp, sh)
+		if err != nil {
+			return nil, badInput("--shard: %v", err)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "gtune: shard %s: %d of the search space's %d configurations\n", sh, sub.Len(), sp.Len())
+		return sub, nil
+	}, nil
 }

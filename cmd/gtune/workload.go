@@ -63,6 +63,10 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	if _, err := resolveStrategy(&first, stratName); err != nil {
 		return err
 	}
+	shardOf, err := parseShardFlag(f.shard, stratName)
+	if err != nil {
+		return err
+	}
 	if len(f.compilerOptions) > 0 {
 		for _, m := range set.Members {
 			m.Spec.AddCompilerOptions(f.compilerOptions...)
@@ -120,6 +124,9 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	if err != nil {
 		return err
 	}
+	if sp, err = shardOf(cmd, sp); err != nil {
+		return err
+	}
 	params, err := strategyParams(&first, f.strategyParams)
 	if err != nil {
 		return err
@@ -127,7 +134,7 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	cfg := tuner.Config{
 		Subject: tuner.FromWorkload(set, lay), Space: sp, Backend: be, DB: db, Objective: objs[0], Objectives: objs,
 		Strategy: stratName, StrategyParams: params, Seed: f.seed,
-		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more,
+		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more, Shard: f.shard,
 	}
 	if err := cfg.Provide(ctx, cmd.ErrOrStderr()); err != nil {
 		return inputError{err}

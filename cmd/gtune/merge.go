@@ -1,0 +1,48 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gtune/gtune/shard"
+	"github.com/gtune/gtune/store"
+)
+
+func init() { subcommands = append(subcommands, newMergeCmd) }
+
+func newMergeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "merge OUT.db SHARD.db...",
+		Short: "Merge the results databases of shards (tune --shard, slurm submit --shards) into one run per kernel and GPU model",
+		Long: `merge copies the runs of the shard databases into OUT.db (created if needed): the runs that tuned the same
+spec on the same GPU model for the same objective become one run, with every evaluation's observations,
+launches and PTX, as if one run had tuned the whole space. Each evaluation keeps the UUID of the GPU that
+measured it; a configuration evaluated by several shards is kept once (a valid evaluation first, then the
+newest); the merged run's settings list where each part came from (file, run, host, GPU, shard). A run still
+marked running (a shard that died) is merged and makes the merged run interrupted.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out, shards := args[0], args[1:]
+			abs := func(p string) string { a, _ := filepath.Abs(p); return a }
+			for _, p := range shards {
+				if abs(p) == abs(out) {
+					return badInput("merge: %s is both the output and a shard", p)
+				}
+				if _, err := os.Stat(p); err != nil {
+					return badInput("merge: shard database %v", err)
+				}
+			}
+			db, err := store.Open(out)
+			if err != nil {
+				return inputError{err}
+			}
+			defer db.Close()
+			if _, err := shard.Merge(db, shards, version, cmd.OutOrStdout()); err != nil {
+				return inputError{err}
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,93 @@
+package shard
+
+import (
+	"bytes"
+	"io"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/store"
+)
+
+func TestParseAndIndexes(t *testing.T) {
+	s, err := Parse(" 1/3 ")
+	if err != nil || s != (Spec{1, 3}) || s.String() != "1/3" {
+		t.Fatalf("Parse(1/3) = %v, %v", s, err)
+	}
+	for _, bad := range []string{"3/3", "-1/2", "1", "a/b", "0/0", ""} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q): no error", bad)
+		}
+	}
+	// The shards of 10 configurations are disjoint and cover them.
+	var all []int
+	for i := range 3 {
+		all = append(all, Indexes(10, Spec{i, 3})...)
+	}
+	slices.Sort(all)
+	if !slices.Equal(all, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) || !slices.Equal(Indexes(10, Spec{1, 3}), []int{1, 4, 7}) {
+		t.Errorf("shards of 10: %v", all)
+	}
+}
+
+// Merge keeps each evaluation's typed observations, PTX and GPU, and
+// resolves a configuration evaluated twice to the valid evaluation.
+func TestMergeKeepsEverything(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(name, uuid, status string, at time.Time) string {
+		p := filepath.Join(dir, name)
+		db, err := store.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		r := &store.Run{SpecHash: "h", SpecPath: "s.json", Kernel: "k", Objective: "time", Strategy: "brute_force",
+			DeviceName: "NVIDIA H100", DeviceUUID: uuid, Driver: "580", Backend: "cuda", GtuneVersion: "t", Settings: map[string]any{"shard": name}}
+		if err := db.BeginRun(r); err != nil {
+			t.Fatal(err)
+		}
+		e := &store.Evaluation{RunID: r.ID, Key: "1,1", Status: status, StartedAt: at, FinishedAt: at,
+			PTX: []store.KernelPTX{{Kernel: "k", PTX: []byte(".version 8.8 // " + name)}}}
+		if status == "valid" {
+			v := 2.0
+			e.Objective, e.Observations = &v, map[string]float64{"time": 2}
+			e.Typed = measure.Observations{{Name: "time", Unit: "ms", Value: 2, Method: "events", Launch: -1}}
+		} else {
+			e.Reason = "launch failed"
+		}
+		if err := db.Add(e); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.EndRun(r.ID, store.RunDone); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	a := mk("a.db", "GPU-a", "valid", t0)
+	b := mk("b.db", "GPU-b", "launch_failed", t0.Add(time.Minute)) // newer, not valid
+	out, err := store.Open(filepath.Join(dir, "out.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	ms, err := Merge(out, []string{a, b}, "t", io.Discard)
+	if err != nil || len(ms) != 1 || ms[0].Duplicates != 1 || ms[0].Evaluations != 1 {
+		t.Fatalf("Merge = %+v, %v", ms, err)
+	}
+	evs, err := out.Evaluations(ms[0].RunID)
+	if err != nil || len(evs) != 1 || evs[0].Status != "valid" || evs[0].GPU != "GPU-a" {
+		t.Fatalf("merged evaluations %+v, %v", evs, err)
+	}
+	typed, err := out.Observations(evs[0].ID)
+	if err != nil || len(typed) != 1 || typed[0].Method != "events" {
+		t.Errorf("typed observations %v, %v", typed, err)
+	}
+	ptx, err := out.EvaluationPTX(evs[0].ID)
+	if err != nil || len(ptx) != 1 || !bytes.Equal(ptx[0].PTX, []byte(".version 8.8 // a.db")) {
+		t.Errorf("PTX %v, %v", ptx, err)
+	}
+}
