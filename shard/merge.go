@@ -22,7 +22,7 @@ type Merged struct {
 	// Duplicates are configurations evaluated by more than one source
 	// run (overlapping shards, a shard run twice): one evaluation kept.
 	Duplicates int
-	Status     string // done where every source run is, else interrupted
+	Status     string // done where each shard database's newest run is, else interrupted
 }
 
 // source is one run of a shard database.
@@ -44,8 +44,10 @@ type groupKey struct{ spec, device, objective string }
 // evaluation before one that is not, then the newest (as a resumed run
 // reuses the newest). Provenance stays in the merged run's settings:
 // "merged_from" lists each source's file, run, host, GPU, shard and
-// evaluation count. Runs still marked running are merged too and make
-// the merged run interrupted (a shard that died). It reports each merged
+// evaluation count. The merged run is done where the newest run of
+// each database is (a shard resumed after a fault finishes in its newest
+// run), else interrupted; runs still marked running (a shard that died)
+// are merged too. It reports each merged
 // run on log. Errors: a path that is not a results database, the
 // databases'.
 func Merge(out *store.DB, paths []string, version string, log io.Writer) ([]Merged, error) {
@@ -102,13 +104,16 @@ func mergeGroup(out *store.DB, g []source, version string) (Merged, error) {
 	var provenance []any
 	var gpus []string
 	strategy := first.Strategy
+	// Each shard database's newest run says whether the shard finished:
+	// a resumed shard's earlier runs stay interrupted.
+	newest := map[string]*store.Run{}
 	for _, s := range g {
 		evs, err := s.db.Evaluations(s.run.ID)
 		if err != nil {
 			return m, err
 		}
-		if s.run.Status != store.RunDone {
-			m.Status = store.RunInterrupted
+		if n, ok := newest[s.path]; !ok || s.run.ID > n.ID {
+			newest[s.path] = s.run
 		}
 		if s.run.Strategy != strategy {
 			strategy = "merged"
@@ -136,6 +141,11 @@ func mergeGroup(out *store.DB, g []source, version string) (Merged, error) {
 			if better(e, old) {
 				best[e.Key], from[e] = e, s
 			}
+		}
+	}
+	for _, r := range newest {
+		if r.Status != store.RunDone {
+			m.Status = store.RunInterrupted
 		}
 	}
 	// Evaluations in the order they finished, as one run would have

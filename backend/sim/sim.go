@@ -63,6 +63,12 @@ type Options struct {
 	// follow the power model at that time. The GPU is named "Projected
 	// <name>", its backend "model", its UUID "MODEL-<id>".
 	Profile *model.Profile
+	// RunWall, when positive, is the wall time each Run takes, held
+	// before it answers (interrupted by the context): a simulated GPU
+	// that stands for a real kernel's evaluation time, for the scaling
+	// and fault tests of runs over several GPUs and cluster nodes. The
+	// times it reports stay the model's.
+	RunWall time.Duration
 }
 
 // Format identifies a simulated binary image.
@@ -75,6 +81,7 @@ const compileMs = 250
 // Sim is a simulated GPU. Compile is safe for concurrent use; Run is
 // serialised.
 type Sim struct {
+	runWall     time.Duration // Options.RunWall
 	dev         *device.Description
 	seed        int64
 	noise       float64
@@ -97,7 +104,7 @@ type Sim struct {
 // copied; it must be a valid description (device.Lookup's are).
 func New(d *device.Description, opts Options) *Sim {
 	dc := *d
-	s := &Sim{dev: &dc, seed: opts.Seed, noise: opts.Noise, overheadMs: opts.LaunchOverheadUs / 1e3, power: opts.Power, index: opts.Index, profile: opts.Profile}
+	s := &Sim{dev: &dc, seed: opts.Seed, noise: opts.Noise, overheadMs: opts.LaunchOverheadUs / 1e3, power: opts.Power, index: opts.Index, profile: opts.Profile, runWall: opts.RunWall}
 	if s.profile != nil {
 		s.noise = -1 // a projection has no noise
 	}
@@ -386,6 +393,15 @@ func (s *Sim) Run(ctx context.Context, plan *backend.Plan) (*backend.Result, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.runWall > 0 {
+		t := time.NewTimer(s.runWall)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
 	if s.closed {
 		return nil, errClosed
 	}

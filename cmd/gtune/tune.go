@@ -52,6 +52,7 @@ type tuneFlags struct {
 	compileTimeout time.Duration
 	keepPTX        bool
 	shard          string
+	simRunWall     time.Duration
 	inOrder        bool
 	seed           uint64
 	gpu            gpuctl.Options
@@ -99,6 +100,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	fl.StringVar(&f.backend, "backend", "auto", "GPU backend: auto (CUDA when a driver is present, else the simulator), cuda, sim, or model (the projection of --sim-device from its device profile: gtune probe's in --db, else its specifications')")
 	intFlag(fl, &f.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
 	fl.StringVar(&f.devices, "devices", "", "tune on several GPUs of one model as one run: all, or GPU indexes such as 0,2,3 (one GPU worker each, one compile pool; on the simulated GPU, that many simulated GPUs of one model)")
+	durationFlag(fl, &f.simRunWall, "sim-run-wall", 0, 0, "on the simulated GPU: hold each evaluation this long (e.g. 200ms), standing for a real kernel's evaluation time (scaling and fault tests over several GPUs and nodes)")
 	fl.StringVar(&f.simDevice, "sim-device", "", "device-database id of the simulated GPU (default: the spec's Gtune.Simulation.Device, else h100_sxm)")
 	fl.StringVar(&f.db, "db", "gtune.db", "results database (SQLite)")
 	fl.StringVar(&f.strategy, "strategy", "", "search strategy: "+strings.Join(strategy.Names(), ", ")+" (default: the spec's Search.Name, else brute_force)")
@@ -597,7 +599,7 @@ func simOptions(s *spec.Spec, f tuneFlags) (*device.Description, sim.Options, er
 	if s.Simulation == nil {
 		return nil, sim.Options{}, badInput("%s has no Gtune.Simulation section: the simulated GPU needs the kernel's work (Flops, Bytes) to model it", s.Path)
 	}
-	opts := sim.Options{Seed: int64(f.seed), Index: f.simIndex}
+	opts := sim.Options{Seed: int64(f.seed), Index: f.simIndex, RunWall: f.simRunWall}
 	if s.Simulation.Noise > 0 {
 		opts.Noise = s.Simulation.Noise
 	}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gtune/gtune/slurm"
+	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/workload"
+)
+
+func init() { subcommands = append(subcommands, newSlurmCmd) }
+
+func newSlurmCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "slurm",
+		Short: "Tune on a Slurm cluster through sbatch (sharded: an array job and a merge job)",
+	}
+	c.AddCommand(newSlurmSubmitCmd())
+	return c
+}
+
+type slurmFlags struct {
+	shards                                  int
+	results, partition, time, account, gres string
+	sbatch                                  string
+	noGPU, dryRun                           bool
+}
+
+func newSlurmSubmitCmd() *cobra.Command {
+	var f slurmFlags
+	c := &cobra.Command{
+		Use:   "submit --shards K [flags] -- SPEC|WORKLOAD [tune flags]",
+		Short: "Write and submit a sharded tuning job: K array tasks each tune a shard of the space, then one merges them",
+		Long: `submit writes two batch scripts into --results and submits them with sbatch: an array job of K tasks,
+task I running "gtune tune SPEC [tune flags] --shard I/K" on one GPU into a database on its node's local disk
+(copied to --results as shard-I.db when it ends, also when cancelled or out of time), and a merge job that
+starts when the array has ended and merges the shards into --results/merged.db (gtune merge). Submitting
+again with the same --results resumes: each task starts from the shard database the last attempt left.
+The shards tune apart, so the strategy is brute_force or random_sample (--max-evals is per shard). --dry-run
+prints the scripts and submits nothing.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
+				return badInput("give the tuning after --: gtune slurm submit --shards K -- SPEC [tune flags]")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runSlurmSubmit(cmd, args, f) },
+	}
+	fl := c.Flags()
+	intFlag(fl, &f.shards, "shards", 0, 1, 100000, "array tasks, each tuning one shard of the search space (required: the coordinated mode, one run whose GPUs are srun tasks, is not built yet)")
+	fl.StringVar(&f.results, "results", "gtune-slurm", "shared directory for the scripts, the tasks' logs and databases, and merged.db")
+	fl.StringVar(&f.partition, "partition", "", "Slurm partition (--partition)")
+	fl.StringVar(&f.time, "time", "", "time limit of each task (--time, e.g. 2:00:00)")
+	fl.StringVar(&f.account, "account", "", "account charged (--account)")
+	fl.StringVar(&f.gres, "gres", "", "the GPU as the site requests it (--gres, e.g. gpu:a100:1; default --gpus-per-task=1)")
+	fl.BoolVar(&f.noGPU, "no-gpu", false, "request no GPU (tuning on the simulated GPU: --backend sim)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the two batch scripts; submit nothing")
+	fl.StringVar(&f.sbatch, "sbatch", "sbatch", "the sbatch command")
+	return c
+}
+
+func runSlurmSubmit(cmd *cobra.Command, args []string, f slurmFlags) error {
+	if !cmd.Flags().Changed("shards") {
+		return badInput("--shards K is required: the coordinated mode (one run whose GPUs are srun tasks) is not built yet")
+	}
+	// The tuning is checked as tune would read it, before anything is
+	// written or submitted: a typo must not cost a queue wait.
+	tc := newTuneCmd()
+	if err := tc.Flags().Parse(args); err != nil {
+		return badInput("the tune flags after --: %v", err)
+	}
+	targs := tc.Flags().Args()
+	if len(targs) != 1 {
+		return badInput("after --: one spec or workload file and tune's flags (got %d files: %s)", len(targs), strings.Join(targs, " "))
+	}
+	for _, name := range []string{"db", "shard"} {
+		if tc.Flags().Changed(name) {
+			return badInput("after --: --%s is set by the job (each task's shard and database)", name)
+		}
+	}
+	path := targs[0]
+	if _, err := os.Stat(path); err != nil {
+		return badInput("%v", err)
+	}
+	strat, _ := tc.Flags().GetString("strategy")
+	name := "gtune-" + strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	if !workload.IsFile(path) {
+		s, err := spec.Load(path)
+		if err != nil {
+			return err
+		}
+		if strat, err = resolveStrategy(s, strat); err != nil {
+			return err
+		}
+		name = "gtune-" + s.KernelName
+	} else if strat == "" {
+		strat = "brute_force"
+	}
+	if _, err := parseShardFlag("0/1", strat); err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("slurm: the gtune executable: %v", err)
+	}
+	results, err := filepath.Abs(f.results)
+	if err != nil {
+		return badInput("--results: %v", err)
+	}
+	// The spec's path made absolute in the tune arguments: the tasks run
+	// in another directory.
+	abs, _ := filepath.Abs(path)
+	tune := make([]string, len(args))
+	for i, a := range args {
+		tune[i] = a
+		if a == path {
+			tune[i] = abs
+		}
+	}
+	j := slurm.Job{Name: name, Shards: f.shards, Gtune: exe, Tune: tune, Results: results,
+		Partition: f.partition, Time: f.time, Account: f.account, GRES: f.gres, NoGPU: f.noGPU}
+	if err := j.Check(); err != nil {
+		return badInput("%v", err)
+	}
+	out := cmd.OutOrStdout()
+	if f.dryRun {
+		fmt.Fprintf(out, "# %s/shards.sbatch\n%s\n# %s/merge.sbatch (sbatch --dependency=afterany:ARRAY_JOB)\n%s", results, j.ArrayScript(), results, j.MergeScript())
+		return nil
+	}
+	if err := os.MkdirAll(results, 0o755); err != nil {
+		return badInput("--results: %v", err)
+	}
+	s, err := slurm.Submit(cmd.Context(), j, f.sbatch, func(p, text string) error { return os.WriteFile(p, []byte(text), 0o755) })
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "gtune: submitted array job %s (%d shards) and merge job %s; results in %s (merged.db when the merge job ends)\n", s.ArrayJob, f.shards, s.MergeJob, results)
+	return nil
+}

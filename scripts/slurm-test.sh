@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# A real one-host Slurm cluster on 127.0.0.1 for gtune's cluster tests
+# (issue: tuning on a Slurm cluster): Debian's slurmctld, two slurmd
+# (n1, n2: one NodeName each, distinct ports) and munge, started as root
+# with their configuration and state in $SLURM_DIR, the scenarios run
+# against it, and everything stopped at the end.
+#
+#   scripts/slurm-test.sh start      configure and start; prints the
+#                                    SLURM_CONF to export
+#   scripts/slurm-test.sh stop       stop the daemons
+#   scripts/slurm-test.sh run        start, run the scenarios, stop
+#                                    (exit status: the scenarios')
+#
+# Needs: apt-get install slurmctld slurmd slurm-client munge (Debian 12:
+# Slurm 22.05), root, and a gtune binary ($GTUNE, default: built into
+# $SLURM_DIR from this checkout). The tasks tune on the simulated GPU.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SLURM_DIR=${SLURM_DIR:-/tmp/gtune-slurm-test}
+export SLURM_CONF=$SLURM_DIR/slurm.conf
+
+start() {
+  mkdir -p "$SLURM_DIR/state" "$SLURM_DIR/spool" "$SLURM_DIR/results"
+  cat > "$SLURM_CONF" <<CONF
+ClusterName=gtunetest
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=${SLURMCTLD_PORT:-16817}
+AuthType=auth/munge
+CredType=cred/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$SLURM_DIR/state
+SlurmdSpoolDir=$SLURM_DIR/spool/%n
+SlurmctldPidFile=$SLURM_DIR/slurmctld.pid
+SlurmdPidFile=$SLURM_DIR/slurmd-%n.pid
+SlurmctldLogFile=$SLURM_DIR/slurmctld.log
+SlurmdLogFile=$SLURM_DIR/slurmd-%n.log
+ReturnToService=2
+MpiDefault=none
+JobCompType=jobcomp/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+KillWait=5
+MinJobAge=5
+NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=${SLURMD_PORT1:-16818} CPUs=2 RealMemory=2000 State=UNKNOWN
+NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=${SLURMD_PORT2:-16819} CPUs=2 RealMemory=2000 State=UNKNOWN
+PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+CONF
+  pgrep -x munged >/dev/null || { mkdir -p /run/munge && chown munge:munge /run/munge; su -s /bin/sh munge -c munged || munged --force; }
+  slurmctld -c -f "$SLURM_CONF" || return 1
+  mkdir -p "$SLURM_DIR/spool/n1" "$SLURM_DIR/spool/n2"
+  slurmd -N n1 -f "$SLURM_CONF" || return 1
+  slurmd -N n2 -f "$SLURM_CONF" || return 1
+  for _ in $(seq 60); do
+    if [ "$(sinfo -h -o '%t' 2>/dev/null | sort -u | tr -d '\n')" = idle ]; then
+      echo "export SLURM_CONF=$SLURM_CONF"
+      return 0
+    fi
+    sleep 0.5
+  done
+  echo "slurm-test: the nodes did not come up:" >&2
+  sinfo >&2
+  tail -5 "$SLURM_DIR"/*.log >&2
+  return 1
+}
+
+stop() {
+  scancel --user=root 2>/dev/null
+  for f in "$SLURM_DIR"/slurmd-n1.pid "$SLURM_DIR"/slurmd-n2.pid "$SLURM_DIR"/slurmctld.pid; do
+    [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
+  done
+  sleep 1
+}
+
+# wait_job ID: until the job has left the queue.
+wait_job() {
+  for _ in $(seq 600); do
+    [ -z "$(squeue -h -j "$1" 2>/dev/null)" ] && return 0
+    sleep 0.5
+  done
+  echo "slurm-test: job $1 still queued after 300 s" >&2
+  return 1
+}
+
+scenarios() {
+  G=${GTUNE:-$SLURM_DIR/gtune}
+  if [ -z "${GTUNE:-}" ]; then (cd "$ROOT" && CGO_ENABLED=0 go build -o "$G" ./cmd/gtune) || return 1; fi
+  spec=$ROOT/examples/vector_add/spec.json
+  local fail=0
+  # 1. Shards and merge equal one brute force.
+  local R=$SLURM_DIR/results/sharded
+  rm -rf "$R"
+  local out
+  out=$("$G" slurm submit --shards 4 --no-gpu --results "$R" -- "$spec" --backend sim --no-compile-cache) || return 1
+  echo "$out"
+  local merge_job=${out#*merge job }; merge_job=${merge_job%%;*}
+  wait_job "$merge_job" || return 1
+  "$G" tune "$spec" --backend sim --db "$R/whole.db" --no-compile-cache --no-progress > /dev/null || return 1
+  if python3 - "$R/merged.db" "$R/whole.db" <<'PY'
+import sqlite3, sys
+def outcomes(p):
+    c = sqlite3.connect(p)
+    return {k: (s, o) for k, s, o in c.execute("select config_key, status, objective from evaluations where run_id = 1")}
+m, w = outcomes(sys.argv[1]), outcomes(sys.argv[2])
+print(f"sharded: {len(m)} configurations merged from 4 array tasks, {len(w)} in one brute force; equal: {m == w}")
+sys.exit(0 if m == w and len(m) == 96 else 1)
+PY
+  then echo "PASS sharded: 4 shards merged = one brute force"; else echo "FAIL sharded"; fail=1; fi
+  # 2. scancel mid-run, then the same submission again: it resumes.
+  fault cancel 'scancel "$array"' || fail=1
+  # 3. A task's gtune killed with kill -9 mid-run, then resubmitted.
+  fault kill9 'pkill -9 -f -- "--shard 0/2 --db"' || fail=1
+  return $fail
+}
+
+# fault NAME ACTION: two shards of vector_add at 100 ms an evaluation;
+# ACTION (which may use $array) once shard 0 has stored 5 evaluations
+# (its database on the node's disk); the merge after it must be a
+# consistent, partial run; the same submission again must complete it,
+# every configuration evaluated exactly once over both attempts.
+fault() {
+  local name=$1 action=$2 R=$SLURM_DIR/results/$1 out array merge_job
+  rm -rf "$R"
+  submit() {
+    out=$("$G" slurm submit --shards 2 --no-gpu --results "$R" -- "$spec" --backend sim --no-compile-cache --sim-run-wall 100ms) || return 1
+    array=${out#*array job }; array=${array%% *}
+    merge_job=${out#*merge job }; merge_job=${merge_job%%;*}
+  }
+  submit || return 1
+  # The fault strikes once shard 0 has stored 5 evaluations.
+  if ! python3 - "${TMPDIR:-/tmp}/gtune-$array-0.db" <<'PY'
+import os, sqlite3, sys, time
+for _ in range(600):
+    try:
+        if os.path.exists(sys.argv[1]) and sqlite3.connect(sys.argv[1], timeout=5).execute("select count(*) from evaluations").fetchone()[0] >= 5:
+            sys.exit(0)
+    except sqlite3.Error:
+        pass
+    time.sleep(0.05)
+sys.exit(1)
+PY
+  then echo "slurm-test: shard 0 stored no 5 evaluations within 30 s" >&2; return 1; fi
+  eval "$action"
+  wait_job "$merge_job" || return 1
+  submit || return 1
+  wait_job "$merge_job" || return 1
+  if python3 - "$R" <<'PY'
+import glob, json, sqlite3, sys
+r = sys.argv[1]
+m = sqlite3.connect(f"{r}/merged.db")
+runs = m.execute("select id, status, settings from runs order by id").fetchall()
+first = m.execute("select count(*) from evaluations where run_id = ?", (runs[0][0],)).fetchone()[0]
+keys = [k for (k,) in m.execute("select config_key from evaluations where run_id = ?", (runs[-1][0],))]
+own = sum(sqlite3.connect(f).execute("select count(*) from evaluations").fetchone()[0] for f in glob.glob(f"{r}/shard-*.db"))
+dups = json.loads(runs[-1][2]).get("duplicates")
+print(f"after the fault: merged run {runs[0][0]} {runs[0][1]} with {first} configurations; after resubmitting: run {runs[-1][0]} {runs[-1][1]} with {len(keys)} ({len(set(keys))} distinct, {dups} evaluated twice); evaluations in the shards' databases: {own}")
+ok = runs[0][1] == "interrupted" and 0 < first < 96 and runs[-1][1] == "done" and len(keys) == len(set(keys)) == 96 and dups == 0 and own == 96
+sys.exit(0 if ok else 1)
+PY
+  then echo "PASS $name: consistent after the fault, complete after resubmitting, each configuration evaluated once"
+  else echo "FAIL $name"; tail -n 5 "$R"/*.log; return 1; fi
+}
+
+case "${1:-run}" in
+  start) start ;;
+  stop) stop ;;
+  run)
+    start >/dev/null || { stop; exit 1; }
+    scenarios; rc=$?
+    stop
+    exit $rc ;;
+  *) echo "usage: $0 start|stop|run" >&2; exit 2 ;;
+esac

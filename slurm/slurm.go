@@ -1,0 +1,193 @@
+// Package slurm runs gtune's tuning on a Slurm cluster by the commands
+// every Slurm site has (sbatch, squeue, scancel), never a scheduler of its
+// own: a sharded tuning run is an array job whose task I tunes shard I of
+// K of the search space (package shard) into a results database on the
+// node's local disk, copied to a shared results directory as it ends,
+// and a merge job, started when the array has ended however it ended,
+// merges the shards' databases into one (gtune merge).
+package slurm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Job is a sharded tuning job. Paths must be absolute: the scripts run
+// on other nodes, from another working directory.
+type Job struct {
+	Name    string   // job name (--job-name)
+	Shards  int      // array tasks, one shard each (≥ 1)
+	Gtune   string   // the gtune executable, as the nodes see it
+	Tune    []string // gtune tune's arguments: the spec or workload and flags, without --db and --shard
+	Results string   // shared directory: scripts, logs, shard-I.db, merged.db
+	// Scheduler options, each left out when empty: --partition,
+	// --time (e.g. 2:00:00), --account, and the GPU request: GRES
+	// (--gres, e.g. gpu:1) where the site asks for one, else
+	// --gpus-per-task=1.
+	Partition, Time, Account, GRES string
+	// NoGPU leaves the GPU request out (tuning on the simulated GPU).
+	NoGPU bool
+}
+
+// Check says what is wrong with j for writing its scripts.
+func (j Job) Check() error {
+	switch {
+	case j.Shards < 1:
+		return fmt.Errorf("slurm: %d shards: want at least 1", j.Shards)
+	case !filepath.IsAbs(j.Gtune) || !filepath.IsAbs(j.Results):
+		return errors.New("slurm: the gtune executable and the results directory need absolute paths (the job runs elsewhere)")
+	case len(j.Tune) == 0:
+		return errors.New("slurm: no spec or workload to tune")
+	}
+	return nil
+}
+
+// directives are the #SBATCH lines common to both scripts.
+func (j Job) directives(b *strings.Builder, name string) {
+	fmt.Fprintf(b, "#SBATCH --job-name=%s\n", name)
+	for _, o := range [][2]string{{"partition", j.Partition}, {"time", j.Time}, {"account", j.Account}} {
+		if o[1] != "" {
+			fmt.Fprintf(b, "#SBATCH --%s=%s\n", o[0], o[1])
+		}
+	}
+}
+
+// ArrayScript is the batch script of the array job: task I tunes shard
+// I/K into a database on the node's local disk ($TMPDIR, else /tmp),
+// starting from the copy a previous attempt of the task left in the
+// results directory (a requeued task resumes), and copies it back when
+// gtune exits, also when the task is cancelled (scancel, the time limit:
+// Slurm's SIGTERM reaches gtune, which stops between configurations,
+// and the trap copies what it stored).
+func (j Job) ArrayScript() string {
+	var b strings.Builder
+	b.WriteString("#!/bin/bash\n")
+	j.directives(&b, j.Name)
+	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", j.Shards-1)
+	b.WriteString("#SBATCH --ntasks=1\n")
+	switch {
+	case j.NoGPU:
+	case j.GRES != "":
+		fmt.Fprintf(&b, "#SBATCH --gres=%s\n", j.GRES)
+	default:
+		b.WriteString("#SBATCH --gpus-per-task=1\n")
+	}
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", quote(filepath.Join(j.Results, "shard-%a.log")))
+	b.WriteString("set -u\n")
+	fmt.Fprintf(&b, "results=%s\n", quote(j.Results))
+	fmt.Fprintf(&b, "gtune=%s\n", quote(j.Gtune))
+	b.WriteString(`i=$SLURM_ARRAY_TASK_ID
+local=${TMPDIR:-/tmp}/gtune-$SLURM_ARRAY_JOB_ID-$i.db
+keep() {
+  # The database and, where gtune died before folding it in, its
+  # write-ahead log (committed evaluations): SQLite reads the pair.
+  [ -f "$local" ] || return 0
+  cp -f "$local" "$results/shard-$i.db.part" || return 1
+  rm -f "$results/shard-$i.db-wal" "$results/shard-$i.db-shm"
+  if [ -f "$local-wal" ]; then cp -f "$local-wal" "$results/shard-$i.db-wal"; fi
+  mv -f "$results/shard-$i.db.part" "$results/shard-$i.db"
+}
+if [ -f "$results/shard-$i.db" ]; then
+  cp -f "$results/shard-$i.db" "$local"
+  if [ -f "$results/shard-$i.db-wal" ]; then cp -f "$results/shard-$i.db-wal" "$local-wal"; fi
+fi
+trap 'kill -TERM $pid 2>/dev/null; wait $pid; keep; exit 143' TERM
+`)
+	fmt.Fprintf(&b, "\"$gtune\" tune %s --shard \"$i/%d\" --db \"$local\" --no-progress &\n", quoteAll(j.Tune), j.Shards)
+	b.WriteString(`pid=$!
+wait $pid
+rc=$?
+keep
+rm -f "$local" "$local-wal" "$local-shm"
+exit $rc
+`)
+	return b.String()
+}
+
+// MergeScript is the batch script of the merge job: every shard database
+// the array left in the results directory into merged.db.
+func (j Job) MergeScript() string {
+	var b strings.Builder
+	b.WriteString("#!/bin/bash\n")
+	j.directives(&b, j.Name+"-merge")
+	b.WriteString("#SBATCH --ntasks=1\n")
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", quote(filepath.Join(j.Results, "merge.log")))
+	b.WriteString("set -u\n")
+	fmt.Fprintf(&b, "cd %s || exit 1\n", quote(j.Results))
+	b.WriteString("shards=(shard-*.db)\n")
+	b.WriteString("[ -e \"${shards[0]}\" ] || { echo \"gtune: no shard database in $PWD\" >&2; exit 1; }\n")
+	fmt.Fprintf(&b, "exec %s merge merged.db \"${shards[@]}\"\n", quote(j.Gtune))
+	return b.String()
+}
+
+// Submitted are the jobs Submit started.
+type Submitted struct {
+	ArrayJob, MergeJob       string // Slurm job ids
+	ArrayScript, MergeScript string // their paths
+}
+
+// Submit writes j's scripts into j.Results (created) and submits them
+// with sbatch (the path of the sbatch command; "" looks it up on PATH):
+// the array job, then the merge job, to start once the array has ended
+// (afterany: a failed or cancelled shard still leaves its part).
+// Errors: j's, the files', sbatch's (with what it printed).
+func Submit(ctx context.Context, j Job, sbatch string, write func(path, text string) error) (*Submitted, error) {
+	if err := j.Check(); err != nil {
+		return nil, err
+	}
+	if sbatch == "" {
+		sbatch = "sbatch"
+	}
+	s := &Submitted{ArrayScript: filepath.Join(j.Results, "shards.sbatch"), MergeScript: filepath.Join(j.Results, "merge.sbatch")}
+	if err := write(s.ArrayScript, j.ArrayScript()); err != nil {
+		return nil, err
+	}
+	if err := write(s.MergeScript, j.MergeScript()); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.ArrayJob, err = run(ctx, sbatch, "--parsable", s.ArrayScript); err != nil {
+		return nil, err
+	}
+	if s.MergeJob, err = run(ctx, sbatch, "--parsable", "--dependency=afterany:"+s.ArrayJob, s.MergeScript); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// run runs sbatch and returns the job id it printed (--parsable: "ID" or
+// "ID;CLUSTER").
+func run(ctx context.Context, sbatch string, args ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, sbatch, args...).CombinedOutput()
+	text := strings.TrimSpace(string(out))
+	if err != nil {
+		return "", fmt.Errorf("slurm: %s %s: %v: %s", sbatch, strings.Join(args, " "), err, text)
+	}
+	id, _, _ := strings.Cut(text, ";")
+	if id == "" || strings.ContainsAny(id, " \n") {
+		return "", fmt.Errorf("slurm: %s %s printed %q, not a job id", sbatch, strings.Join(args, " "), text)
+	}
+	return id, nil
+}
+
+// quote makes s one word for bash.
+func quote(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,%+@", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func quoteAll(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = quote(a)
+	}
+	return strings.Join(q, " ")
+}
