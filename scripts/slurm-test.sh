@@ -11,6 +11,9 @@
 #   scripts/slurm-test.sh run        start, run the scenarios, stop
 #                                    (exit status: the scenarios')
 #
+# The nodes declare 8 CPUs each (config_overrides), one per simulated
+# GPU worker: up to 16 workers over the two nodes.
+#
 # Needs: apt-get install slurmctld slurmd slurm-client munge (Debian 12:
 # Slurm 22.05), root, and a gtune binary ($GTUNE, default: built into
 # $SLURM_DIR from this checkout). The tasks tune on the simulated GPU.
@@ -47,8 +50,9 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 KillWait=5
 MinJobAge=5
-NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=${SLURMD_PORT1:-16818} CPUs=2 RealMemory=2000 State=UNKNOWN
-NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=${SLURMD_PORT2:-16819} CPUs=2 RealMemory=2000 State=UNKNOWN
+SlurmdParameters=config_overrides
+NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=${SLURMD_PORT1:-16818} CPUs=8 RealMemory=2000 State=UNKNOWN
+NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=${SLURMD_PORT2:-16819} CPUs=8 RealMemory=2000 State=UNKNOWN
 PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 CONF
   pgrep -x munged >/dev/null || { mkdir -p /run/munge && chown munge:munge /run/munge; su -s /bin/sh munge -c munged || munged --force; }
@@ -115,10 +119,88 @@ PY
   fault cancel 'scancel "$array"' || fail=1
   # 3. A task's gtune killed with kill -9 mid-run, then resubmitted.
   fault kill9 'pkill -9 -f -- "--shard 0/2 --db"' || fail=1
+  # 4. Coordinated mode: one run over 4 srun workers (2 nodes × 2), with
+  # strategies that learn from every result.
+  for st in random_sample genetic_algorithm bayes_opt; do
+    coordinated "$st" 40 || fail=1
+  done
+  # 5. A worker killed with kill -9 mid-run: its configuration goes to
+  # another worker, the run completes.
+  coordinated_fault worker 'pkill -9 -f -- "__gtune_remote_worker --sim-device h100_sxm --index 1 "' || fail=1
+  # 6. The coordinator killed with kill -9, then the same command again.
+  coordinated_fault coordinator 'pkill -9 -f -- "tune .*--slurm .*coordinator.db"' || fail=1
   return $fail
 }
 
-# fault NAME ACTION: two shards of vector_add at 100 ms an evaluation;
+# coordinated STRATEGY N: a --slurm run of N evaluations over 4 workers.
+coordinated() {
+  local st=$1 n=$2 R=$SLURM_DIR/results/coordinated
+  mkdir -p "$R"
+  rm -f "$R/$st.db"*
+  salloc -Q -N 2 --ntasks-per-node=2 "$G" tune "$spec" --backend sim --slurm --gpus-per-node 2 --strategy "$st" --max-evals "$n" \
+    --seed 3 --sim-run-wall 50ms --db "$R/$st.db" --no-compile-cache --no-progress > "$R/$st.log" 2>&1
+  local rc=$?
+  if [ $rc -eq 0 ] && python3 - "$R/$st.db" "$n" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+n = int(sys.argv[2])
+status = c.execute("select status from runs where id = 1").fetchone()[0]
+rows = c.execute("select config_key, gpu from evaluations where run_id = 1").fetchall()
+keys = [k for k, _ in rows]
+gpus = {g for _, g in rows}
+print(f"coordinated {sys.argv[1].rsplit('/', 1)[1][:-3]}: run {status}, {len(keys)} evaluations ({len(set(keys))} distinct) on {len(gpus)} GPU workers")
+sys.exit(0 if status == "done" and len(keys) == len(set(keys)) == n and len(gpus) == 4 else 1)
+PY
+  then echo "PASS coordinated $st: $n evaluations over 4 srun workers"
+  else echo "FAIL coordinated $st (exit $rc)"; tail -n 20 "$R/$st.log"; return 1; fi
+}
+
+# coordinated_fault NAME ACTION: brute force over 4 workers at 100 ms an
+# evaluation; ACTION once 10 evaluations are stored; then the same
+# command again (resuming where the run stopped); every configuration
+# evaluated exactly once in the database.
+coordinated_fault() {
+  local name=$1 action=$2 R=$SLURM_DIR/results/coordinated
+  mkdir -p "$R"
+  local db=$R/$name-coordinator.db
+  rm -f "$db"*
+  go_run() {
+    salloc -Q -N 2 --ntasks-per-node=2 "$G" tune "$spec" --backend sim --slurm --gpus-per-node 2 \
+      --sim-run-wall 100ms --db "$db" --no-compile-cache --no-progress >> "$R/$name.log" 2>&1
+  }
+  go_run &
+  local bg=$!
+  if ! python3 - "$db" <<'PY'
+import os, sqlite3, sys, time
+for _ in range(600):
+    try:
+        if os.path.exists(sys.argv[1]) and sqlite3.connect(sys.argv[1], timeout=5).execute("select count(*) from evaluations").fetchone()[0] >= 10:
+            sys.exit(0)
+    except sqlite3.Error:
+        pass
+    time.sleep(0.05)
+sys.exit(1)
+PY
+  then echo "slurm-test: the coordinated run stored no 10 evaluations within 30 s" >&2; kill $bg; return 1; fi
+  eval "$action"
+  wait $bg
+  local first=$?
+  go_run
+  local second=$?
+  if python3 - "$db" "$name" "$first" "$second" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+runs = c.execute("select id, status from runs order by id").fetchall()
+keys = [k for (k,) in c.execute("select config_key from evaluations")]
+gpus = {g for (g,) in c.execute("select gpu from evaluations where run_id = ?", (runs[0][0],))}
+print(f"{sys.argv[2]} killed: first command exit {sys.argv[3]}, runs {runs}; {len(keys)} evaluations in the database ({len(set(keys))} distinct); the first run's on {len(gpus)} GPU workers")
+sys.exit(0 if runs[-1][1] == "done" and len(keys) == len(set(keys)) == 96 else 1)
+PY
+  then echo "PASS coordinated, $name killed with kill -9: the run completes, every configuration evaluated exactly once"
+  else echo "FAIL coordinated, $name killed"; tail -n 20 "$R/$name.log"; return 1; fi
+}
+
+# fault NAME ACTION: two shards of vector_add at 200 ms an evaluation;
 # ACTION (which may use $array) once shard 0 has stored 5 evaluations
 # (its database on the node's disk); the merge after it must be a
 # consistent, partial run; the same submission again must complete it,
@@ -127,7 +209,7 @@ fault() {
   local name=$1 action=$2 R=$SLURM_DIR/results/$1 out array merge_job
   rm -rf "$R"
   submit() {
-    out=$("$G" slurm submit --shards 2 --no-gpu --results "$R" -- "$spec" --backend sim --no-compile-cache --sim-run-wall 100ms) || return 1
+    out=$("$G" slurm submit --shards 2 --no-gpu --results "$R" -- "$spec" --backend sim --no-compile-cache --sim-run-wall 200ms) || return 1
     array=${out#*array job }; array=${array%% *}
     merge_job=${out#*merge job }; merge_job=${merge_job%%;*}
   }

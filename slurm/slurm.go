@@ -91,11 +91,14 @@ keep() {
   if [ -f "$local-wal" ]; then cp -f "$local-wal" "$results/shard-$i.db-wal"; fi
   mv -f "$results/shard-$i.db.part" "$results/shard-$i.db"
 }
+# A file of that name is not this task's (job ids start again with a
+# new cluster state): the shard's last copy is.
+rm -f "$local" "$local-wal" "$local-shm"
 if [ -f "$results/shard-$i.db" ]; then
   cp -f "$results/shard-$i.db" "$local"
   if [ -f "$results/shard-$i.db-wal" ]; then cp -f "$results/shard-$i.db-wal" "$local-wal"; fi
 fi
-trap 'kill -TERM $pid 2>/dev/null; wait $pid; keep; exit 143' TERM
+trap 'kill -TERM $pid 2>/dev/null; wait $pid; keep; rm -f "$local" "$local-wal" "$local-shm"; exit 143' TERM
 `)
 	fmt.Fprintf(&b, "\"$gtune\" tune %s --shard \"$i/%d\" --db \"$local\" --no-progress &\n", quoteAll(j.Tune), j.Shards)
 	b.WriteString(`pid=$!
@@ -116,6 +119,7 @@ func (j Job) MergeScript() string {
 	j.directives(&b, j.Name+"-merge")
 	b.WriteString("#SBATCH --ntasks=1\n")
 	fmt.Fprintf(&b, "#SBATCH --output=%s\n", quote(filepath.Join(j.Results, "merge.log")))
+	b.WriteString("#SBATCH --open-mode=append\n")
 	b.WriteString("set -u\n")
 	fmt.Fprintf(&b, "cd %s || exit 1\n", quote(j.Results))
 	b.WriteString("shards=(shard-*.db)\n")

@@ -52,6 +52,9 @@ func gpuIndexes(f tuneFlags) ([]int, error) {
 // run tunes them, are applied to each GPU by its own session:
 // gpuctl.Run.AddGPUs). On error nothing is left open.
 func openBackends(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) (backend.Backend, []backend.Backend, error) {
+	if f.slurm {
+		return openSlurmWorkers(ctx, log, s, f)
+	}
 	if f.devices == "" {
 		be, err := openBackend(ctx, log, s, f)
 		return be, nil, err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gtune/gtune/backend/compileproc"
 	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/backend/remote"
 	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/tuner"
@@ -46,6 +47,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == compileproc.WorkerArg {
 		compileproc.WorkerMain()
 		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == remote.WorkerArg {
+		os.Exit(remoteWorkerMain(os.Args[2:]))
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

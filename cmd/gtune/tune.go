@@ -53,9 +53,13 @@ type tuneFlags struct {
 	keepPTX        bool
 	shard          string
 	simRunWall     time.Duration
-	inOrder        bool
-	seed           uint64
-	gpu            gpuctl.Options
+	// --slurm: the GPUs of the Slurm allocation, one srun worker each.
+	slurm                        bool
+	slurmNodes, slurmGPUsPerNode int
+	srun                         string
+	inOrder                      bool
+	seed                         uint64
+	gpu                          gpuctl.Options
 	// observe is --observe (ncu[:METRIC,...]: a profiling pass after the
 	// run), ncu the Nsight Compute command.
 	observe, ncu string
@@ -100,6 +104,10 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	fl.StringVar(&f.backend, "backend", "auto", "GPU backend: auto (CUDA when a driver is present, else the simulator), cuda, sim, or model (the projection of --sim-device from its device profile: gtune probe's in --db, else its specifications')")
 	intFlag(fl, &f.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
 	fl.StringVar(&f.devices, "devices", "", "tune on several GPUs of one model as one run: all, or GPU indexes such as 0,2,3 (one GPU worker each, one compile pool; on the simulated GPU, that many simulated GPUs of one model)")
+	fl.BoolVar(&f.slurm, "slurm", false, "tune on every GPU of the Slurm allocation this runs in (salloc or a batch script): one GPU worker per GPU, each a job step started by srun, speaking to this process over srun's standard input and output; the strategy and the database stay here")
+	intFlag(fl, &f.slurmNodes, "nodes", 0, 0, 100000, "with --slurm: nodes of the allocation to use (0: SLURM_JOB_NUM_NODES)")
+	intFlag(fl, &f.slurmGPUsPerNode, "gpus-per-node", 0, 0, 1024, "with --slurm: GPU workers per node (0: SLURM_GPUS_ON_NODE or SLURM_GPUS_PER_NODE)")
+	fl.StringVar(&f.srun, "srun", "srun", "with --slurm: the srun command")
 	durationFlag(fl, &f.simRunWall, "sim-run-wall", 0, 0, "on the simulated GPU: hold each evaluation this long (e.g. 200ms), standing for a real kernel's evaluation time (scaling and fault tests over several GPUs and nodes)")
 	fl.StringVar(&f.simDevice, "sim-device", "", "device-database id of the simulated GPU (default: the spec's Gtune.Simulation.Device, else h100_sxm)")
 	fl.StringVar(&f.db, "db", "gtune.db", "results database (SQLite)")

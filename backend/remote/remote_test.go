@@ -1,0 +1,67 @@
+package remote
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/internal/workerproc"
+)
+
+// closeCounting is the simulated GPU, counting Close.
+type closeCounting struct {
+	*sim.Sim
+	closed int
+}
+
+func (c *closeCounting) Close() error { c.closed++; return c.Sim.Close() }
+
+// Compile rejects every kernel, as a compiler rejecting the source does.
+func (c *closeCounting) Compile(ctx context.Context, j *backend.Job) (*backend.Binary, error) {
+	return nil, &backend.CompileError{Log: "error: identifier \"x\" is undefined"}
+}
+
+// Serve answers hello with the GPU and whether it is simulated, passes a
+// compiler's rejection back as its log, and closes the GPU when the
+// tuner's end of the connection goes away.
+func TestServe(t *testing.T) {
+	d, err := device.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := &closeCounting{Sim: sim.New(d, sim.Options{})}
+	reqR, reqW := io.Pipe()
+	repR, repW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- Serve(context.Background(), be, "n1", reqR, repW) }()
+	c := workerproc.NewConn(repR, reqW)
+	call := func(req *request) reply {
+		t.Helper()
+		if err := c.Enc.Encode(req); err != nil {
+			t.Fatal(err)
+		}
+		var rep reply
+		if err := c.Dec.Decode(&rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	if rep := call(&request{Op: opHello}); !rep.Simulated || rep.Device.ID != "h100_sxm" || rep.Host != "n1" || rep.Err != "" {
+		t.Errorf("hello: %+v", rep)
+	}
+	if rep := call(&request{Op: "dance"}); rep.Err == "" {
+		t.Error("an unknown request: no error")
+	}
+	// The compiler's rejection comes back as its log, for the tuner's
+	// side to make a *backend.CompileError of it again.
+	if rep := call(&request{Op: opCompile, Job: &backend.Job{Key: "1"}}); rep.CompileLog != "error: identifier \"x\" is undefined" || rep.Binary != nil {
+		t.Errorf("compile: %+v", rep)
+	}
+	reqW.Close() // the tuner is gone
+	if err := <-done; err != nil || be.closed != 1 {
+		t.Errorf("Serve after the end of input: %v, closed %d times; want nil, once", err, be.closed)
+	}
+}

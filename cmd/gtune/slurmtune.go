@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/compileproc"
+	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/backend/remote"
+	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/internal/workerproc"
+	"github.com/gtune/gtune/spec"
+)
+
+// remoteWorkerMain runs this process as a remote GPU worker serving the
+// simulated GPU its arguments describe (--sim-device ID --index I --seed
+// S --noise N --run-wall D) on stdin/stdout (package remote), and exits
+// when the tuner closes it or goes away. A CUDA GPU's remote worker is
+// the CUDA worker itself (cuda.WorkerArg), started by srun.
+func remoteWorkerMain(args []string) int {
+	var id string
+	var o sim.Options
+	for i := 0; i+1 < len(args); i += 2 {
+		v := args[i+1]
+		var err error
+		switch args[i] {
+		case "--sim-device":
+			id = v
+		case "--index":
+			o.Index, err = strconv.Atoi(v)
+		case "--seed":
+			o.Seed, err = strconv.ParseInt(v, 10, 64)
+		case "--noise":
+			o.Noise, err = strconv.ParseFloat(v, 64)
+		case "--run-wall":
+			o.RunWall, err = time.ParseDuration(v)
+		default:
+			err = fmt.Errorf("unknown argument")
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "gtune remote worker: %s %s: %v\n", args[i], v, err)
+			return exitBadInput
+		}
+	}
+	d, err := device.Lookup(id)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gtune remote worker: %v\n", err)
+		return exitBadInput
+	}
+	out, err := workerproc.ProtocolOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gtune remote worker: %v\n", err)
+		return 1
+	}
+	// Slurm's node name where there is one (several slurmd may share a
+	// host), else the host's.
+	host := os.Getenv("SLURMD_NODENAME")
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	if err := remote.Serve(context.Background(), sim.New(d, o), host, os.Stdin, out); err != nil {
+		fmt.Fprintf(os.Stderr, "gtune remote worker: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// slurmShape is the allocation's GPUs: nodes × GPUs per node, from the
+// flags, else from the environment Slurm gives a job (SLURM_JOB_NUM_NODES,
+// SLURM_GPUS_ON_NODE or SLURM_GPUS_PER_NODE, e.g. "4" or "a100:4").
+func slurmShape(f tuneFlags, getenv func(string) string) (nodes, perNode int, err error) {
+	if getenv("SLURM_JOB_ID") == "" {
+		return 0, 0, badInput("--slurm runs inside a Slurm allocation (salloc -N 2 --gpus-per-node=4 gtune tune ... --slurm, or a batch script); outside one, gtune slurm submit writes and submits the job")
+	}
+	nodes, perNode = f.slurmNodes, f.slurmGPUsPerNode
+	if nodes == 0 {
+		if nodes, err = strconv.Atoi(cmpOr(getenv("SLURM_JOB_NUM_NODES"), getenv("SLURM_NNODES"))); err != nil || nodes < 1 {
+			return 0, 0, badInput("--slurm: the allocation's node count is not in SLURM_JOB_NUM_NODES: give --nodes")
+		}
+	}
+	if perNode == 0 {
+		v := cmpOr(getenv("SLURM_GPUS_ON_NODE"), getenv("SLURM_GPUS_PER_NODE"))
+		if i := strings.LastIndex(v, ":"); i >= 0 {
+			v = v[i+1:]
+		}
+		if perNode, err = strconv.Atoi(v); err != nil || perNode < 1 {
+			return 0, 0, badInput("--slurm: the allocation's GPUs per node are not in SLURM_GPUS_ON_NODE or SLURM_GPUS_PER_NODE: give --gpus-per-node")
+		}
+	}
+	return nodes, perNode, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// openSlurmWorkers starts one GPU worker per GPU of the allocation, each
+// a job step of one task (srun --nodes=1 --ntasks=1 --exact), and
+// returns them as the run's GPUs: the first also compiles, here in the
+// coordinator (compile processes for CUDA; the simulated GPU's compiler),
+// so that compilations never queue behind a measurement. Errors: not in
+// an allocation, GPU settings (applied through NVML from the process
+// that holds the GPU, which is not this one), a worker that does not
+// start.
+func openSlurmWorkers(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) (backend.Backend, []backend.Backend, error) {
+	if f.devices != "" || f.device != 0 {
+		return nil, nil, badInput("--slurm uses every GPU of the allocation: not with --device or --devices")
+	}
+	if f.gpu.Strategy != "" || f.gpu.Allow {
+		return nil, nil, badInput("--slurm does not combine with GPU settings: they are applied from the process holding the GPU, and the workers hold them on other nodes")
+	}
+	nodes, perNode, err := slurmShape(f, os.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := nodes * perNode
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	simulated := simulatedBackend(f.backend)
+	// --unbuffered: srun otherwise holds a task's output until a newline, and
+	// the protocol is binary.
+	srun := []string{f.srun, "--nodes=1", "--ntasks=1", "--exact", "--cpus-per-task=1", "--unbuffered", "--quiet", "--kill-on-bad-exit=1", "--job-name=gtune-gpu"}
+	if !simulated {
+		srun = append(srun, "--gpus-per-task=1")
+	}
+	var compiler *sim.Sim
+	if simulated {
+		d, o, err := simOptions(s, f)
+		if err != nil {
+			return nil, nil, err
+		}
+		compiler = sim.New(d, o)
+	}
+	fmt.Fprintf(log, "gtune: --slurm: starting %d GPU workers (%d nodes × %d) with srun\n", n, nodes, perNode)
+	t0 := time.Now()
+	out := make([]backend.Backend, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if simulated {
+				d, o, err := simOptions(s, tuneFlags{seed: f.seed, simDevice: f.simDevice, simIndex: i, simRunWall: f.simRunWall})
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				argv := append(append([]string{}, srun...), exe, remote.WorkerArg, "--sim-device", d.ID, "--index", strconv.Itoa(i),
+					"--seed", strconv.FormatInt(o.Seed, 10), "--noise", strconv.FormatFloat(o.Noise, 'g', -1, 64), "--run-wall", o.RunWall.String())
+				ro := remote.Options{}
+				if i == 0 {
+					ro.Compiler = compiler
+				}
+				out[i], errs[i] = remote.Start(ctx, argv, os.Environ(), ro)
+				return
+			}
+			out[i], errs[i] = cuda.Open(ctx, 0, cuda.Options{Wrapper: srun})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			for _, b := range out {
+				if b != nil {
+					b.Close()
+				}
+			}
+			return nil, nil, fmt.Errorf("--slurm: GPU worker %d: %w", i, err)
+		}
+	}
+	hosts := map[string]int{}
+	for _, b := range out {
+		if r, ok := b.(interface{ Host() string }); ok {
+			hosts[r.Host()]++
+		}
+	}
+	fmt.Fprintf(log, "gtune: --slurm: %d GPU workers started in %v", n, time.Since(t0).Round(time.Millisecond))
+	if len(hosts) > 0 {
+		fmt.Fprintf(log, " on %d nodes", len(hosts))
+	}
+	fmt.Fprintln(log)
+	be := out[0]
+	if !simulated {
+		// NVRTC in compile processes here, where the run's cores are.
+		procs := f.compileProcs
+		if procs == -1 {
+			procs = compileproc.DefaultSize()
+		}
+		if procs > 0 {
+			if be, err = compileproc.Wrap(be, compileproc.Options{Processes: procs, Timeout: f.compileTimeout}); err != nil {
+				for _, b := range out {
+					b.Close()
+				}
+				return nil, nil, err
+			}
+		}
+	}
+	return be, out[1:], nil
+}

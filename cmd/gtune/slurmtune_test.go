@@ -1,0 +1,57 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gtune/gtune/store"
+)
+
+// tune --slurm starts one remote GPU worker per GPU of the allocation
+// (here through testdata/srun-local, which runs each job step on this
+// host) and measures what one simulated GPU measures: the same outcomes,
+// spread over the four workers.
+func TestTuneSlurmWorkers(t *testing.T) {
+	va := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.db")
+	if code, _, errs := gtune(t, "tune", va, "--backend", "sim", "--db", one, "--no-compile-cache", "--no-progress"); code != 0 {
+		t.Fatalf("one GPU: exit %d: %s", code, errs)
+	}
+	if code, _, errs := gtune(t, "tune", va, "--backend", "sim", "--slurm", "--db", filepath.Join(dir, "x.db")); code != 2 || !strings.Contains(errs, "--slurm runs inside a Slurm allocation") {
+		t.Errorf("outside an allocation: exit %d: %s", code, errs)
+	}
+	t.Setenv("SLURM_JOB_ID", "1")
+	srun, _ := filepath.Abs(filepath.Join("testdata", "srun-local"))
+	four := filepath.Join(dir, "four.db")
+	code, _, errs := gtune(t, "tune", va, "--backend", "sim", "--slurm", "--nodes", "2", "--gpus-per-node", "2", "--srun", srun, "--db", four, "--no-compile-cache", "--no-progress")
+	if code != 0 || !strings.Contains(errs, "gtune: --slurm: starting 4 GPU workers (2 nodes × 2) with srun") {
+		t.Fatalf("--slurm: exit %d: %s", code, errs)
+	}
+	want, got := outcomes(t, one, 1), outcomes(t, four, 1)
+	if len(got) != 96 {
+		t.Fatalf("%d configurations over 4 workers; want 96", len(got))
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: 4 workers %q, one GPU %q", k, got[k], w)
+		}
+	}
+	db, err := store.Open(four)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	evs, _ := db.Evaluations(1)
+	gpus := map[string]int{}
+	for _, e := range evs {
+		gpus[e.GPU]++
+	}
+	if len(gpus) != 4 {
+		t.Errorf("evaluations by GPU: %v; want 4 GPUs", gpus)
+	}
+	if code, _, errs := gtune(t, "tune", va, "--backend", "sim", "--slurm", "--nodes", "1", "--srun", srun, "--db", four); code != 2 || !strings.Contains(errs, "give --gpus-per-node") {
+		t.Errorf("no GPUs per node: exit %d: %s", code, errs)
+	}
+}
