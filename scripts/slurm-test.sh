@@ -10,6 +10,10 @@
 #   scripts/slurm-test.sh stop       stop the daemons
 #   scripts/slurm-test.sh run        start, run the scenarios, stop
 #                                    (exit status: the scenarios')
+#   scripts/slurm-test.sh scale      start, time coordinated runs over
+#                                    1, 2, 4, 8 and 16 srun workers
+#                                    (200 ms an evaluation) per strategy,
+#                                    stop; prints a table
 #
 # The nodes declare 8 CPUs each (config_overrides), one per simulated
 # GPU worker: up to 16 workers over the two nodes.
@@ -129,7 +133,54 @@ PY
   coordinated_fault worker 'pkill -9 -f -- "__gtune_remote_worker --sim-device h100_sxm --index 1 "' || fail=1
   # 6. The coordinator killed with kill -9, then the same command again.
   coordinated_fault coordinator 'pkill -9 -f -- "tune .*--slurm .*coordinator.db"' || fail=1
+  # 7. A coordinated job submitted with sbatch (gtune slurm submit),
+  # cancelled with scancel mid-run, then submitted again.
+  submitted_cancel || fail=1
   return $fail
+}
+
+# submitted_cancel: gtune slurm submit --nodes 2 --gpus-per-node 2 (one
+# batch job, 4 srun workers) at 100 ms an evaluation; scancel once 10
+# evaluations are stored; the database must hold an interrupted run of
+# whole evaluations; the same submission again must finish the space,
+# every configuration evaluated exactly once.
+submitted_cancel() {
+  local R=$SLURM_DIR/results/submitted out job
+  rm -rf "$R"
+  sub() {
+    out=$("$G" slurm submit --nodes 2 --gpus-per-node 2 --no-gpu --results "$R" -- "$spec" --backend sim --no-compile-cache --sim-run-wall 100ms) || return 1
+    job=${out#*submitted job }; job=${job%% *}
+  }
+  sub || return 1
+  if ! python3 - "$R/tune.db" <<'PY'
+import os, sqlite3, sys, time
+for _ in range(600):
+    try:
+        if os.path.exists(sys.argv[1]) and sqlite3.connect(sys.argv[1], timeout=5).execute("select count(*) from evaluations").fetchone()[0] >= 10:
+            sys.exit(0)
+    except sqlite3.Error:
+        pass
+    time.sleep(0.05)
+sys.exit(1)
+PY
+  then echo "slurm-test: the submitted run stored no 10 evaluations within 30 s" >&2; return 1; fi
+  scancel "$job"
+  wait_job "$job" || return 1
+  local after
+  after=$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute('select status from runs where id = 1').fetchone()[0], c.execute('select count(*) from evaluations').fetchone()[0])" "$R/tune.db")
+  sub || return 1
+  wait_job "$job" || return 1
+  if python3 - "$R/tune.db" "$after" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+runs = c.execute("select id, status from runs order by id").fetchall()
+keys = [k for (k,) in c.execute("select config_key from evaluations")]
+print(f"submitted, scancel: after the cancel run 1 {sys.argv[2].split()[0]} with {sys.argv[2].split()[1]} evaluations; after submitting again runs {runs}, {len(keys)} evaluations ({len(set(keys))} distinct)")
+ok = sys.argv[2].split()[0] == "interrupted" and runs[-1][1] == "done" and len(keys) == len(set(keys)) == 96
+sys.exit(0 if ok else 1)
+PY
+  then echo "PASS submitted coordinated job: consistent after scancel, complete after submitting again, each configuration once"
+  else echo "FAIL submitted coordinated job"; tail -n 20 "$R/tune.log"; return 1; fi
 }
 
 # coordinated STRATEGY N: a --slurm run of N evaluations over 4 workers.
@@ -248,6 +299,49 @@ PY
   else echo "FAIL $name"; tail -n 5 "$R"/*.log; return 1; fi
 }
 
+# scale: the wall time of a coordinated run of $SCALE_SPEC (an example:
+# vector_add, 96 configurations) for $SCALE_EVALS evaluations (96) at
+# 200 ms an evaluation on the simulated GPU, over 1 to 16 workers, per
+# strategy ($SCALE_STRATEGIES; $SCALE_FLAGS added; $SCALE_WORKERS the
+# worker counts, the first the baseline), with its speed-up and
+# parallel efficiency against one worker: the tuning's own time (gtune's
+# "evaluated ... in" line), not salloc's.
+scale() {
+  G=${GTUNE:-$SLURM_DIR/gtune}
+  if [ -z "${GTUNE:-}" ]; then (cd "$ROOT" && CGO_ENABLED=0 go build -o "$G" ./cmd/gtune) || return 1; fi
+  local spec=$ROOT/examples/${SCALE_SPEC:-vector_add}/spec.json R=$SLURM_DIR/results/scale evals=${SCALE_EVALS:-96}
+  mkdir -p "$R"
+  echo "strategy | evaluations | workers | wall (s) | speed-up | efficiency"
+  # (the speed-up and efficiency against the first worker count)
+  for st in ${SCALE_STRATEGIES:-brute_force random_sample genetic_algorithm pso bayes_opt}; do
+    local base=""
+    for w in ${SCALE_WORKERS:-1 2 4 8 16}; do
+      local nodes=2 per=$((w / 2))
+      if [ "$w" = 1 ]; then nodes=1 per=1; fi
+      rm -f "$R/$st-$w.db"*
+      local out
+      out=$(salloc -Q -N $nodes --ntasks-per-node=$per "$G" tune "$spec" --backend sim --slurm --gpus-per-node $per --strategy "$st" \
+        --max-evals "$evals" --seed 5 --sim-run-wall 200ms --db "$R/$st-$w.db" --no-compile-cache --no-progress ${SCALE_FLAGS:-} 2>&1)
+      echo "$out" > "$R/$st-$w.log"
+      python3 - "$out" "$base" "$w" "$st" <<'PY' > "$R/row"
+import re, sys
+out, base, w, st = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+m = re.search(r"evaluated (\d+), reused \d+, invalid \d+ in (?:(\d+)m)?([\d.]+)(ms|µs|s)\b", out)
+if not m:
+    print(f"{st} | - | {w} | failed: {out.strip().splitlines()[-1] if out.strip() else 'no output'} | | ")
+    sys.exit(1)
+n, mins, v, u = m.groups()
+t = float(v) / {"s": 1, "ms": 1e3, "µs": 1e6}[u] + 60 * int(mins or 0)
+b = float(base) if base else t
+print(f"{st} | {n} | {w} | {t:.2f} | {b / t:.2f} | {100 * b / t / w:.0f} % | {t}")
+PY
+      local row; row=$(cat "$R/row")
+      [ -z "$base" ] && base=${row##* | }
+      echo "${row% | *}"
+    done
+  done
+}
+
 case "${1:-run}" in
   start) start ;;
   stop) stop ;;
@@ -256,5 +350,10 @@ case "${1:-run}" in
     scenarios; rc=$?
     stop
     exit $rc ;;
-  *) echo "usage: $0 start|stop|run" >&2; exit 2 ;;
+  scale)
+    start >/dev/null || { stop; exit 1; }
+    scale; rc=$?
+    stop
+    exit $rc ;;
+  *) echo "usage: $0 start|stop|run|scale" >&2; exit 2 ;;
 esac

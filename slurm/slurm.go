@@ -16,14 +16,18 @@ import (
 	"strings"
 )
 
-// Job is a sharded tuning job. Paths must be absolute: the scripts run
-// on other nodes, from another working directory.
+// Job is a tuning job: sharded (an array job, Shards tasks) or, with
+// Shards 0, coordinated (one batch job of Nodes × GPUsPerNode GPUs whose
+// script runs gtune tune --slurm). Paths must be absolute: the scripts
+// run on other nodes, from another working directory.
 type Job struct {
-	Name    string   // job name (--job-name)
-	Shards  int      // array tasks, one shard each (≥ 1)
-	Gtune   string   // the gtune executable, as the nodes see it
-	Tune    []string // gtune tune's arguments: the spec or workload and flags, without --db and --shard
-	Results string   // shared directory: scripts, logs, shard-I.db, merged.db
+	Name   string // job name (--job-name)
+	Shards int    // array tasks, one shard each; 0: coordinated
+	// Nodes and GPUsPerNode shape a coordinated job's allocation.
+	Nodes, GPUsPerNode int
+	Gtune              string   // the gtune executable, as the nodes see it
+	Tune               []string // gtune tune's arguments: the spec or workload and flags, without --db and --shard
+	Results            string   // shared directory: scripts, logs, shard-I.db, merged.db
 	// Scheduler options, each left out when empty: --partition,
 	// --time (e.g. 2:00:00), --account, and the GPU request: GRES
 	// (--gres, e.g. gpu:1) where the site asks for one, else
@@ -36,8 +40,10 @@ type Job struct {
 // Check says what is wrong with j for writing its scripts.
 func (j Job) Check() error {
 	switch {
-	case j.Shards < 1:
-		return fmt.Errorf("slurm: %d shards: want at least 1", j.Shards)
+	case j.Shards < 0:
+		return fmt.Errorf("slurm: %d shards: want at least 1 (0: one coordinated run)", j.Shards)
+	case j.Shards == 0 && (j.Nodes < 1 || j.GPUsPerNode < 1):
+		return fmt.Errorf("slurm: a coordinated job needs nodes and GPUs per node (%d × %d)", j.Nodes, j.GPUsPerNode)
 	case !filepath.IsAbs(j.Gtune) || !filepath.IsAbs(j.Results):
 		return errors.New("slurm: the gtune executable and the results directory need absolute paths (the job runs elsewhere)")
 	case len(j.Tune) == 0:
@@ -128,6 +134,52 @@ func (j Job) MergeScript() string {
 	return b.String()
 }
 
+// CoordinatedScript is the batch script of a coordinated job: on the
+// allocation's first node, gtune tune --slurm over every GPU of the
+// allocation (one srun worker each) into results/tune.db. Submitting it
+// again resumes from that database. scancel (or the time limit) sends
+// gtune SIGTERM: it stops between configurations, marks its run
+// interrupted and closes its workers.
+func (j Job) CoordinatedScript() string {
+	var b strings.Builder
+	b.WriteString("#!/bin/bash\n")
+	j.directives(&b, j.Name)
+	fmt.Fprintf(&b, "#SBATCH --nodes=%d\n", j.Nodes)
+	fmt.Fprintf(&b, "#SBATCH --ntasks-per-node=%d\n", j.GPUsPerNode)
+	switch {
+	case j.NoGPU:
+	case j.GRES != "":
+		fmt.Fprintf(&b, "#SBATCH --gres=%s\n", j.GRES)
+	default:
+		fmt.Fprintf(&b, "#SBATCH --gpus-per-node=%d\n", j.GPUsPerNode)
+	}
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", quote(filepath.Join(j.Results, "tune.log")))
+	b.WriteString("#SBATCH --open-mode=append\n")
+	fmt.Fprintf(&b, "exec %s tune %s --slurm --nodes %d --gpus-per-node %d --db %s --no-progress\n",
+		quote(j.Gtune), quoteAll(j.Tune), j.Nodes, j.GPUsPerNode, quote(filepath.Join(j.Results, "tune.db")))
+	return b.String()
+}
+
+// SubmitCoordinated writes j's coordinated script into j.Results and
+// submits it with sbatch; it returns the job id and the script's path.
+func SubmitCoordinated(ctx context.Context, j Job, sbatch string, write func(path, text string) error) (id, script string, err error) {
+	if err := j.Check(); err != nil {
+		return "", "", err
+	}
+	if j.Shards != 0 {
+		return "", "", errors.New("slurm: a sharded job is submitted by Submit")
+	}
+	if sbatch == "" {
+		sbatch = "sbatch"
+	}
+	script = filepath.Join(j.Results, "tune.sbatch")
+	if err := write(script, j.CoordinatedScript()); err != nil {
+		return "", "", err
+	}
+	id, err = run(ctx, sbatch, "--parsable", script)
+	return id, script, err
+}
+
 // Submitted are the jobs Submit started.
 type Submitted struct {
 	ArrayJob, MergeJob       string // Slurm job ids
@@ -142,6 +194,9 @@ type Submitted struct {
 func Submit(ctx context.Context, j Job, sbatch string, write func(path, text string) error) (*Submitted, error) {
 	if err := j.Check(); err != nil {
 		return nil, err
+	}
+	if j.Shards < 1 {
+		return nil, errors.New("slurm: a coordinated job is submitted by SubmitCoordinated")
 	}
 	if sbatch == "" {
 		sbatch = "sbatch"

@@ -11,9 +11,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// The two batch scripts of a sharded job, as golden files: every
-// directive, the resume from the results directory, the copy back on
-// exit and on SIGTERM, and quoting of paths with spaces.
+// The batch scripts of a sharded job and of a coordinated one, as golden
+// files: every directive, the resume from the results directory, the copy
+// back on exit and on SIGTERM, and quoting of paths with spaces.
 func TestScriptsGolden(t *testing.T) {
 	j := Job{Name: "gtune-vector_add", Shards: 4, Gtune: "/opt/gtune/bin/gtune", Results: "/scratch/my results",
 		Tune:      []string{"/home/u/specs/vector add.json", "--strategy", "random_sample", "--max-evals", "50"},
@@ -21,7 +21,12 @@ func TestScriptsGolden(t *testing.T) {
 	if err := j.Check(); err != nil {
 		t.Fatal(err)
 	}
-	for name, got := range map[string]string{"shards.sbatch": j.ArrayScript(), "merge.sbatch": j.MergeScript()} {
+	c := j
+	c.Shards, c.Nodes, c.GPUsPerNode = 0, 2, 4
+	if err := c.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string]string{"shards.sbatch": j.ArrayScript(), "merge.sbatch": j.MergeScript(), "tune.sbatch": c.CoordinatedScript()} {
 		path := filepath.Join("testdata", name)
 		if *update {
 			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -50,7 +55,7 @@ func TestScriptsGolden(t *testing.T) {
 	if strings.Contains(j.ArrayScript(), "gpu") && strings.Contains(j.ArrayScript(), "#SBATCH --gpus") {
 		t.Error("NoGPU: a GPU is requested")
 	}
-	for _, bad := range []Job{{Shards: 0, Gtune: "/g", Results: "/r", Tune: []string{"s"}}, {Shards: 1, Gtune: "g", Results: "/r", Tune: []string{"s"}}, {Shards: 1, Gtune: "/g", Results: "/r"}} {
+	for _, bad := range []Job{{Shards: 0, Gtune: "/g", Results: "/r", Tune: []string{"s"}}, {Shards: 1, Gtune: "g", Results: "/r", Tune: []string{"s"}}, {Shards: 1, Gtune: "/g", Results: "/r"}, {Shards: 0, Nodes: 0, GPUsPerNode: 1, Gtune: "/g", Results: "/r", Tune: []string{"s"}}} {
 		if bad.Check() == nil {
 			t.Errorf("Check(%+v): no error", bad)
 		}
@@ -60,7 +65,9 @@ func TestScriptsGolden(t *testing.T) {
 // The real cluster: Debian's slurmctld and two slurmd on 127.0.0.1,
 // started by scripts/slurm-test.sh, which runs the scenarios (shards
 // merged equal one brute force; scancel and kill -9 mid-run, then
-// resubmitting, each configuration evaluated once). Run where the
+// resubmitting, each configuration evaluated once; coordinated runs of
+// three strategies over 4 srun workers; a worker, the coordinator, and
+// a submitted job killed or cancelled mid-run). Run where the
 // packages are installed and the test runs as root; skipped elsewhere
 // (apt-get install slurmctld slurmd slurm-client munge).
 func TestSlurmCluster(t *testing.T) {
@@ -85,7 +92,8 @@ func TestSlurmCluster(t *testing.T) {
 	if err != nil {
 		t.Fatalf("scripts/slurm-test.sh run: %v", err)
 	}
-	for _, want := range []string{"PASS sharded", "PASS cancel", "PASS kill9"} {
+	for _, want := range []string{"PASS sharded", "PASS cancel", "PASS kill9", "PASS coordinated random_sample", "PASS coordinated genetic_algorithm",
+		"PASS coordinated bayes_opt", "PASS coordinated, worker killed", "PASS coordinated, coordinator killed", "PASS submitted coordinated job"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("no %q", want)
 		}

@@ -16,7 +16,8 @@ import (
 // (SciPy's dithering). One generation per Next/Tell round.
 //
 // Hyperparameters:
-//   - popsize: population (default 20)
+//   - popsize: population (default 20, rounded up to a multiple of the
+//     GPUs measuring at once: populationFor)
 //   - method: "best1bin" (default), "rand1bin" or "currenttobest1bin"
 //   - F_min, F_max: mutation range (default 0.5, 1.0)
 //   - CR: crossover probability (default 0.7)
@@ -40,7 +41,7 @@ func newDiffEvo(o Options) (Strategy, error) {
 		return nil, err
 	}
 	e := &diffEvo{
-		popsize: h.int("popsize", 20, 4, 1<<20),
+		popsize: h.int("popsize", populationFor(o.Batch), 4, 1<<20),
 		method:  h.choice("method", "best1bin", "best1bin", "rand1bin", "currenttobest1bin"),
 		fmin:    h.float("F_min", 0.5, 0, 2),
 		fmax:    h.float("F_max", 1.0, 0, 2),

@@ -14,7 +14,8 @@ import (
 // children (elitist). One generation per Next/Tell round.
 //
 // Hyperparameters:
-//   - popsize: population size (default 20)
+//   - popsize: population size (default 20, rounded up to a multiple of
+//     the GPUs measuring at once: populationFor)
 //   - mutation_chance: each gene mutates with probability 1/mutation_chance
 //     (default 10)
 //   - method: crossover, "uniform" (default), "single_point", "two_point"
@@ -31,7 +32,7 @@ type geneticAlgorithm struct {
 func init() { Register("genetic_algorithm", Needs{}, newGeneticAlgorithm) }
 
 func newGeneticAlgorithm(o Options) (Strategy, error) {
-	e, err := evolutionHyper("genetic_algorithm", o.Params)
+	e, err := evolutionHyper("genetic_algorithm", o.Params, o.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -142,18 +143,34 @@ type evolution struct {
 	method   string
 }
 
-// evolutionHyper reads popsize (default 20), mutation_chance (default 10)
-// and method (default uniform) for the strategy name; any other
-// hyperparameter is an error listing the valid ones.
-func evolutionHyper(name string, params map[string]any) (evolution, error) {
+// evolutionHyper reads popsize (default populationFor(batch)),
+// mutation_chance (default 10) and method (default uniform) for the
+// strategy name; any other hyperparameter is an error listing the valid
+// ones.
+func evolutionHyper(name string, params map[string]any, batch int) (evolution, error) {
 	h, err := newHyper(name, params, "popsize", "mutation_chance", "method")
 	if err != nil {
 		return evolution{}, err
 	}
 	e := evolution{
-		popsize:  h.int("popsize", 20, 2, 1<<20),
+		popsize:  h.int("popsize", populationFor(batch), 2, 1<<20),
 		mutation: h.int("mutation_chance", 10, 1, 1<<30),
 		method:   h.choice("method", "uniform", "uniform", "single_point", "two_point", "disruptive_uniform"),
 	}
 	return e, h.err
+}
+
+// populationFor is the default population of the population-based
+// strategies (genetic_algorithm, nsga2, pso, diff_evo) measured batch
+// configurations at a time (Options.Batch: the GPUs of a run over several):
+// Kernel Tuner's 20, rounded up to a multiple of batch. A generation is
+// proposed at once and the next waits for all of it, so a generation of
+// 20 on 16 GPUs takes two waves, the second with 4 of 16 GPUs busy
+// (62 % efficiency, measured: BENCHMARKS.md "Tuning on a Slurm cluster");
+// 32 fills both.
+func populationFor(batch int) int {
+	if batch <= 1 {
+		return 20
+	}
+	return (20 + batch - 1) / batch * batch
 }

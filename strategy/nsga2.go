@@ -38,7 +38,7 @@ type nsga2 struct {
 func init() { Register("nsga2", Needs{Objectives: 2}, newNSGA2) }
 
 func newNSGA2(o Options) (Strategy, error) {
-	e, err := evolutionHyper("nsga2", o.Params)
+	e, err := evolutionHyper("nsga2", o.Params, o.Batch)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,8 @@ import "math"
 // step per Next/Tell round.
 //
 // Hyperparameters:
-//   - popsize: particles (default 20)
+//   - popsize: particles (default 20, rounded up to a multiple of the
+//     GPUs measuring at once: populationFor)
 //   - w: inertia (default 0.5)
 //   - c1: pull to the particle's own best (default 2.0)
 //   - c2: pull to the swarm's best (default 1.0)
@@ -33,7 +34,7 @@ func newPSO(o Options) (Strategy, error) {
 		return nil, err
 	}
 	p := &pso{
-		popsize: h.int("popsize", 20, 1, 1<<20),
+		popsize: h.int("popsize", populationFor(o.Batch), 1, 1<<20),
 		w:       h.float("w", 0.5, 0, 10),
 		c1:      h.float("c1", 2.0, 0, 10),
 		c2:      h.float("c2", 1.0, 0, 10),

@@ -75,3 +75,13 @@ func TestUnknownStrategy(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// The population-based strategies' default population fills the GPUs'
+// waves: 20 on one GPU, a multiple of the GPUs on several.
+func TestPopulationFor(t *testing.T) {
+	for _, c := range [][2]int{{0, 20}, {1, 20}, {2, 20}, {3, 21}, {4, 20}, {8, 24}, {16, 32}, {64, 64}} {
+		if got := populationFor(c[0]); got != c[1] {
+			t.Errorf("populationFor(%d) = %d; want %d", c[0], got, c[1])
+		}
+	}
+}

@@ -25,7 +25,7 @@ func newSlurmCmd() *cobra.Command {
 }
 
 type slurmFlags struct {
-	shards                                  int
+	shards, nodes, gpusPerNode              int
 	results, partition, time, account, gres string
 	sbatch                                  string
 	noGPU, dryRun                           bool
@@ -34,9 +34,15 @@ type slurmFlags struct {
 func newSlurmSubmitCmd() *cobra.Command {
 	var f slurmFlags
 	c := &cobra.Command{
-		Use:   "submit --shards K [flags] -- SPEC|WORKLOAD [tune flags]",
-		Short: "Write and submit a sharded tuning job: K array tasks each tune a shard of the space, then one merges them",
-		Long: `submit writes two batch scripts into --results and submits them with sbatch: an array job of K tasks,
+		Use:   "submit [--nodes N --gpus-per-node G | --shards K] [flags] -- SPEC|WORKLOAD [tune flags]",
+		Short: "Write and submit a tuning job: one run over N nodes' GPUs (coordinated), or K array tasks each tuning a shard",
+		Long: `submit writes batch scripts into --results and submits them with sbatch.
+
+Coordinated (the default): one job of --nodes N × --gpus-per-node G GPUs whose script runs "gtune tune SPEC
+[tune flags] --slurm --db RESULTS/tune.db" on the first node: one run over every GPU of the allocation, any
+strategy, each GPU a worker started by srun. Submitting again resumes from tune.db.
+
+Sharded (--shards K), for clusters whose jobs cannot talk to each other: an array job of K tasks,
 task I running "gtune tune SPEC [tune flags] --shard I/K" on one GPU into a database on its node's local disk
 (copied to --results as shard-I.db when it ends, also when cancelled or out of time), and a merge job that
 starts when the array has ended and merges the shards into --results/merged.db (gtune merge). Submitting
@@ -52,12 +58,14 @@ prints the scripts and submits nothing.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runSlurmSubmit(cmd, args, f) },
 	}
 	fl := c.Flags()
-	intFlag(fl, &f.shards, "shards", 0, 1, 100000, "array tasks, each tuning one shard of the search space (required: the coordinated mode, one run whose GPUs are srun tasks, is not built yet)")
+	intFlag(fl, &f.shards, "shards", 0, 1, 100000, "array tasks, each tuning one shard of the search space (brute_force, random_sample); without it, one coordinated run")
+	intFlag(fl, &f.nodes, "nodes", 1, 1, 100000, "coordinated: nodes of the job")
+	intFlag(fl, &f.gpusPerNode, "gpus-per-node", 1, 1, 1024, "coordinated: GPUs per node, one worker each")
 	fl.StringVar(&f.results, "results", "gtune-slurm", "shared directory for the scripts, the tasks' logs and databases, and merged.db")
 	fl.StringVar(&f.partition, "partition", "", "Slurm partition (--partition)")
 	fl.StringVar(&f.time, "time", "", "time limit of each task (--time, e.g. 2:00:00)")
 	fl.StringVar(&f.account, "account", "", "account charged (--account)")
-	fl.StringVar(&f.gres, "gres", "", "the GPU as the site requests it (--gres, e.g. gpu:a100:1; default --gpus-per-task=1)")
+	fl.StringVar(&f.gres, "gres", "", "the GPUs as the site requests them (--gres): per task with --shards (e.g. gpu:a100:1), per node for a coordinated job (e.g. gpu:a100:4); default --gpus-per-task=1, or --gpus-per-node")
 	fl.BoolVar(&f.noGPU, "no-gpu", false, "request no GPU (tuning on the simulated GPU: --backend sim)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the two batch scripts; submit nothing")
 	fl.StringVar(&f.sbatch, "sbatch", "sbatch", "the sbatch command")
@@ -65,8 +73,9 @@ prints the scripts and submits nothing.`,
 }
 
 func runSlurmSubmit(cmd *cobra.Command, args []string, f slurmFlags) error {
-	if !cmd.Flags().Changed("shards") {
-		return badInput("--shards K is required: the coordinated mode (one run whose GPUs are srun tasks) is not built yet")
+	sharded := cmd.Flags().Changed("shards")
+	if sharded && (cmd.Flags().Changed("nodes") || cmd.Flags().Changed("gpus-per-node")) {
+		return badInput("--shards is a job of K one-GPU tasks; --nodes and --gpus-per-node shape a coordinated job: give one or the other")
 	}
 	// The tuning is checked as tune would read it, before anything is
 	// written or submitted: a typo must not cost a queue wait.
@@ -78,9 +87,9 @@ func runSlurmSubmit(cmd *cobra.Command, args []string, f slurmFlags) error {
 	if len(targs) != 1 {
 		return badInput("after --: one spec or workload file and tune's flags (got %d files: %s)", len(targs), strings.Join(targs, " "))
 	}
-	for _, name := range []string{"db", "shard"} {
+	for _, name := range []string{"db", "shard", "slurm", "nodes", "gpus-per-node", "device", "devices"} {
 		if tc.Flags().Changed(name) {
-			return badInput("after --: --%s is set by the job (each task's shard and database)", name)
+			return badInput("after --: --%s is set by the job (its GPUs, each task's shard and database)", name)
 		}
 	}
 	path := targs[0]
@@ -101,8 +110,10 @@ func runSlurmSubmit(cmd *cobra.Command, args []string, f slurmFlags) error {
 	} else if strat == "" {
 		strat = "brute_force"
 	}
-	if _, err := parseShardFlag("0/1", strat); err != nil {
-		return err
+	if sharded {
+		if _, err := parseShardFlag("0/1", strat); err != nil {
+			return err
+		}
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -122,12 +133,28 @@ func runSlurmSubmit(cmd *cobra.Command, args []string, f slurmFlags) error {
 			tune[i] = abs
 		}
 	}
-	j := slurm.Job{Name: name, Shards: f.shards, Gtune: exe, Tune: tune, Results: results,
+	j := slurm.Job{Name: name, Shards: f.shards, Nodes: f.nodes, GPUsPerNode: f.gpusPerNode, Gtune: exe, Tune: tune, Results: results,
 		Partition: f.partition, Time: f.time, Account: f.account, GRES: f.gres, NoGPU: f.noGPU}
 	if err := j.Check(); err != nil {
 		return badInput("%v", err)
 	}
 	out := cmd.OutOrStdout()
+	write := func(p, text string) error { return os.WriteFile(p, []byte(text), 0o755) }
+	if !sharded {
+		if f.dryRun {
+			fmt.Fprintf(out, "# %s/tune.sbatch\n%s", results, j.CoordinatedScript())
+			return nil
+		}
+		if err := os.MkdirAll(results, 0o755); err != nil {
+			return badInput("--results: %v", err)
+		}
+		id, _, err := slurm.SubmitCoordinated(cmd.Context(), j, f.sbatch, write)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "gtune: submitted job %s (%d nodes × %d GPUs, one run); results in %s/tune.db\n", id, f.nodes, f.gpusPerNode, results)
+		return nil
+	}
 	if f.dryRun {
 		fmt.Fprintf(out, "# %s/shards.sbatch\n%s\n# %s/merge.sbatch (sbatch --dependency=afterany:ARRAY_JOB)\n%s", results, j.ArrayScript(), results, j.MergeScript())
 		return nil
@@ -135,7 +162,7 @@ func runSlurmSubmit(cmd *cobra.Command, args []string, f slurmFlags) error {
 	if err := os.MkdirAll(results, 0o755); err != nil {
 		return badInput("--results: %v", err)
 	}
-	s, err := slurm.Submit(cmd.Context(), j, f.sbatch, func(p, text string) error { return os.WriteFile(p, []byte(text), 0o755) })
+	s, err := slurm.Submit(cmd.Context(), j, f.sbatch, write)
 	if err != nil {
 		return err
 	}
