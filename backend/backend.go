@@ -222,6 +222,10 @@ type Plan struct {
 	// Timeout bounds the whole Run, after which the configuration is a
 	// timeout (0: none).
 	Timeout time.Duration `json:"timeout"`
+	// Repeat numbers the measurements of one plan (0: the first), so
+	// that a backend whose answers are decided by the plan (the
+	// simulated GPU's noise) answers a repeat afresh.
+	Repeat int `json:"repeat,omitempty"`
 }
 
 // SingleLaunch is the plan of one compiled kernel instance on stream 0.

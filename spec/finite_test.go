@@ -22,6 +22,9 @@ func TestNonFiniteNumbers(t *testing.T) {
 		{`"n": 268435456`, `"n": .inf`, "Gtune.Constants.n: +Inf is not a finite number"},
 		{"ValidationThreshold: 1.0e-6", "ValidationThreshold: -.inf", "Gtune.Reference.ValidationThreshold: -Inf is not a finite number"},
 		{"EnergyWindowSeconds: 1.0", "EnergyWindowSeconds: .nan", "Gtune.Measurement.EnergyWindowSeconds: NaN: must be between 0"},
+		// Straggling launches: a chance, and a slow-down.
+		{"Device: h100_sxm", "Device: h100_sxm\n    Stragglers: 1.5", "Gtune.Simulation.Stragglers: must be a chance in [0, 1), got 1.5"},
+		{"Device: h100_sxm", "Device: h100_sxm\n    Stragglers: 0.1\n    StragglerFactor: 0.5", "Gtune.Simulation.StragglerFactor: must be above 1 (a slow-down), got 0.5"},
 	} {
 		if !strings.Contains(string(base), c.old) {
 			t.Fatalf("spec.yaml has no %q", c.old)

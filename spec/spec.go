@@ -146,6 +146,10 @@ type Simulation struct {
 	CompileCrashes *expr.Expr
 	Noise          float64 // default DefaultSimNoise
 	Seed           int64
+	// Stragglers (0 ≤ p < 1) and StragglerFactor (> 1; 0: the
+	// simulator's default): launches that take several times as long
+	// (sim.Options.Stragglers).
+	Stragglers, StragglerFactor float64
 
 	bound [8]*expr.Bound // in field order, nil when absent
 }
@@ -1228,7 +1232,13 @@ func (l *loader) gtune() error {
 	}
 	// Simulation.
 	if sm := g.Simulation; sm != nil {
-		sim := &Simulation{Device: sm.Device, Noise: sm.Noise, Seed: sm.Seed}
+		sim := &Simulation{Device: sm.Device, Noise: sm.Noise, Seed: sm.Seed, Stragglers: sm.Stragglers, StragglerFactor: sm.StragglerFactor}
+		if sm.Stragglers < 0 || sm.Stragglers >= 1 {
+			return l.errf("Gtune.Simulation.Stragglers", "must be a chance in [0, 1), got %v", sm.Stragglers)
+		}
+		if sm.StragglerFactor != 0 && sm.StragglerFactor <= 1 {
+			return l.errf("Gtune.Simulation.StragglerFactor", "must be above 1 (a slow-down), got %v", sm.StragglerFactor)
+		}
 		if sim.Device == "" {
 			sim.Device = DefaultSimDevice
 		}

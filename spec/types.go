@@ -214,4 +214,9 @@ type RawSimulation struct {
 	CompileCrashes string  `json:"CompileCrashes,omitempty" yaml:"CompileCrashes,omitempty"`
 	Noise          float64 `json:"Noise,omitempty" yaml:"Noise,omitempty"` // relative standard deviation of timing noise (default 0.01)
 	Seed           int64   `json:"Seed,omitempty" yaml:"Seed,omitempty"`
+	// Stragglers is the chance per launch and timed run that a launch
+	// straggles, StragglerFactor its mean slow-down (default 3.2, the
+	// H100's): sim.Options.
+	Stragglers      float64 `json:"Stragglers,omitempty" yaml:"Stragglers,omitempty"`
+	StragglerFactor float64 `json:"StragglerFactor,omitempty" yaml:"StragglerFactor,omitempty"`
 }

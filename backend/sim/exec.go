@@ -166,16 +166,29 @@ func (x *simExec) Time(reps int) ([]measure.PlanTime, error) {
 	s := x.s
 	out := make([]measure.PlanTime, reps)
 	total := 0.0
+	// A repeat of the plan (Plan.Repeat) draws its own noise; the first
+	// measurement's is what it always was.
+	key := x.plan.Key
+	if x.plan.Repeat > 0 {
+		key = fmt.Sprintf("%s#repeat%d", key, x.plan.Repeat)
+	}
 	for i := range out {
-		f := math.Max(0.5, 1+s.noise*s.normal(x.plan.Key, "time", i))
+		f := math.Max(0.5, 1+s.noise*s.normal(key, "time", i))
 		out[i].PlanMs = x.planMs * f
 		out[i].LaunchMs = make([]float64, len(x.launchMs))
 		for k, t := range x.launchMs {
 			fk := f
 			if k > 0 {
-				fk = math.Max(0.5, 1+s.noise*s.normal(x.plan.Key, fmt.Sprintf("time/%d", k), i))
+				fk = math.Max(0.5, 1+s.noise*s.normal(key, fmt.Sprintf("time/%d", k), i))
 			}
 			out[i].LaunchMs[k] = t * fk
+			// A straggling launch: the plan waits for it (taken to be
+			// on its critical path).
+			if s.stragglers > 0 && s.uniform(key, fmt.Sprintf("straggle/%d", k), i) < s.stragglers {
+				slow := s.straggleF * (0.75 + 0.5*s.uniform(key, fmt.Sprintf("straggle-factor/%d", k), i))
+				out[i].PlanMs += t * fk * (slow - 1)
+				out[i].LaunchMs[k] = t * fk * slow
+			}
 		}
 		total += out[i].PlanMs
 	}

@@ -69,7 +69,21 @@ type Options struct {
 	// and fault tests of runs over several GPUs and cluster nodes. The
 	// times it reports stay the model's.
 	RunWall time.Duration
+	// Stragglers is the chance, per launch and timed run, that the
+	// launch straggles: it takes StragglerFactor times as long (drawn
+	// uniformly within ±25 % of it), as launches on an H100 did in the
+	// launch-order measurements (BENCHMARKS.md "Does one order have one
+	// time?": one launch of 12.7–22.5 ms where the order's others took
+	// 4.9–5.3 ms, in 58 % of the runs of six-kernel plans). 0: none.
+	Stragglers float64
+	// StragglerFactor is the mean slow-down of a straggling launch;
+	// 0: DefaultStragglerFactor.
+	StragglerFactor float64
 }
+
+// DefaultStragglerFactor is the mean slow-down of a straggling launch:
+// 16.1 ms against 4.9 ms on the H100 (Options.Stragglers).
+const DefaultStragglerFactor = 3.2
 
 // Format identifies a simulated binary image.
 const Format = "gtune-sim/1"
@@ -82,6 +96,8 @@ const compileMs = 250
 // serialised.
 type Sim struct {
 	runWall     time.Duration // Options.RunWall
+	stragglers  float64       // Options.Stragglers
+	straggleF   float64       // Options.StragglerFactor
 	dev         *device.Description
 	seed        int64
 	noise       float64
@@ -104,7 +120,11 @@ type Sim struct {
 // copied; it must be a valid description (device.Lookup's are).
 func New(d *device.Description, opts Options) *Sim {
 	dc := *d
-	s := &Sim{dev: &dc, seed: opts.Seed, noise: opts.Noise, overheadMs: opts.LaunchOverheadUs / 1e3, power: opts.Power, index: opts.Index, profile: opts.Profile, runWall: opts.RunWall}
+	s := &Sim{dev: &dc, seed: opts.Seed, noise: opts.Noise, overheadMs: opts.LaunchOverheadUs / 1e3, power: opts.Power, index: opts.Index, profile: opts.Profile, runWall: opts.RunWall,
+		stragglers: opts.Stragglers, straggleF: opts.StragglerFactor}
+	if s.straggleF <= 0 {
+		s.straggleF = DefaultStragglerFactor
+	}
 	if s.profile != nil {
 		s.noise = -1 // a projection has no noise
 	}
@@ -490,6 +510,13 @@ const (
 // repetition) alone.
 func (s *Sim) normal(key, stream string, rep int) float64 {
 	return normal(s.seed, key, stream, rep)
+}
+
+// uniform is a deviate uniform in [0, 1) decided by seed, key, stream
+// and rep alone.
+func (s *Sim) uniform(key, stream string, rep int) float64 {
+	// Φ of a standard normal deviate is uniform.
+	return 0.5 * math.Erfc(-normal(s.seed, key, stream, rep)/math.Sqrt2)
 }
 
 // normal is a standard normal deviate decided by seed, key, stream and

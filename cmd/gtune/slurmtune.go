@@ -22,7 +22,8 @@ import (
 
 // remoteWorkerMain runs this process as a remote GPU worker serving the
 // simulated GPU its arguments describe (--sim-device ID --index I --seed
-// S --noise N --run-wall D) on stdin/stdout (package remote), and exits
+// S --noise N --run-wall D --stragglers P --straggler-factor F) on
+// stdin/stdout (package remote), and exits
 // when the tuner closes it or goes away. A CUDA GPU's remote worker is
 // the CUDA worker itself (cuda.WorkerArg), started by srun.
 func remoteWorkerMain(args []string) int {
@@ -42,6 +43,10 @@ func remoteWorkerMain(args []string) int {
 			o.Noise, err = strconv.ParseFloat(v, 64)
 		case "--run-wall":
 			o.RunWall, err = time.ParseDuration(v)
+		case "--stragglers":
+			o.Stragglers, err = strconv.ParseFloat(v, 64)
+		case "--straggler-factor":
+			o.StragglerFactor, err = strconv.ParseFloat(v, 64)
 		default:
 			err = fmt.Errorf("unknown argument")
 		}
@@ -160,7 +165,8 @@ func openSlurmWorkers(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFl
 					return
 				}
 				argv := append(append([]string{}, srun...), exe, remote.WorkerArg, "--sim-device", d.ID, "--index", strconv.Itoa(i),
-					"--seed", strconv.FormatInt(o.Seed, 10), "--noise", strconv.FormatFloat(o.Noise, 'g', -1, 64), "--run-wall", o.RunWall.String())
+					"--seed", strconv.FormatInt(o.Seed, 10), "--noise", strconv.FormatFloat(o.Noise, 'g', -1, 64), "--run-wall", o.RunWall.String(),
+					"--stragglers", strconv.FormatFloat(o.Stragglers, 'g', -1, 64), "--straggler-factor", strconv.FormatFloat(o.StragglerFactor, 'g', -1, 64))
 				ro := remote.Options{}
 				if i == 0 {
 					ro.Compiler = compiler

@@ -614,6 +614,7 @@ func simOptions(s *spec.Spec, f tuneFlags) (*device.Description, sim.Options, er
 	if s.Simulation.Seed != 0 {
 		opts.Seed = s.Simulation.Seed
 	}
+	opts.Stragglers, opts.StragglerFactor = s.Simulation.Stragglers, s.Simulation.StragglerFactor
 	return d, opts, nil
 }
 
