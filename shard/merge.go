@@ -39,8 +39,8 @@ type groupKey struct{ spec, device, objective string }
 // Merge copies the runs of the shard databases at paths into out, one
 // run per spec, GPU model and objective (the shards' GPUs may differ: each
 // evaluation keeps the UUID of the GPU that measured it, as a run over
-// several GPUs does), with every evaluation's observations, launches and
-// PTX. A configuration evaluated by several runs is kept once: a valid
+// several GPUs does), with every evaluation's observations, launches,
+// PTX and repeats. A configuration evaluated by several runs is kept once: a valid
 // evaluation before one that is not, then the newest (as a resumed run
 // reuses the newest). Provenance stays in the merged run's settings:
 // "merged_from" lists each source's file, run, host, GPU, shard and
@@ -178,7 +178,11 @@ func mergeGroup(out *store.DB, g []source, version string) (Merged, error) {
 		if err != nil {
 			return m, err
 		}
-		e.Typed, e.PTX = typed, ptx
+		reps, err := s.db.Repeats(e.ID)
+		if err != nil {
+			return m, err
+		}
+		e.Typed, e.PTX, e.Repeats = typed, ptx, reps
 		e.ID, e.RunID = 0, r.ID
 	}
 	if err := out.AddMany(evs); err != nil {

@@ -64,6 +64,10 @@ type Evaluation struct {
 	// (backend.Binary.PTX); Add stores it with the evaluation (PTXOf
 	// reads it), reading an evaluation leaves it nil.
 	PTX []KernelPTX
+	// Repeats are the configuration's measurements where it was measured
+	// more than once (tune --repeat); the evaluation's own observations
+	// are their aggregate. Add stores them, Repeats reads them.
+	Repeats []Repeat
 	// GPU is the UUID of the GPU that measured the configuration in a
 	// run over several GPUs of one model (gtune tune --devices); "" in a
 	// run on one GPU: the run's. DeviceUUID stays the run's, the reuse
@@ -207,13 +211,19 @@ func (db *DB) Add(e *Evaluation) error {
 			return fmt.Errorf("store: adding evaluation %q to %s: observation %s: %v", e.Key, db.path, o.Name, err)
 		}
 	}
-	if err := addPTX(ctx, tx, id, e.PTX); err != nil {
+	err = addPTX(ctx, tx, id, e.PTX)
+	what := "its PTX"
+	if err == nil {
+		err, what = addRepeats(ctx, tx, id, e.Repeats, fmtTime(e.StartedAt)), "its repeats"
+	}
+	if err != nil {
 		if b != nil {
+			tx.ExecContext(ctx, `DELETE FROM repeats WHERE evaluation_id = ?`, id)
 			tx.ExecContext(ctx, `DELETE FROM evaluation_ptx WHERE evaluation_id = ?`, id)
 			tx.ExecContext(ctx, `DELETE FROM observations WHERE evaluation_id = ?`, id)
 			tx.ExecContext(ctx, `DELETE FROM evaluations WHERE id = ?`, id)
 		}
-		return fmt.Errorf("store: adding evaluation %q to %s: its PTX: %v", e.Key, db.path, err)
+		return fmt.Errorf("store: adding evaluation %q to %s: %s: %v", e.Key, db.path, what, err)
 	}
 	if b != nil {
 		e.ID, e.SpecHash, e.DeviceUUID = id, specHash, deviceUUID

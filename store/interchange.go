@@ -125,6 +125,9 @@ func (db *DB) AddMany(es []*Evaluation) error {
 		if err := addPTX(ctx, tx, ids[i], e.PTX); err != nil {
 			return fmt.Errorf("store: adding evaluation %q to %s: its PTX: %v", e.Key, db.path, err)
 		}
+		if err := addRepeats(ctx, tx, ids[i], e.Repeats, fmtTime(e.StartedAt)); err != nil {
+			return fmt.Errorf("store: adding evaluation %q to %s: its repeats: %v", e.Key, db.path, err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: adding evaluations to %s: %v", db.path, err)

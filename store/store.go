@@ -108,11 +108,12 @@ var migrations = []migration{
 	migrateV4,
 	migrateV5,
 	migrateV6,
+	migrateV7,
 }
 
 // SchemaVersion is the schema version this package writes (PRAGMA
 // user_version of a database Open has upgraded); it equals len(migrations).
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 func init() {
 	if len(migrations) != SchemaVersion {

@@ -417,13 +417,14 @@ func TestSchemaVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.sql.Exec(`PRAGMA user_version = 7`); err != nil {
+	newer := SchemaVersion + 1
+	if _, err := db.sql.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, newer)); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
 	_, err = Open(path)
-	if err == nil || !strings.Contains(err.Error(), "schema version 7 is newer") {
-		t.Fatalf("Open of a version-7 database: %v", err)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("schema version %d is newer", newer)) {
+		t.Fatalf("Open of a version-%d database: %v", newer, err)
 	}
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/gtune/gtune/plausibility"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/stats"
 	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/strategy"
 )
@@ -124,6 +125,15 @@ type Config struct {
 	// configurations later (gtune project --emulate); it takes 11 KB
 	// per configuration of benchmark_hub's convolution, gzip-compressed.
 	DiscardPTX bool
+	// Repeat measures each configuration this many times (trials through
+	// the executor, on any GPU of the run; a repeat that fails ends the
+	// configuration's repeats); 0 or 1: once. The evaluation is the
+	// median repeat by time (the lower middle one for an even count: a
+	// measurement, so that its energy and power go with its time), its
+	// metrics the times' median interval (package stats: time_ci_low,
+	// time_ci_high, time_ci_level) and every repeat is stored
+	// (store.Repeat).
+	Repeat int
 	// Shard, "I/K", says that Space is shard I of K of the kernel's
 	// search space (package shard; gtune tune --shard), recorded in the
 	// run's settings for gtune merge; "" for a whole space.
@@ -278,6 +288,13 @@ type pending struct {
 	// read only after fin is closed.
 	fin chan struct{}
 	cr  compiled
+	// With Config.Repeat: the repeats' outcomes so far, how many were
+	// submitted, whether one failed (no more are submitted), whether p
+	// waits in the queue for its next repeat, and whether it was
+	// evaluated (a queued repeat of it is then dropped).
+	outs                  []executor.Outcome
+	submitted             int
+	failed, inQueue, done bool
 }
 
 // finished reports whether p's compilation is over.
@@ -423,6 +440,10 @@ func (r *run) fill() error {
 		if !ok {
 			return nil // interrupted
 		}
+		p.inQueue = false
+		if p.done || p.failed {
+			continue // a repeat no longer wanted
+		}
 		if r.timeLimit > 0 && r.elapsed() >= r.timeLimit {
 			r.stopProposing, r.queue = true, nil
 			return nil
@@ -442,6 +463,11 @@ func (r *run) fill() error {
 			p.plan.Launches[i].Binary = b
 		}
 		r.submit(p)
+		if p.submitted < r.c.Repeat {
+			// Its next repeat goes to the next free slot.
+			p.inQueue = true
+			r.queue = append([]*pending{p}, r.queue...)
+		}
 	}
 	return nil
 }
@@ -452,7 +478,18 @@ func (r *run) submit(p *pending) {
 	p.trial = r.trials
 	r.flight[p.trial] = p
 	r.inflight++
-	r.ex.Submit(r.ctx, executor.Trial{ID: p.trial, Index: p.index, Plan: p.plan})
+	plan := p.plan
+	if r.c.Repeat > 1 {
+		// Each repeat its own plan: several may be in flight at once.
+		c := *p.plan
+		c.Repeat = p.submitted
+		// Its own launches too: fill (and a stale binary's
+		// recompilation) set p.plan's binaries while a repeat runs.
+		c.Launches = slices.Clone(p.plan.Launches)
+		plan = &c
+	}
+	r.ex.Submit(r.ctx, executor.Trial{ID: p.trial, Index: p.index, Repeat: p.submitted, Plan: plan})
+	p.submitted++
 }
 
 // take stores and tells the outcome of a trial; the first error that
@@ -476,7 +513,11 @@ func (r *run) take(out executor.Outcome, stop *error) {
 			}
 			return
 		}
-		r.queue = append([]*pending{p}, r.queue...)
+		p.submitted-- // not measured: submitted again
+		if !p.inQueue {
+			p.inQueue = true
+			r.queue = append([]*pending{p}, r.queue...)
+		}
 		return
 	}
 	if launches, why := staleBinaries(p.cr, out.Result, out.Err); len(launches) > 0 && r.ctx.Err() == nil {
@@ -488,17 +529,33 @@ func (r *run) take(out executor.Outcome, stop *error) {
 			for i := range p.cr.cacheKeys {
 				p.cr.cacheKeys[i] = "" // none is stale twice
 			}
+			p.submitted--
 			if r.ex.Free() == 0 {
 				// Over several GPUs the freed slot went to the next
 				// configuration already (loop): this one waits at the
 				// head of the queue, compiled.
-				r.queue = append([]*pending{p}, r.queue...)
+				if !p.inQueue {
+					p.inQueue = true
+					r.queue = append([]*pending{p}, r.queue...)
+				}
 				return
 			}
 			r.submit(p)
 			return
 		}
 		out.Result, out.Err = nil, err
+	}
+	if r.c.Repeat > 1 {
+		p.outs = append(p.outs, out)
+		if out.Err != nil || out.Result == nil || out.Result.Status != backend.StatusValid {
+			p.failed = true
+		}
+		complete := len(p.outs) >= r.c.Repeat || (p.failed || r.ctx.Err() != nil) && len(p.outs) == p.submitted
+		if !complete {
+			return // its other repeats are queued or in flight
+		}
+		p.done = true
+		out = medianRepeat(p.outs)
 	}
 	o, err := r.evaluated(p, out)
 	switch {
@@ -686,6 +743,10 @@ func start(ctx context.Context, c Config) (*run, error) {
 	sr.Settings["lookahead"] = lookahead
 	if c.Shard != "" {
 		sr.Settings["shard"] = c.Shard
+	}
+	if c.Repeat > 1 {
+		sr.Settings["repeat"] = c.Repeat
+		sr.Settings["repeat_aggregate"] = "the median repeat by time; time interval: " + stats.MedianMethod
 	}
 	shares, err := gpuShares(c)
 	if err != nil {
@@ -1178,6 +1239,16 @@ func (r *run) evaluated(p *pending, out executor.Outcome) (*Evaluation, error) {
 			if !c.DiscardPTX && l.Binary != nil && len(l.Binary.PTX) > 0 {
 				ev.PTX = append(ev.PTX, store.KernelPTX{Launch: i, Kernel: r.problem.Kernels[l.Job.Kernel].KernelName, PTX: l.Binary.PTX})
 			}
+		}
+	}
+	if len(p.outs) > 1 {
+		recs, m := r.repeatRecords(p)
+		ev.Repeats = recs
+		if o.Metrics == nil {
+			o.Metrics = map[string]float64{}
+		}
+		for k, v := range m {
+			o.Metrics[k] = v
 		}
 	}
 	ev.Status, ev.Reason = string(o.Status), o.Reason

@@ -1,0 +1,89 @@
+package tuner
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/objective"
+)
+
+// Config.Repeat 5 over two simulated GPUs with straggling launches: every
+// valid configuration is measured 5 times (repeats numbered 0..4, on both
+// GPUs), each repeat stored; the evaluation is the median repeat by time,
+// with the interval of the median in its metrics; a configuration that
+// fails is measured once.
+func TestRepeats(t *testing.T) {
+	f := newFixture(t)
+	sp, err := f.spec.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := device.Lookup("h100_sxm")
+	var gpus []backend.Backend
+	for i := range 2 {
+		g := sim.New(d, sim.Options{Seed: 7, Index: i, Stragglers: 0.2})
+		defer g.Close()
+		gpus = append(gpus, g)
+	}
+	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: gpus[0], GPUs: gpus[1:], DB: f.db,
+		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Repeat: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := f.db.Evaluations(sum.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid, gpusSeen := 0, map[string]bool{}
+	for _, e := range evs {
+		rs, err := f.db.Repeats(e.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Status != "valid" {
+			// A failure ends the repeats: those in flight on the two
+			// GPUs, or queued, when it came are all there can be.
+			if len(rs) > 3 {
+				t.Errorf("%s (%s): %d repeats; a failure ends them", e.Key, e.Status, len(rs))
+			}
+			continue
+		}
+		valid++
+		if len(rs) != 5 {
+			t.Fatalf("%s: %d repeats; want 5", e.Key, len(rs))
+		}
+		var times []float64
+		for i, r := range rs {
+			if r.Repeat != i || r.Status != "valid" {
+				t.Errorf("%s: repeat %d is %+v", e.Key, i, r)
+			}
+			gpusSeen[r.GPU] = true
+			times = append(times, r.Observations["time"])
+		}
+		sorted := slices.Clone(times)
+		slices.Sort(sorted)
+		if got := e.Observations["time"]; math.Abs(got-sorted[2]) > 1e-9*sorted[2] {
+			t.Errorf("%s: time %v; want the median repeat's %v of %v", e.Key, got, sorted[2], times)
+		}
+		// n = 5 cannot reach 95 %: the range, at 1 − 2/32.
+		near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*b }
+		if e.Metrics["repeats"] != 5 || !near(e.Metrics["time_ci_low"], sorted[0]) || !near(e.Metrics["time_ci_high"], sorted[4]) || e.Metrics["time_ci_level"] != 1-2.0/32 {
+			t.Errorf("%s: metrics %v; times %v", e.Key, e.Metrics, sorted)
+		}
+		if slices.Equal(times[:1], times[1:2]) {
+			t.Errorf("%s: repeats 0 and 1 measured the same time %v", e.Key, times[0])
+		}
+	}
+	if valid < 100 || len(gpusSeen) != 2 {
+		t.Errorf("%d valid configurations, repeats on %d GPUs; want over 100 and 2", valid, len(gpusSeen))
+	}
+	r, _ := f.db.Run(sum.RunID)
+	if r.Settings["repeat"] != float64(5) {
+		t.Errorf("run settings %v: no repeat", r.Settings)
+	}
+}
