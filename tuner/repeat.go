@@ -88,3 +88,24 @@ func (r *run) repeatRecords(p *pending) ([]store.Repeat, map[string]float64) {
 	}
 	return recs, m
 }
+
+// converged says whether p's repeats so far pin its median time down to
+// Config.RepeatUntil: the interval of the median (stats.MedianCI at
+// RepeatLevel, reached: not Short) has a half-width of at most
+// RepeatUntil of the median. Never with a fixed number of repeats.
+func (r *run) converged(p *pending) bool {
+	if r.c.RepeatUntil <= 0 {
+		return false
+	}
+	var times []float64
+	for _, o := range p.outs {
+		if t, ok := repeatTime(o); ok {
+			times = append(times, t)
+		}
+	}
+	iv, err := stats.MedianCI(times, RepeatLevel)
+	if err != nil || iv.Short || iv.Median <= 0 {
+		return false
+	}
+	return (iv.Hi-iv.Lo)/2/iv.Median <= r.c.RepeatUntil
+}

@@ -87,3 +87,62 @@ func TestRepeats(t *testing.T) {
 		t.Errorf("run settings %v: no repeat", r.Settings)
 	}
 }
+
+// Config.RepeatUntil: repeats one at a time until the median's interval
+// is within ±2 % (95 %: at least 6 repeats) or Repeat (20) were made.
+// Without noise every configuration stops at 6; with straggling launches
+// some need more, each stopping converged or at the cap.
+func TestRepeatUntil(t *testing.T) {
+	d, _ := device.Lookup("h100_sxm")
+	run := func(o sim.Options) (map[string][]float64, map[string]float64) {
+		t.Helper()
+		f := newFixture(t)
+		sp, err := f.spec.BuildSpace()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := sim.New(d, o)
+		defer g.Close()
+		sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: g, DB: f.db,
+			Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Repeat: 20, RepeatUntil: 0.02})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, _ := f.db.Evaluations(sum.RunID)
+		times, halfWidth := map[string][]float64{}, map[string]float64{}
+		for _, e := range evs {
+			if e.Status != "valid" {
+				continue
+			}
+			rs, _ := f.db.Repeats(e.ID)
+			for _, r := range rs {
+				times[e.Key] = append(times[e.Key], r.Observations["time"])
+			}
+			halfWidth[e.Key] = (e.Metrics["time_ci_high"] - e.Metrics["time_ci_low"]) / 2 / e.Observations["time"]
+		}
+		return times, halfWidth
+	}
+	quiet, _ := run(sim.Options{Seed: 7, Noise: -1})
+	for k, ts := range quiet {
+		if len(ts) != 6 {
+			t.Errorf("no noise, %s: %d repeats; want 6", k, len(ts))
+		}
+	}
+	noisy, hw := run(sim.Options{Seed: 7, Stragglers: 0.3})
+	more := 0
+	for k, ts := range noisy {
+		n := len(ts)
+		switch {
+		case n < 6 || n > 20:
+			t.Errorf("%s: %d repeats; want 6 to 20", k, n)
+		case n < 20 && hw[k] > 0.02+1e-12:
+			t.Errorf("%s: stopped at %d repeats with a half-width of %.3f", k, n, hw[k])
+		}
+		if n > 6 {
+			more++
+		}
+	}
+	if len(quiet) < 100 || more == 0 {
+		t.Errorf("%d configurations; %d needed more than 6 repeats with stragglers; want over 100, some", len(quiet), more)
+	}
+}

@@ -134,6 +134,12 @@ type Config struct {
 	// time_ci_high, time_ci_level) and every repeat is stored
 	// (store.Repeat).
 	Repeat int
+	// RepeatUntil, when positive, makes Repeat a cap: a configuration is
+	// measured again, one repeat at a time, until the relative half-width
+	// of its median time's interval (stats.MedianCI at RepeatLevel) is at
+	// most RepeatUntil (0.01: ±1 %), or Repeat repeats were made. The
+	// interval needs 6 repeats to reach 95 %.
+	RepeatUntil float64
 	// Shard, "I/K", says that Space is shard I of K of the kernel's
 	// search space (package shard; gtune tune --shard), recorded in the
 	// run's settings for gtune merge; "" for a whole space.
@@ -463,7 +469,7 @@ func (r *run) fill() error {
 			p.plan.Launches[i].Binary = b
 		}
 		r.submit(p)
-		if p.submitted < r.c.Repeat {
+		if r.c.RepeatUntil <= 0 && p.submitted < r.c.Repeat {
 			// Its next repeat goes to the next free slot.
 			p.inQueue = true
 			r.queue = append([]*pending{p}, r.queue...)
@@ -550,8 +556,14 @@ func (r *run) take(out executor.Outcome, stop *error) {
 		if out.Err != nil || out.Result == nil || out.Result.Status != backend.StatusValid {
 			p.failed = true
 		}
-		complete := len(p.outs) >= r.c.Repeat || (p.failed || r.ctx.Err() != nil) && len(p.outs) == p.submitted
+		complete := len(p.outs) >= r.c.Repeat || (p.failed || r.ctx.Err() != nil || r.converged(p)) && len(p.outs) == p.submitted
 		if !complete {
+			if r.c.RepeatUntil > 0 && len(p.outs) == p.submitted && !p.inQueue {
+				// One repeat at a time: the next once this one says
+				// the interval is still too wide.
+				p.inQueue = true
+				r.queue = append([]*pending{p}, r.queue...)
+			}
 			return // its other repeats are queued or in flight
 		}
 		p.done = true
@@ -746,6 +758,9 @@ func start(ctx context.Context, c Config) (*run, error) {
 	}
 	if c.Repeat > 1 {
 		sr.Settings["repeat"] = c.Repeat
+		if c.RepeatUntil > 0 {
+			sr.Settings["repeat_until"] = c.RepeatUntil
+		}
 		sr.Settings["repeat_aggregate"] = "the median repeat by time; time interval: " + stats.MedianMethod
 	}
 	shares, err := gpuShares(c)

@@ -55,3 +55,40 @@ func TestTuneSlurmWorkers(t *testing.T) {
 		t.Errorf("no GPUs per node: exit %d: %s", code, errs)
 	}
 }
+
+// tune --repeat N keeps N repeats of each configuration; --repeat-until
+// caps at --repeat and wants at least 6 (the 95 % interval of a median).
+func TestTuneRepeatFlags(t *testing.T) {
+	va := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	if code, _, errs := gtune(t, "tune", va, "--backend", "sim", "--repeat", "3", "--max-evals", "4", "--strategy", "random_sample", "--db", db, "--no-compile-cache", "--no-progress"); code != 0 {
+		t.Fatalf("--repeat 3: exit %d: %s", code, errs)
+	}
+	s, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := s.Evaluations(1)
+	for _, e := range evs {
+		if rs, _ := s.Repeats(e.ID); len(rs) != 3 || e.Metrics["repeats"] != 3 {
+			t.Errorf("%s: %d repeats, metrics %v; want 3", e.Key, len(rs), e.Metrics)
+		}
+	}
+	s.Close()
+	if len(evs) != 4 {
+		t.Errorf("%d evaluations; want 4", len(evs))
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--repeat", "3", "--repeat-until", "1"}, "needs 6 repeats at least"},
+		{[]string{"--repeat-until", "-1"}, "want a half-width in percent"},
+	} {
+		args := append([]string{"tune", va, "--backend", "sim", "--db", filepath.Join(dir, "x.db")}, c.args...)
+		if code, _, errs := gtune(t, args...); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d: %s", c.args, code, errs)
+		}
+	}
+}

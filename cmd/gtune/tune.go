@@ -52,6 +52,7 @@ type tuneFlags struct {
 	compileTimeout time.Duration
 	keepPTX        bool
 	repeat         int
+	repeatUntil    float64
 	shard          string
 	simRunWall     time.Duration
 	// --slurm: the GPUs of the Slurm allocation, one srun worker each.
@@ -116,6 +117,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	fl.StringArrayVar(&f.strategyParams, "strategy-param", nil, "a strategy hyperparameter NAME=VALUE (repeatable; overrides the spec's Search.Attributes)")
 	fl.StringArrayVar(&f.compilerOptions, "compiler-option", nil, "an NVRTC option added after the spec's CompilerOptions, e.g. --compiler-option=-ftz=true (repeatable; results are kept apart from those compiled without it)")
 	intFlag(fl, &f.repeat, "repeat", 1, 1, 1000, "measure each configuration this many times (on any GPU of the run) and keep every repeat; the evaluation is the median repeat by time, with the time's 95 % interval of the median (order statistics) in its metrics time_ci_low and time_ci_high")
+	fl.Float64Var(&f.repeatUntil, "repeat-until", 0, "with it --repeat N is a cap (default 30): measure each configuration again, one repeat at a time, until the 95 % interval of its median time is within ±this many percent (6 repeats at least)")
 	fl.StringVar(&f.shard, "shard", "", "tune shard I/K of the search space: every K-th configuration from the I-th (0-based), for K jobs that cannot talk to each other (brute_force, random_sample); gtune merge joins their databases into one run (gtune slurm submit --shards K writes such a job)")
 	intFlag(fl, &f.maxEvals, "max-evals", 0, 0, math.MaxInt, "evaluate at most this many configurations (0: no limit beyond the spec's Budget)")
 	addSpaceFlags(fl, &f.limits)
@@ -176,6 +178,9 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	shardOf, err := parseShardFlag(f.shard, stratName)
 	if err != nil {
+		return err
+	}
+	if err := repeatFlags(cmd, &f); err != nil {
 		return err
 	}
 	sp, err := buildSpace(ctx, s, f.limits)
@@ -262,7 +267,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	cfg := tuner.Config{
 		Subject: tuner.FromSpec(s), Space: sp, Backend: be, DB: db, Objective: obj, Objectives: objs, Strategy: stratName, StrategyParams: params, Seed: f.seed,
-		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more, Shard: f.shard, Repeat: f.repeat,
+		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more, Shard: f.shard, Repeat: f.repeat, RepeatUntil: f.repeatUntil / 100,
 	}
 	// The compile cache first: the resource provider (occupancy-guided
 	// strategies) keeps the binaries it compiles there for the run.
@@ -654,4 +659,23 @@ func parseShardFlag(text, strategyName string) (func(*cobra.Command, *space.Spac
 		fmt.Fprintf(cmd.ErrOrStderr(), "gtune: shard %s: %d of the search space's %d configurations\n", sh, sub.Len(), sp.Len())
 		return sub, nil
 	}, nil
+}
+
+// repeatFlags checks --repeat and --repeat-until: a percentage above 0,
+// and a cap that lets the interval reach 95 % (6 repeats); without
+// --repeat, --repeat-until caps at 30.
+func repeatFlags(cmd *cobra.Command, f *tuneFlags) error {
+	if f.repeatUntil == 0 {
+		return nil
+	}
+	if !(f.repeatUntil > 0 && f.repeatUntil < 100) {
+		return badInput("--repeat-until %v: want a half-width in percent, above 0 and below 100 (e.g. 1 for ±1 %%)", f.repeatUntil)
+	}
+	if !cmd.Flags().Changed("repeat") {
+		f.repeat = 30
+	}
+	if f.repeat < 6 {
+		return badInput("--repeat %d with --repeat-until: the 95 %% interval of a median needs 6 repeats at least; give --repeat 6 or more (the cap)", f.repeat)
+	}
+	return nil
 }

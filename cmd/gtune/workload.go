@@ -67,6 +67,9 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	if err != nil {
 		return err
 	}
+	if err := repeatFlags(cmd, &f); err != nil {
+		return err
+	}
 	if len(f.compilerOptions) > 0 {
 		for _, m := range set.Members {
 			m.Spec.AddCompilerOptions(f.compilerOptions...)
@@ -134,7 +137,7 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	cfg := tuner.Config{
 		Subject: tuner.FromWorkload(set, lay), Space: sp, Backend: be, DB: db, Objective: objs[0], Objectives: objs,
 		Strategy: stratName, StrategyParams: params, Seed: f.seed,
-		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more, Shard: f.shard, Repeat: f.repeat,
+		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more, Shard: f.shard, Repeat: f.repeat, RepeatUntil: f.repeatUntil / 100,
 	}
 	if err := cfg.Provide(ctx, cmd.ErrOrStderr()); err != nil {
 		return inputError{err}
