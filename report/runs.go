@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/stats"
 	"github.com/gtune/gtune/store"
 )
 
@@ -109,6 +111,14 @@ func ShowTable(w io.Writer, run *store.Run, evals []*store.Evaluation, failedOnl
 		fmt.Fprintf(w, "evaluations: %s\n", evaluationsFact(len(evals), own, from))
 		head = "#\tconfiguration\tmeasured in\tstatus\tobjective\ttime (ms)\tenergy (J)\treason"
 	}
+	// A run that measured each configuration several times (tune
+	// --repeat) shows the interval of each median time and the repeats.
+	repeated := slices.ContainsFunc(evals, func(e *store.Evaluation) bool { return e.Metrics["repeats"] > 1 })
+	if repeated {
+		fmt.Fprintf(w, "repeats: each configuration measured %v times; the evaluation is the median repeat by time, the interval that of the median (%s)\n",
+			run.Settings["repeat"], stats.MedianMethod)
+		head = strings.Replace(head, "time (ms)\t", "time (ms)\tinterval (ms), repeats, level\t", 1)
+	}
 	fmt.Fprintln(tw, head)
 	n := 0
 	for i, e := range evals {
@@ -134,7 +144,15 @@ func ShowTable(w io.Writer, run *store.Run, evals []*store.Evaluation, failedOnl
 		if len(from) > 0 {
 			key += fmt.Sprintf("\trun %d", e.RunID)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, key, e.Status, val, num("time"), num("energy"), reason)
+		t := num("time")
+		if repeated {
+			iv := "-"
+			if lo, ok := e.Metrics["time_ci_low"]; ok {
+				iv = fmt.Sprintf("[%s, %s] ×%d %.1f %%", Format(lo), Format(e.Metrics["time_ci_high"]), int(e.Metrics["repeats"]), 100*e.Metrics["time_ci_level"])
+			}
+			t += "\t" + iv
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, key, e.Status, val, t, num("energy"), reason)
 	}
 	tw.Flush()
 	if failedOnly && n == 0 {

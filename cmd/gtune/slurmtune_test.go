@@ -79,6 +79,11 @@ func TestTuneRepeatFlags(t *testing.T) {
 	if len(evs) != 4 {
 		t.Errorf("%d evaluations; want 4", len(evs))
 	}
+	// show prints each median time's interval and the repeats.
+	if code, out, errs := gtune(t, "show", "1", "--db", db); code != 0 || !strings.Contains(out, "repeats: each configuration measured 3 times") ||
+		!strings.Contains(out, "interval (ms), repeats, level") || strings.Count(out, "×3 75.0 %") != 4 {
+		t.Errorf("show: exit %d: %s %s", code, out, errs)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
