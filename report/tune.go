@@ -108,10 +108,36 @@ func TuneTable(w io.Writer, metrics []spec.Metric, sum *tuner.Summary, dbPath st
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	tw.Flush()
+	confirmed(w, sum)
 	front(w, sum)
 	implausible(w, sum)
 	capping(w, sum)
 	fmt.Fprintf(w, "results: %s (run %d)\n", dbPath, sum.RunID)
+}
+
+// confirmed prints the best configurations re-measured at the end of the
+// run (tuner.Config.Confirm): each median time, its interval, how many
+// times it was measured, and whether it differs from the next.
+func confirmed(w io.Writer, sum *tuner.Summary) {
+	if len(sum.Confirmed) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "confirmed: the best %d by time re-measured interleaved; the order of their median times (95 %% interval of the median; Mann-Whitney U against the next, significant below %g):\n", len(sum.Confirmed), tuner.ConfirmAlpha)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #\tconfiguration\tmeasured\tmedian time (ms)\tinterval (ms)\tagainst the next")
+	for i, c := range sum.Confirmed {
+		next := "-"
+		if !math.IsNaN(c.PNext) {
+			verdict := "not significant"
+			if c.Significant {
+				verdict = "significant"
+			}
+			next = fmt.Sprintf("p = %.3g, %s", c.PNext, verdict)
+		}
+		iv := fmt.Sprintf("[%s, %s] %.1f %%", Format(c.Lo), Format(c.Hi), 100*c.Level)
+		fmt.Fprintf(tw, "  %d\t%s\t%d×\t%s\t%s\t%s\n", i+1, c.Key, len(c.Times), Format(c.Median), iv, next)
+	}
+	tw.Flush()
 }
 
 // front prints the Pareto front of a run with several objectives.
@@ -211,6 +237,7 @@ type TuneGPU struct {
 // their names, as the map it replaced printed them.
 type TuneDoc struct {
 	Best             *TuneBest         `json:"best,omitempty"`
+	Confirmed        []TuneConfirmed   `json:"confirmed,omitempty"`
 	CompileProcesses *CompileProcesses `json:"compile_processes,omitempty"`
 	CompileReused    int               `json:"compile_reused"`
 	Compiled         int               `json:"compiled"`
@@ -286,6 +313,20 @@ func objectiveRef(o objective.Objective) ObjectiveRef {
 	return ObjectiveRef{Direction: o.Direction(), Name: o.Name, Unit: o.Unit}
 }
 
+// TuneConfirmed is one configuration re-measured by confirm: its times
+// (ms), their median and its interval at Level, and the U test's p-value
+// against the next (null for the last) and whether it is significant.
+type TuneConfirmed struct {
+	Key         string    `json:"key"`
+	TimesMs     []float64 `json:"times_ms"`
+	MedianMs    float64   `json:"median_ms"`
+	LowMs       float64   `json:"low_ms"`
+	HighMs      float64   `json:"high_ms"`
+	Level       float64   `json:"level"`
+	PNext       *float64  `json:"p_next"`
+	Significant bool      `json:"significant"`
+}
+
 // TuneJSON prints a tuning run's summary as one TuneDoc: device,
 // objective (or objectives), best{key, params, objectives, observations},
 // pareto_front when there are several objectives, counts, invalid by
@@ -337,6 +378,14 @@ func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 	}
 	if r := cappingReport(sum); r != nil {
 		doc.PowerCapping = r
+	}
+	for _, c := range sum.Confirmed {
+		cj := TuneConfirmed{Key: c.Key, TimesMs: c.Times, MedianMs: c.Median, LowMs: c.Lo, HighMs: c.Hi, Level: c.Level, Significant: c.Significant}
+		if !math.IsNaN(c.PNext) {
+			p := c.PNext
+			cj.PNext = &p
+		}
+		doc.Confirmed = append(doc.Confirmed, cj)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

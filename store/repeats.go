@@ -72,3 +72,27 @@ func (db *DB) Repeats(evalID int64) ([]Repeat, error) {
 	}
 	return out, rows.Err()
 }
+
+// AddRepeats stores further repeats of evaluation evalID (a confirmation
+// at the end of a run), in one transaction. Errors: a repeat number the
+// evaluation has already, an unknown evaluation, the database's.
+func (db *DB) AddRepeats(evalID int64, rs []Repeat) error {
+	if err := db.Flush(); err != nil {
+		return err
+	}
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	ctx := context.Background()
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: adding repeats to %s: %v", db.path, err)
+	}
+	defer tx.Rollback()
+	if err := addRepeats(ctx, tx, evalID, rs, nil); err != nil {
+		return fmt.Errorf("store: adding repeats of evaluation %d to %s: %v", evalID, db.path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: adding repeats to %s: %v", db.path, err)
+	}
+	return nil
+}

@@ -146,3 +146,62 @@ func TestRepeatUntil(t *testing.T) {
 		t.Errorf("%d configurations; %d needed more than 6 repeats with stragglers; want over 100, some", len(quiet), more)
 	}
 }
+
+// Config.Confirm re-measures the best configurations interleaved: on a
+// simulated GPU without noise each re-measurement repeats the time
+// exactly, so the order settles after two rounds (three times each; the
+// U test of two separated samples of three with ties is 0.047) where the
+// medians differ, and runs to ConfirmRounds where two are equal. Each
+// re-measurement is stored as a repeat of its evaluation.
+func TestConfirm(t *testing.T) {
+	f := newFixture(t)
+	sp, err := f.spec.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := device.Lookup("h100_sxm")
+	g := sim.New(d, sim.Options{Seed: 7, Noise: -1})
+	defer g.Close()
+	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: g, DB: f.db,
+		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Confirm: 3, ConfirmRounds: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := sum.Confirmed
+	if len(cs) != 3 {
+		t.Fatalf("%d confirmed; want 3", len(cs))
+	}
+	distinct := cs[0].Median < cs[1].Median && cs[1].Median < cs[2].Median
+	evs, _ := f.db.Evaluations(sum.RunID)
+	ids := map[string]int64{}
+	for _, e := range evs {
+		ids[e.Key] = e.ID
+	}
+	for i, c := range cs {
+		for _, x := range c.Times {
+			if x != c.Times[0] {
+				t.Errorf("%s: times %v; without noise all equal", c.Key, c.Times)
+				break
+			}
+		}
+		want := 7 // the run's measurement and 6 rounds
+		if distinct {
+			want = 3
+		}
+		if len(c.Times) != want {
+			t.Errorf("%s: measured %d times; want %d (medians distinct: %v)", c.Key, len(c.Times), want, distinct)
+		}
+		if i > 0 && c.Median < cs[i-1].Median {
+			t.Errorf("confirmed out of order: %v", cs)
+		}
+		if i < 2 && c.Significant != (c.Median < cs[i+1].Median) {
+			t.Errorf("%s against %s: p %v, significant %v", c.Key, cs[i+1].Key, c.PNext, c.Significant)
+		}
+		if rs, _ := f.db.Repeats(ids[c.Key]); len(rs) != len(c.Times)-1 {
+			t.Errorf("%s: %d repeats stored; want %d", c.Key, len(rs), len(c.Times)-1)
+		}
+	}
+	if !math.IsNaN(cs[2].PNext) {
+		t.Errorf("the last has a next: %v", cs[2].PNext)
+	}
+}

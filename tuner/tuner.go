@@ -140,6 +140,11 @@ type Config struct {
 	// most RepeatUntil (0.01: ±1 %), or Repeat repeats were made. The
 	// interval needs 6 repeats to reach 95 %.
 	RepeatUntil float64
+	// Confirm, when 2 or more, re-measures that many best configurations
+	// by time at the end of the run, interleaved, until their order is
+	// settled or ConfirmRounds rounds (0: DefaultConfirmRounds) are done
+	// (Summary.Confirmed says which differences are significant).
+	Confirm, ConfirmRounds int
 	// Shard, "I/K", says that Space is shard I of K of the kernel's
 	// search space (package shard; gtune tune --shard), recorded in the
 	// run's settings for gtune merge; "" for a whole space.
@@ -233,6 +238,9 @@ type Summary struct {
 	// GPUs is what each GPU of a run over several (Config.GPUs) did, in
 	// Backend, GPUs order; nil on one GPU.
 	GPUs []GPUShare
+	// Confirmed are the best configurations re-measured at the end of the
+	// run (Config.Confirm), in the order of their median times.
+	Confirmed []Confirmation
 }
 
 // GPUShare is one GPU's part of a run over several: the configurations
@@ -424,6 +432,9 @@ func (r *run) loop() (*Summary, error) {
 	}
 	for r.inflight > 0 {
 		r.take(r.ex.Wait(), &stop)
+	}
+	if stop == nil && r.ctx.Err() == nil && r.c.Confirm > 1 {
+		stop = r.confirm()
 	}
 	switch {
 	case r.ctx.Err() != nil:
@@ -755,6 +766,13 @@ func start(ctx context.Context, c Config) (*run, error) {
 	sr.Settings["lookahead"] = lookahead
 	if c.Shard != "" {
 		sr.Settings["shard"] = c.Shard
+	}
+	if c.Confirm > 1 {
+		rounds := c.ConfirmRounds
+		if rounds <= 0 {
+			rounds = DefaultConfirmRounds
+		}
+		sr.Settings["confirm"] = confirmSetting(c.Confirm, rounds)
 	}
 	if c.Repeat > 1 {
 		sr.Settings["repeat"] = c.Repeat

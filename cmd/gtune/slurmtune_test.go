@@ -79,6 +79,13 @@ func TestTuneRepeatFlags(t *testing.T) {
 	if len(evs) != 4 {
 		t.Errorf("%d evaluations; want 4", len(evs))
 	}
+	// --confirm 3 prints the best three re-measured, in order, each
+	// against the next.
+	code, out, errs := gtune(t, "tune", va, "--backend", "sim", "--confirm", "3", "--confirm-rounds", "4", "--max-evals", "10", "--strategy", "random_sample",
+		"--db", filepath.Join(dir, "c.db"), "--no-compile-cache", "--no-progress")
+	if code != 0 || !strings.Contains(out, "confirmed: the best 3 by time re-measured interleaved") || strings.Count(out, "p = ") != 2 {
+		t.Errorf("--confirm 3: exit %d: %s %s", code, out, errs)
+	}
 	// show prints each median time's interval and the repeats.
 	if code, out, errs := gtune(t, "show", "1", "--db", db); code != 0 || !strings.Contains(out, "repeats: each configuration measured 3 times") ||
 		!strings.Contains(out, "interval (ms), repeats, level") || strings.Count(out, "×3 75.0 %") != 4 {
@@ -90,6 +97,7 @@ func TestTuneRepeatFlags(t *testing.T) {
 	}{
 		{[]string{"--repeat", "3", "--repeat-until", "1"}, "needs 6 repeats at least"},
 		{[]string{"--repeat-until", "-1"}, "want a half-width in percent"},
+		{[]string{"--confirm", "1"}, "give 2 or more"},
 	} {
 		args := append([]string{"tune", va, "--backend", "sim", "--db", filepath.Join(dir, "x.db")}, c.args...)
 		if code, _, errs := gtune(t, args...); code != 2 || !strings.Contains(errs, c.want) {

@@ -53,6 +53,8 @@ type tuneFlags struct {
 	keepPTX        bool
 	repeat         int
 	repeatUntil    float64
+	confirm        int
+	confirmRounds  int
 	shard          string
 	simRunWall     time.Duration
 	// --slurm: the GPUs of the Slurm allocation, one srun worker each.
@@ -118,6 +120,8 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	fl.StringArrayVar(&f.compilerOptions, "compiler-option", nil, "an NVRTC option added after the spec's CompilerOptions, e.g. --compiler-option=-ftz=true (repeatable; results are kept apart from those compiled without it)")
 	intFlag(fl, &f.repeat, "repeat", 1, 1, 1000, "measure each configuration this many times (on any GPU of the run) and keep every repeat; the evaluation is the median repeat by time, with the time's 95 % interval of the median (order statistics) in its metrics time_ci_low and time_ci_high")
 	fl.Float64Var(&f.repeatUntil, "repeat-until", 0, "with it --repeat N is a cap (default 30): measure each configuration again, one repeat at a time, until the 95 % interval of its median time is within ±this many percent (6 repeats at least)")
+	intFlag(fl, &f.confirm, "confirm", 0, 0, 1000, "at the end, re-measure the best K configurations by time, interleaved (ABAB), until each differs significantly from the next (Mann-Whitney U, p < 0.05) or --confirm-rounds rounds are done; the summary says which differences are significant (0: no confirmation)")
+	intFlag(fl, &f.confirmRounds, "confirm-rounds", 10, 1, 10000, "with --confirm: the most re-measurements of each configuration")
 	fl.StringVar(&f.shard, "shard", "", "tune shard I/K of the search space: every K-th configuration from the I-th (0-based), for K jobs that cannot talk to each other (brute_force, random_sample); gtune merge joins their databases into one run (gtune slurm submit --shards K writes such a job)")
 	intFlag(fl, &f.maxEvals, "max-evals", 0, 0, math.MaxInt, "evaluate at most this many configurations (0: no limit beyond the spec's Budget)")
 	addSpaceFlags(fl, &f.limits)
@@ -268,6 +272,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	cfg := tuner.Config{
 		Subject: tuner.FromSpec(s), Space: sp, Backend: be, DB: db, Objective: obj, Objectives: objs, Strategy: stratName, StrategyParams: params, Seed: f.seed,
 		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more, Shard: f.shard, Repeat: f.repeat, RepeatUntil: f.repeatUntil / 100,
+		Confirm: f.confirm, ConfirmRounds: f.confirmRounds,
 	}
 	// The compile cache first: the resource provider (occupancy-guided
 	// strategies) keeps the binaries it compiles there for the run.
@@ -665,6 +670,9 @@ func parseShardFlag(text, strategyName string) (func(*cobra.Command, *space.Spac
 // and a cap that lets the interval reach 95 % (6 repeats); without
 // --repeat, --repeat-until caps at 30.
 func repeatFlags(cmd *cobra.Command, f *tuneFlags) error {
+	if f.confirm == 1 {
+		return badInput("--confirm 1: confirm compares the best configurations with each other; give 2 or more")
+	}
 	if f.repeatUntil == 0 {
 		return nil
 	}

@@ -138,6 +138,7 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 		Subject: tuner.FromWorkload(set, lay), Space: sp, Backend: be, DB: db, Objective: objs[0], Objectives: objs,
 		Strategy: stratName, StrategyParams: params, Seed: f.seed,
 		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more, Shard: f.shard, Repeat: f.repeat, RepeatUntil: f.repeatUntil / 100,
+		Confirm: f.confirm, ConfirmRounds: f.confirmRounds,
 	}
 	if err := cfg.Provide(ctx, cmd.ErrOrStderr()); err != nil {
 		return inputError{err}
