@@ -2,7 +2,8 @@
 # Repeated measurement on a real GPU (issue: numbers that hold up),
 # read-only: vector_add brute force, time only, twice each (A and B, fresh
 # databases) with one measurement per configuration, --repeat 5, and
-# --repeat 30 --repeat-until 1 (±1 % interval of the median): each run's
+# --repeat 30 --repeat-until 1 (±1 % interval of the median), and
+# --confirm 5 ($POLICIES chooses: "name:flags" words): each run's
 # wall time and best configuration, and the repeats' spread.
 # SPEC and EXTRA (more tune flags, e.g. --strategy random_sample
 # --max-evals 100 --seed 1) choose another kernel.
@@ -16,14 +17,14 @@ SPEC=${SPEC:-examples/vector_add/spec.json}
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,temperature.gpu,power.draw --format=csv
 # Warm the host's NVRTC (a fresh machine's first compilations are slow).
 "$G" tune "$SPEC" --backend cuda --energy=false --db "$OUT/db/warm.db" --no-progress --max-evals 20 --strategy random_sample > /dev/null 2>&1
-for policy in "once:" "five:--repeat 5" "until:--repeat 30 --repeat-until 1"; do
+for policy in ${POLICIES:-"once:" "five:--repeat 5" "until:--repeat 30 --repeat-until 1" "confirm:--confirm 5"}; do
   name=${policy%%:*}; flags=${policy#*:}
   for run in A B; do
     t0=$(date +%s.%N)
     out=$("$G" tune "$SPEC" --backend cuda --energy=false --db "$OUT/db/$name-$run.db" --no-progress --no-compile-cache $flags ${EXTRA:-} 2>&1)
     t1=$(date +%s.%N)
     echo "=== $name $run: $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b - a}') s wall"
-    echo "$out" | grep -E "^space:|^  1 |^  2 |^  3 "
+    echo "$out" | grep -E "^space:|^  1 |^  2 |^  3 |^  4 |^  5 |^confirmed"
   done
 done
 python3 - "$OUT/db" <<'PY'
