@@ -3,7 +3,7 @@
 # read-only: vector_add brute force, time only, twice each (A and B, fresh
 # databases) with one measurement per configuration, --repeat 5, and
 # --repeat 30 --repeat-until 1 (±1 % interval of the median), and
-# --confirm 5 ($POLICIES chooses: "name:flags" words): each run's
+# --confirm 5: each run's
 # wall time and best configuration, and the repeats' spread.
 # SPEC and EXTRA (more tune flags, e.g. --strategy random_sample
 # --max-evals 100 --seed 1) choose another kernel.
@@ -17,7 +17,7 @@ SPEC=${SPEC:-examples/vector_add/spec.json}
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,temperature.gpu,power.draw --format=csv
 # Warm the host's NVRTC (a fresh machine's first compilations are slow).
 "$G" tune "$SPEC" --backend cuda --energy=false --db "$OUT/db/warm.db" --no-progress --max-evals 20 --strategy random_sample > /dev/null 2>&1
-for policy in ${POLICIES:-"once:" "five:--repeat 5" "until:--repeat 30 --repeat-until 1" "confirm:--confirm 5"}; do
+for policy in "once:" "five:--repeat 5" "until:--repeat 30 --repeat-until 1" "confirm:--confirm 5"; do
   name=${policy%%:*}; flags=${policy#*:}
   for run in A B; do
     t0=$(date +%s.%N)
