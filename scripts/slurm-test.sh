@@ -85,6 +85,24 @@ stop() {
   sleep 1
 }
 
+# wait_evals DB N: until the results database DB holds N evaluations
+# (30 s at most; the fault scenarios strike mid-run).
+wait_evals() {
+  python3 - "$1" "$2" <<'PY' && return 0
+import os, sqlite3, sys, time
+for _ in range(600):
+    try:
+        if os.path.exists(sys.argv[1]) and sqlite3.connect(sys.argv[1], timeout=5).execute("select count(*) from evaluations").fetchone()[0] >= int(sys.argv[2]):
+            sys.exit(0)
+    except sqlite3.Error:
+        pass
+    time.sleep(0.05)
+sys.exit(1)
+PY
+  echo "slurm-test: $1 stored no $2 evaluations within 30 s" >&2
+  return 1
+}
+
 # wait_job ID: until the job has left the queue.
 wait_job() {
   for _ in $(seq 600); do
@@ -152,18 +170,7 @@ submitted_cancel() {
     job=${out#*submitted job }; job=${job%% *}
   }
   sub || return 1
-  if ! python3 - "$R/tune.db" <<'PY'
-import os, sqlite3, sys, time
-for _ in range(600):
-    try:
-        if os.path.exists(sys.argv[1]) and sqlite3.connect(sys.argv[1], timeout=5).execute("select count(*) from evaluations").fetchone()[0] >= 10:
-            sys.exit(0)
-    except sqlite3.Error:
-        pass
-    time.sleep(0.05)
-sys.exit(1)
-PY
-  then echo "slurm-test: the submitted run stored no 10 evaluations within 30 s" >&2; return 1; fi
+  wait_evals "$R/tune.db" 10 || return 1
   scancel "$job"
   wait_job "$job" || return 1
   local after
@@ -221,18 +228,7 @@ coordinated_fault() {
   }
   go_run &
   local bg=$!
-  if ! python3 - "$db" <<'PY'
-import os, sqlite3, sys, time
-for _ in range(600):
-    try:
-        if os.path.exists(sys.argv[1]) and sqlite3.connect(sys.argv[1], timeout=5).execute("select count(*) from evaluations").fetchone()[0] >= 10:
-            sys.exit(0)
-    except sqlite3.Error:
-        pass
-    time.sleep(0.05)
-sys.exit(1)
-PY
-  then echo "slurm-test: the coordinated run stored no 10 evaluations within 30 s" >&2; kill $bg; return 1; fi
+  wait_evals "$db" 10 || { kill $bg; return 1; }
   eval "$action"
   wait $bg
   local first=$?
@@ -266,18 +262,7 @@ fault() {
   }
   submit || return 1
   # The fault strikes once shard 0 has stored 5 evaluations.
-  if ! python3 - "${TMPDIR:-/tmp}/gtune-$array-0.db" <<'PY'
-import os, sqlite3, sys, time
-for _ in range(600):
-    try:
-        if os.path.exists(sys.argv[1]) and sqlite3.connect(sys.argv[1], timeout=5).execute("select count(*) from evaluations").fetchone()[0] >= 5:
-            sys.exit(0)
-    except sqlite3.Error:
-        pass
-    time.sleep(0.05)
-sys.exit(1)
-PY
-  then echo "slurm-test: shard 0 stored no 5 evaluations within 30 s" >&2; return 1; fi
+  wait_evals "${TMPDIR:-/tmp}/gtune-$array-0.db" 5 || return 1
   eval "$action"
   wait_job "$merge_job" || return 1
   submit || return 1

@@ -52,7 +52,7 @@ func TestScriptsGolden(t *testing.T) {
 		t.Error("no GRES: want --gpus-per-task=1")
 	}
 	j.NoGPU = true
-	if strings.Contains(j.ArrayScript(), "gpu") && strings.Contains(j.ArrayScript(), "#SBATCH --gpus") {
+	if a := j.ArrayScript(); strings.Contains(a, "#SBATCH --gpus") || strings.Contains(a, "#SBATCH --gres") {
 		t.Error("NoGPU: a GPU is requested")
 	}
 	for _, bad := range []Job{{Shards: 0, Gtune: "/g", Results: "/r", Tune: []string{"s"}}, {Shards: 1, Gtune: "g", Results: "/r", Tune: []string{"s"}}, {Shards: 1, Gtune: "/g", Results: "/r"}, {Shards: 0, Nodes: 0, GPUsPerNode: 1, Gtune: "/g", Results: "/r", Tune: []string{"s"}}} {

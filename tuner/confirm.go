@@ -1,12 +1,14 @@
 package tuner
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/executor"
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/stats"
 	"github.com/gtune/gtune/store"
@@ -50,7 +52,7 @@ func (r *run) confirm() error {
 		}
 	}
 	slices.SortStableFunc(cands, func(a, b *Evaluation) int {
-		return cmpFloat(a.Observations["time"], b.Observations["time"])
+		return cmp.Compare(a.Observations["time"], b.Observations["time"])
 	})
 	if len(cands) > k {
 		cands = cands[:k]
@@ -136,7 +138,7 @@ func (r *run) confirm() error {
 			break
 		}
 	}
-	slices.SortStableFunc(cs, func(a, b *cand) int { return cmpFloat(med(a.times), med(b.times)) })
+	slices.SortStableFunc(cs, func(a, b *cand) int { return cmp.Compare(measure.Median(a.times), measure.Median(b.times)) })
 	for i, c := range cs {
 		iv, _ := stats.MedianCI(c.times, RepeatLevel)
 		cf := Confirmation{Key: c.o.Key, Times: c.times, Median: iv.Median, Lo: iv.Lo, Hi: iv.Hi, Level: iv.Level, PNext: math.NaN()}
@@ -155,7 +157,7 @@ func (r *run) confirm() error {
 // ConfirmAlpha).
 func settled[C any](cs []C, times func(C) []float64) bool {
 	order := slices.Clone(cs)
-	slices.SortStableFunc(order, func(a, b C) int { return cmpFloat(med(times(a)), med(times(b))) })
+	slices.SortStableFunc(order, func(a, b C) int { return cmp.Compare(measure.Median(times(a)), measure.Median(times(b))) })
 	for i := 0; i+1 < len(order); i++ {
 		p, err := stats.UTest(times(order[i]), times(order[i+1]))
 		if err != nil || p >= ConfirmAlpha {
@@ -163,24 +165,6 @@ func settled[C any](cs []C, times func(C) []float64) bool {
 		}
 	}
 	return true
-}
-
-func med(xs []float64) float64 {
-	iv, err := stats.MedianCI(xs, 0.5)
-	if err != nil {
-		return math.NaN()
-	}
-	return iv.Median
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // confirmSetting is the run's record of the confirm policy.

@@ -13,7 +13,6 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/device"
-	"github.com/gtune/gtune/emulate"
 	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/store"
@@ -176,12 +175,17 @@ func (c *Config) projectedTimes(log io.Writer, id string) ([]float64, error) {
 			}
 		}
 	}
-	prob, err := s.Problem()
-	if err != nil {
-		return nil, err
+	// Configurations whose PTX a run kept take their work from it.
+	var kept *Kept
+	if c.DB != nil {
+		idx := make([]int, c.Space.Len())
+		for i := range idx {
+			idx[i] = i
+		}
+		if kept, err = KeptWork(c.DB, s, c.Space, idx); err != nil {
+			return nil, err
+		}
 	}
-	t0 := time.Now()
-	emulated, failed := 0, 0
 	out := make([]float64, c.Space.Len())
 	for i := range out {
 		out[i] = math.NaN()
@@ -190,25 +194,8 @@ func (c *Config) projectedTimes(log io.Writer, id string) ([]float64, error) {
 			continue
 		}
 		w := j.Work
-		if c.DB != nil {
-			p, err := c.DB.PTXOf(s.Hash, j.Key)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-			case err != nil:
-				return nil, err
-			default:
-				ew, _, err := emulate.JobWork(p.PTX, prob.Kernels[0], j)
-				if err != nil {
-					failed++
-					break
-				}
-				ew.Registers = p.Registers
-				if ew.Registers <= 0 {
-					ew.Registers = 32
-				}
-				w = &ew
-				emulated++
-			}
+		if kept != nil && kept.Work[i] != nil {
+			w = kept.Work[i]
 		}
 		if w == nil {
 			continue
@@ -217,13 +204,13 @@ func (c *Config) projectedTimes(log io.Writer, id string) ([]float64, error) {
 			out[i] = p.TimeMs
 		}
 	}
-	if s.Simulation == nil && emulated == 0 {
+	if s.Simulation == nil && (kept == nil || len(kept.Work) == 0) {
 		return nil, errors.New("projection: the spec has no Gtune.Simulation section and the database keeps no PTX of its configurations (a run on a GPU keeps it) to emulate: no work to project")
 	}
-	if emulated+failed > 0 {
-		fmt.Fprintf(log, "projection on %s: the work of %d configurations from emulating the PTX kept in the database (%v)", d.ID, emulated, time.Since(t0).Round(time.Millisecond))
-		if failed > 0 {
-			fmt.Fprintf(log, "; %d PTX texts the emulator could not run", failed)
+	if kept != nil && len(kept.Work)+len(kept.Failed) > 0 {
+		fmt.Fprintf(log, "projection on %s: the work of %d configurations from emulating the PTX kept in the database (%v on %d CPUs)", d.ID, len(kept.Work), kept.Wall.Round(time.Millisecond), kept.Workers)
+		if n := len(kept.Failed); n > 0 {
+			fmt.Fprintf(log, "; %d PTX texts the emulator could not run", n)
 		}
 		fmt.Fprintln(log)
 	}

@@ -5,11 +5,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/emulate"
 	"github.com/gtune/gtune/model"
+	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 )
@@ -18,30 +20,9 @@ import (
 // PTX kept in the database (emulated, with the run's registers) and the
 // others' from the spec's declaration.
 func TestProjectedTimesFromKeptPTX(t *testing.T) {
-	s, err := spec.Load(filepath.Join("..", "examples", "vector_add", "spec.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := s.BuildSpace()
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, err := os.ReadFile(filepath.Join("..", "emulate", "testdata", "vector_add_256_1.ptx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(filepath.Join(t.TempDir(), "r.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	r := &store.Run{SpecHash: s.Hash, SpecPath: s.Path, Kernel: s.KernelName, Objective: "time", Strategy: "brute_force",
-		DeviceName: "NVIDIA H100 80GB HBM3", DeviceUUID: "GPU-1", Driver: "580", Backend: "cuda", GtuneVersion: "test"}
-	if err := db.BeginRun(r); err != nil {
-		t.Fatal(err)
-	}
+	s, sp, text, db := keptFixture(t)
 	v := 1.0
-	if err := db.Add(&store.Evaluation{RunID: r.ID, Key: "256,1", Status: "valid", Objective: &v, Observations: map[string]float64{"time": 1},
+	if err := db.Add(&store.Evaluation{RunID: 1, Key: "256,1", Status: "valid", Objective: &v, Observations: map[string]float64{"time": 1},
 		Registers: 255, PTX: []store.KernelPTX{{Kernel: s.KernelName, PTX: text}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -87,4 +68,56 @@ func TestProjectedTimesFromKeptPTX(t *testing.T) {
 	if got[i] <= declared.TimeMs {
 		t.Errorf("256,1 from its PTX at 255 registers: %v ms, not slower than declared %v ms", got[i], declared.TimeMs)
 	}
+}
+
+// KeptWork emulates every configuration whose PTX is kept, counts those
+// with none, and names the run of a text the emulator cannot read.
+func TestKeptWork(t *testing.T) {
+	s, sp, text, db := keptFixture(t)
+	for key, ptx := range map[string][]byte{"256,1": text, "128,1": []byte(".version 8.8\n.entry vector_add( {\n\tfrobnicate.u32 %r1;\n}\n")} {
+		v := 1.0
+		if err := db.Add(&store.Evaluation{RunID: 1, Key: key, Status: "valid", Objective: &v, Observations: map[string]float64{"time": 1},
+			Registers: 40, PTX: []store.KernelPTX{{Kernel: s.KernelName, PTX: ptx}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var idx []int
+	for _, key := range []string{"256,1", "128,1", "64,1"} {
+		i, ok := sp.Lookup(key)
+		if !ok {
+			t.Fatalf("no configuration %s", key)
+		}
+		idx = append(idx, i)
+	}
+	k, err := KeptWork(db, s, sp, idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := k.Work[idx[0]]; w == nil || w.Registers != 40 || k.Instructions != 5376 {
+		t.Errorf("256,1: work %+v, %d thread instructions; want 40 registers, 5376", w, k.Instructions)
+	}
+	if err := k.Failed[idx[1]]; err == nil || !strings.Contains(err.Error(), "the PTX of 128,1 kept by run 1") {
+		t.Errorf("128,1: %v; want its emulation's error, naming it", err)
+	}
+	if k.Missing != 1 || len(k.Work) != 1 {
+		t.Errorf("%d missing, %d emulated; want 1, 1", k.Missing, len(k.Work))
+	}
+}
+
+// keptFixture is vector_add's spec and space, the PTX of its 256,1
+// configuration (emulate/testdata), and a database with one run of the
+// spec on an H100 (run 1) to keep PTX in.
+func keptFixture(t *testing.T) (*spec.Spec, *space.Space, []byte, *store.DB) {
+	t.Helper()
+	s, sp, _, db := vectorAddSim(t)
+	text, err := os.ReadFile(filepath.Join("..", "emulate", "testdata", "vector_add_256_1.ptx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &store.Run{SpecHash: s.Hash, SpecPath: s.Path, Kernel: s.KernelName, Objective: "time", Strategy: "brute_force",
+		DeviceName: "NVIDIA H100 80GB HBM3", DeviceUUID: "GPU-1", Driver: "580", Backend: "cuda", GtuneVersion: "test"}
+	if err := db.BeginRun(r); err != nil || r.ID != 1 {
+		t.Fatalf("BeginRun: run %d, %v", r.ID, err)
+	}
+	return s, sp, text, db
 }

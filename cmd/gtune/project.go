@@ -9,10 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -21,13 +19,13 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/device"
-	"github.com/gtune/gtune/emulate"
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
+	"github.com/gtune/gtune/tuner"
 )
 
 func init() { subcommands = append(subcommands, newProjectCmd) }
@@ -386,42 +384,26 @@ func loadMeasuredRun(from, dbPath string, s *spec.Spec) (*measuredRun, error) {
 	return m, nil
 }
 
-// emulatedWork is the work of configuration cfg of s from emulating the
-// first thread block of its PTX text (package emulate; label names where
-// the text came from, for messages), scaled to the grid; registers from
-// the spec's Gtune.Simulation where it has them, else 32; static shared
-// memory the PTX's. It returns the emulation's thread-instruction count
-// and time too. Errors: a text that does not parse, no entry of the
-// kernel's name, an instruction the emulator does not support.
+// emulatedWork is tuner.EmulatedWork of configuration cfg of s for the
+// PTX text (label names where the text came from, for messages), with
+// the emulation's thread-instruction count and time. Errors are bad
+// input: a text that does not parse, no entry of the kernel's name, an
+// instruction the emulator does not support.
 func emulatedWork(s *spec.Spec, cfg []expr.Value, text []byte, label string) (*backend.Work, int64, time.Duration, error) {
-	j, err := s.Job(cfg)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	prob, err := s.Problem()
-	if err != nil {
-		return nil, 0, 0, err
-	}
 	t0 := time.Now()
-	w, c, err := emulate.JobWork(text, prob.Kernels[0], j)
+	w, c, err := tuner.EmulatedWork(s, cfg, text)
 	if err != nil {
 		return nil, 0, 0, badInput("%s: %v", label, err)
 	}
-	took := time.Since(t0)
 	var insts int64
 	for _, n := range c.ThreadInstructions {
 		insts += n
 	}
-	w.Registers = 32
-	if j.Work != nil && j.Work.Registers > 0 {
-		w.Registers = j.Work.Registers
-	}
-	return &w, insts, took, nil
+	return w, insts, time.Since(t0), nil
 }
 
-// keptWork is the work of each configuration of idx from emulating the
-// PTX kept in the database at dbPath (store.PTXOf, the newest evaluation
-// of the spec that compiled it), with that evaluation's registers. It
+// keptWork is tuner.KeptWork of the configurations idx from the database
+// at dbPath, by configuration key, said on stderr. It
 // returns the work by configuration key and the configurations that have
 // it (the others are told on stderr, counted). Errors: no database, none
 // of the configurations with PTX kept, an emulation's (bad input).
@@ -434,67 +416,28 @@ func keptWork(cmd *cobra.Command, s *spec.Spec, sp *space.Space, idx []int, dbPa
 		return nil, nil, inputError{err}
 	}
 	defer db.Close()
-	// Each configuration's PTX is read here and emulated by one of
-	// NumCPU workers: one block takes milliseconds to a second, and a
-	// space has thousands of configurations.
-	type item struct {
-		i     int
-		ptx   *store.StoredPTX
-		w     *backend.Work
-		insts int64
-		took  time.Duration
-		err   error
+	k, err := tuner.KeptWork(db, s, sp, idx)
+	if err != nil {
+		return nil, nil, err
 	}
-	var items []*item
-	missing := 0
-	for _, i := range idx {
-		p, err := db.PTXOf(s.Hash, sp.Key(i))
-		if errors.Is(err, store.ErrNotFound) {
-			missing++
-			continue
-		} else if err != nil {
-			return nil, nil, err
-		}
-		items = append(items, &item{i: i, ptx: p})
-	}
-	t0 := time.Now()
-	ch := make(chan *item)
-	var wg sync.WaitGroup
-	for range runtime.NumCPU() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for it := range ch {
-				it.w, it.insts, it.took, it.err = emulatedWork(s, sp.Values(it.i), it.ptx.PTX, fmt.Sprintf("the PTX of %s kept by run %d", sp.Key(it.i), it.ptx.RunID))
-			}
-		}()
-	}
-	for _, it := range items {
-		ch <- it
-	}
-	close(ch)
-	wg.Wait()
 	out := map[string]*backend.Work{}
 	var have []int
-	var insts int64
-	var took time.Duration
-	for _, it := range items {
-		if it.err != nil {
-			return nil, nil, it.err
+	for _, i := range idx {
+		if err, ok := k.Failed[i]; ok {
+			return nil, nil, badInput("%v", err)
 		}
-		if it.ptx.Registers > 0 {
-			it.w.Registers = it.ptx.Registers
+		if w, ok := k.Work[i]; ok {
+			out[sp.Key(i)] = w
+			have = append(have, i)
 		}
-		out[sp.Key(it.i)], insts, took = it.w, insts+it.insts, took+it.took
-		have = append(have, it.i)
 	}
 	if len(have) == 0 {
 		return nil, nil, badInput("--emulate: %s keeps no PTX of %s for the %d configurations asked for (PTX is kept by tuning runs on a GPU: gtune tune --backend cuda --db %s)", dbPath, s.Path, len(idx), dbPath)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "gtune: work of %d configurations of %s from emulating the first thread block of the PTX kept in %s (%d thread instructions, %v of emulation, %v on %d CPUs)",
-		len(have), s.KernelName, dbPath, insts, took.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond), runtime.NumCPU())
-	if missing > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "; %d configurations have none kept and are left out", missing)
+		len(have), s.KernelName, dbPath, k.Instructions, k.Emulation.Round(time.Millisecond), k.Wall.Round(time.Millisecond), k.Workers)
+	if k.Missing > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "; %d configurations have none kept and are left out", k.Missing)
 	}
 	fmt.Fprintln(cmd.ErrOrStderr())
 	return out, have, nil
