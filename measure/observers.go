@@ -39,6 +39,11 @@ var EnergyQuantities = []Quantity{
 	{"energy_trials", "count", "trials measured (1 without trials)"},
 	{"unstable", "bool", "1 when the trials' CV is above the protocol's flag"},
 	{"sample_energy", "J", "energy of one run from the power-sample buffer over the same span (cross-check)"},
+	{"energy_uncorrected", "J", "energy of one run as measured, before the temperature correction (thermal policy model)"},
+	{"leakage_slope", "W/°C", "the run's leakage model: board power per °C of die temperature (thermal policy model)"},
+	{"temperature_ref", "°C", "the die temperature energy was corrected to (thermal policy model)"},
+	{"leakage_prior", "bool", "1 when the leakage slope is the prior (the warm-up spanned too few °C to fit one)"},
+	{"warmup_time", "s", "warm-up before the trials (the run's first energy measurement)"},
 }
 
 // Provides lists EnergyQuantities.
@@ -102,7 +107,13 @@ func (EnergyObserver) Observe(s *Session) (Observations, float64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	if r.Fit != nil {
+		s.Meter.setThermal(*r.Fit)
+	}
 	b := obsBuilder{&out, prov + "-energy-counter-trials", PlanScope}
+	if thermalModel(p.Thermal) {
+		b = correctThermal(b, s.Meter, p, r)
+	}
 	windowObservations(b, &r.Window)
 	b.add("energy_gpu_time", "s", r.GPUS)
 	b.add("energy_ci_low", "J", r.Energy.CILow)
@@ -120,6 +131,37 @@ func (EnergyObserver) Observe(s *Session) (Observations, float64, error) {
 		obsBuilder{&out, prov + "-power-samples", PlanScope}.add("sample_energy", "J", r.SampleEnergyJ/float64(r.Launches))
 	}
 	return out, r.GPUS, nil
+}
+
+// correctThermal applies the leakage model to r (ThermalFit.Factor at
+// r's mean power and end temperature): energy, its trials and interval,
+// dynamic energy and power become those at the model's reference
+// temperature, the measured energy is kept as energy_uncorrected, and the
+// returned builder's method says so. Without a fit on this GPU (no
+// warm-up ran: Warmup off) the prior slope of this plan's own power is
+// used.
+func correctThermal(b obsBuilder, m *Meter, p Protocol, r *ProtocolResult) obsBuilder {
+	fit, ok := m.Thermal()
+	if !ok {
+		fit = ThermalFit{RefC: p.RefTempC, LoadW: r.MeanPowerW, Prior: true, SlopeWPerC: PriorLeakage * r.MeanPowerW}
+	}
+	f := fit.Factor(r.MeanPowerW, r.TemperatureC)
+	b.add("energy_uncorrected", "J", r.EnergyPerLaunchJ)
+	b.add("leakage_slope", "W/°C", fit.SlopeWPerC)
+	b.add("temperature_ref", "°C", fit.RefC)
+	b.add("leakage_prior", "bool", boolValue(fit.Prior))
+	r.MeanPowerW -= fit.SlopeWPerC * (r.TemperatureC - fit.RefC)
+	r.EnergyPerLaunchJ *= f
+	r.EnergyJ *= f
+	r.DynamicEnergyJ *= f
+	r.Energy.Median *= f
+	r.Energy.CILow *= f
+	r.Energy.CIHigh *= f
+	for i := range r.TrialEnergyJ {
+		r.TrialEnergyJ[i] *= f
+	}
+	b.method += "-temperature-corrected"
+	return b
 }
 
 // windowObservations are the observations every energy window makes.

@@ -143,6 +143,7 @@ type Meter struct {
 	idle    map[string]IdleResult
 	warmed  bool
 	periods PeriodEstimate
+	fit     *ThermalFit // the leakage model fitted at the warm-up (ThermalModel)
 	// IdleWindow is how long idle power is measured (0: 1 s, about ten
 	// counter updates, which also seed the update-period estimate).
 	IdleWindow time.Duration
@@ -351,6 +352,23 @@ func TimeObservations(ts []PlanTime, launches int, method string) Observations {
 		lb.add("time_median", "ms", ls.Median)
 	}
 	return obs
+}
+
+// Thermal returns the leakage model fitted on this GPU's warm-up
+// (ThermalModel); false before one.
+func (m *Meter) Thermal() (ThermalFit, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fit == nil {
+		return ThermalFit{}, false
+	}
+	return *m.fit, true
+}
+
+func (m *Meter) setThermal(f ThermalFit) {
+	m.mu.Lock()
+	m.fit = &f
+	m.mu.Unlock()
 }
 
 // Warmed reports whether a warm-up has run on this GPU (a simulated GPU

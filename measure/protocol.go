@@ -17,7 +17,10 @@ type ProtocolResult struct {
 	TrialS       float64 // length of one trial, s
 	WarmupS      float64 // warm-up before the trials (0: none), s
 	WarmupSteady bool    // the temperature slope fell below the threshold
-	GPUS         float64 // time the GPU was kept busy, warm-up included, s
+	// Fit is the leakage model fitted on the warm-up (ThermalModel and a
+	// warm-up ran); nil otherwise.
+	Fit  *ThermalFit
+	GPUS float64 // time the GPU was kept busy, warm-up included, s
 	// SampleEnergyJ is the sample-buffer integral (IntegrateSamples) over
 	// the same span as EnergyJ, a cross-check; NaN when the driver has no
 	// sample buffer.
@@ -78,13 +81,25 @@ func RunProtocol(c Clock, s Sensors, l Load, idleW float64, p Protocol) (*Protoc
 		return nil
 	}
 
-	// 1. Warm-up.
+	// 1. Warm-up. Under ThermalModel each counter period's power is
+	// kept with the temperature last read, for the leakage fit.
 	if p.Warmup {
 		var ts, temps []float64
+		var periods []thermalPeriod
+		fit := thermalModel(p.Thermal)
+		lastMJ, haveMJ := uint64(0), false
 		next := tStart
 		for {
 			now := c.Now()
 			el := now.Sub(tStart)
+			if fit && len(temps) > 0 {
+				if v, err := s.EnergyMJ(); err == nil {
+					if haveMJ && v != lastMJ {
+						periods = append(periods, thermalPeriod{powerW: float64(v-lastMJ) / 1000 / p.Period.Seconds(), tempC: temps[len(temps)-1]})
+					}
+					lastMJ, haveMJ = v, true
+				}
+			}
 			if !now.Before(next) {
 				next = now.Add(100 * time.Millisecond)
 				if v, err := s.TemperatureC(); err == nil {
@@ -112,6 +127,12 @@ func RunProtocol(c Clock, s Sensors, l Load, idleW float64, p Protocol) (*Protoc
 			}
 		}
 		res.WarmupS = c.Now().Sub(tStart).Seconds()
+		if fit && len(temps) > 0 {
+			// The first counter period may hold idle time before the
+			// load; the next two its ramp and the sensor's lag.
+			f := fitThermal(periods, p.RefTempC, 3)
+			res.Fit = &f
+		}
 	}
 
 	// 2. Lead-in: two updates.

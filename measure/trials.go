@@ -183,6 +183,14 @@ type Protocol struct {
 	WarmupSlope  float64       // steady: |slope| below this, °C/s (0.25)
 	WarmupWindow time.Duration // slope fitted over the last WarmupWindow (1 s)
 	WarmupMax    time.Duration // give up warming up after this (5 s)
+	// Thermal is the temperature policy (ThermalNone, ThermalSteady,
+	// ThermalModel, ThermalBoth; "" is ThermalNone). Steady lengthens
+	// the warm-up to SteadyWindow / SteadySlope / SteadyMax where the
+	// Warmup fields ask for less.
+	Thermal string
+	// RefTempC is the temperature ThermalModel corrects energies to
+	// (0: DefaultRefTempC), °C.
+	RefTempC float64
 
 	Period time.Duration // counter update period (100 ms, an H100's): sets the trial length; the prior for Periods
 	// periods pools the update gaps of every measurement of this counter
@@ -248,6 +256,12 @@ func (p Protocol) WithDefaults() Protocol {
 	setf(&p.WarmupSlope, d.WarmupSlope)
 	setd(&p.WarmupWindow, d.WarmupWindow)
 	setd(&p.WarmupMax, d.WarmupMax)
+	if thermalSteady(p.Thermal) {
+		p.WarmupSlope = math.Min(p.WarmupSlope, SteadySlope)
+		p.WarmupWindow = max(p.WarmupWindow, SteadyWindow)
+		p.WarmupMax = max(p.WarmupMax, SteadyMax)
+	}
+	setf(&p.RefTempC, DefaultRefTempC)
 	setd(&p.Period, d.Period)
 	setd(&p.Poll, d.Poll)
 	setd(&p.Edge, p.Poll+50*time.Microsecond)

@@ -116,15 +116,20 @@ func TuneTable(w io.Writer, metrics []spec.Metric, sum *tuner.Summary, dbPath st
 }
 
 // confirmed prints the best configurations re-measured at the end of the
-// run (tuner.Config.Confirm): each median time, its interval, how many
-// times it was measured, and whether it differs from the next.
+// run (tuner.Config.Confirm): each median of the objective, its
+// interval, how many times it was measured, and whether it differs from
+// the next.
 func confirmed(w io.Writer, sum *tuner.Summary) {
 	if len(sum.Confirmed) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "confirmed: the best %d by time re-measured interleaved; the order of their median times (95 %% interval of the median; Mann-Whitney U against the next, significant below %g):\n", len(sum.Confirmed), tuner.ConfirmAlpha)
+	name, unit := sum.Objective.Name, ""
+	if u := sum.Objective.Unit; u != "" && u != "1" {
+		unit = " (" + u + ")"
+	}
+	fmt.Fprintf(w, "confirmed: the best %d by %s re-measured interleaved; the order of their medians (95 %% interval of the median; Mann-Whitney U against the next, significant below %g):\n", len(sum.Confirmed), name, tuner.ConfirmAlpha)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  #\tconfiguration\tmeasured\tmedian time (ms)\tinterval (ms)\tagainst the next")
+	fmt.Fprintf(tw, "  #\tconfiguration\tmeasured\tmedian %s%s\tinterval%s\tagainst the next\n", name, unit, unit)
 	for i, c := range sum.Confirmed {
 		next := "-"
 		if !math.IsNaN(c.PNext) {
@@ -135,7 +140,7 @@ func confirmed(w io.Writer, sum *tuner.Summary) {
 			next = fmt.Sprintf("p = %.3g, %s", c.PNext, verdict)
 		}
 		iv := fmt.Sprintf("[%s, %s] %.1f %%", Format(c.Lo), Format(c.Hi), 100*c.Level)
-		fmt.Fprintf(tw, "  %d\t%s\t%d×\t%s\t%s\t%s\n", i+1, c.Key, len(c.Times), Format(c.Median), iv, next)
+		fmt.Fprintf(tw, "  %d\t%s\t%d×\t%s\t%s\t%s\n", i+1, c.Key, len(c.Values), Format(c.Median), iv, next)
 	}
 	tw.Flush()
 }
@@ -313,15 +318,16 @@ func objectiveRef(o objective.Objective) ObjectiveRef {
 	return ObjectiveRef{Direction: o.Direction(), Name: o.Name, Unit: o.Unit}
 }
 
-// TuneConfirmed is one configuration re-measured by confirm: its times
-// (ms), their median and its interval at Level, and the U test's p-value
-// against the next (null for the last) and whether it is significant.
+// TuneConfirmed is one configuration re-measured by confirm: its values
+// of the run's objective (in its unit, as objective.unit says), their
+// median and its interval at Level, and the U test's p-value against the
+// next (null for the last) and whether it is significant.
 type TuneConfirmed struct {
 	Key         string    `json:"key"`
-	TimesMs     []float64 `json:"times_ms"`
-	MedianMs    float64   `json:"median_ms"`
-	LowMs       float64   `json:"low_ms"`
-	HighMs      float64   `json:"high_ms"`
+	Values      []float64 `json:"values"`
+	Median      float64   `json:"median"`
+	Low         float64   `json:"low"`
+	High        float64   `json:"high"`
 	Level       float64   `json:"level"`
 	PNext       *float64  `json:"p_next"`
 	Significant bool      `json:"significant"`
@@ -380,7 +386,7 @@ func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 		doc.PowerCapping = r
 	}
 	for _, c := range sum.Confirmed {
-		cj := TuneConfirmed{Key: c.Key, TimesMs: c.Times, MedianMs: c.Median, LowMs: c.Lo, HighMs: c.Hi, Level: c.Level, Significant: c.Significant}
+		cj := TuneConfirmed{Key: c.Key, Values: c.Values, Median: c.Median, Low: c.Lo, High: c.Hi, Level: c.Level, Significant: c.Significant}
 		if !math.IsNaN(c.PNext) {
 			p := c.PNext
 			cj.PNext = &p

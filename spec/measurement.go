@@ -15,6 +15,7 @@ const (
 	maxTrials         = 1000 // energy trials per configuration
 	maxWarmupS        = 600  // the longest warm-up
 	maxWarmupSlopeCps = 100  // °C/s: no GPU warms faster
+	maxRefTempC       = 150  // °C: no GPU runs hotter
 )
 
 // CheckMeasurement checks every number and name of a measurement
@@ -44,6 +45,7 @@ func CheckMeasurement(file string, field func(name string) string, r *RawMeasure
 		{"TimeoutSeconds", r.TimeoutSeconds, maxTimeoutS, " s", "0 (the default, " + DefaultTimeout.String() + ")"},
 		{"WarmupSlope", r.WarmupSlope, maxWarmupSlopeCps, " °C/s", "0 (the default)"},
 		{"WarmupMaxSeconds", r.WarmupMaxSeconds, maxWarmupS, " s", "0 (the default)"},
+		{"ReferenceTemperature", r.ReferenceTemperature, maxRefTempC, " °C", "0 (the default, 60 °C)"},
 	} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 || f.v > f.max {
 			return bad(f.name, "%g: must be between %s and %g%s", f.v, f.is, f.max, f.unit)
@@ -64,6 +66,9 @@ func CheckMeasurement(file string, field func(name string) string, r *RawMeasure
 		if f.v < 0 || f.v > maxTrials {
 			return bad(f.name, "%d: must be between 0 (the default) and %d", f.v, maxTrials)
 		}
+	}
+	if err := measure.CheckThermal(r.Thermal); err != nil {
+		return &Error{File: file, Field: field("Thermal"), Msg: err.Error()}
 	}
 	for i, name := range r.Observers {
 		if _, err := measure.NewObserver(name); err != nil {
@@ -121,6 +126,15 @@ func resolveProtocol(l *loader, r *RawMeasurement, m *Measurement) error {
 	}
 	if r.WarmupMaxSeconds > 0 {
 		m.Protocol.WarmupMax = time.Duration(r.WarmupMaxSeconds * float64(time.Second))
+	}
+	if r.Thermal != "" {
+		if err := measure.CheckThermal(r.Thermal); err != nil {
+			return l.errf(field("Thermal"), "%v", err)
+		}
+		m.Protocol.Thermal = r.Thermal
+	}
+	if r.ReferenceTemperature > 0 {
+		m.Protocol.RefTempC = r.ReferenceTemperature
 	}
 	for i, name := range r.Observers {
 		if _, err := measure.NewObserver(name); err != nil {

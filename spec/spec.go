@@ -150,6 +150,8 @@ type Simulation struct {
 	// simulator's default): launches that take several times as long
 	// (sim.Options.Stragglers).
 	Stragglers, StragglerFactor float64
+	// ColdStartC (°C, 0: none) starts a cold GPU (sim.Options.ColdStart).
+	ColdStartC float64
 
 	bound [8]*expr.Bound // in field order, nil when absent
 }
@@ -1232,7 +1234,10 @@ func (l *loader) gtune() error {
 	}
 	// Simulation.
 	if sm := g.Simulation; sm != nil {
-		sim := &Simulation{Device: sm.Device, Noise: sm.Noise, Seed: sm.Seed, Stragglers: sm.Stragglers, StragglerFactor: sm.StragglerFactor}
+		sim := &Simulation{Device: sm.Device, Noise: sm.Noise, Seed: sm.Seed, Stragglers: sm.Stragglers, StragglerFactor: sm.StragglerFactor, ColdStartC: sm.ColdStartC}
+		if sm.ColdStartC < 0 || sm.ColdStartC > 120 || math.IsNaN(sm.ColdStartC) {
+			return l.errf("Gtune.Simulation.ColdStartC", "must be a die temperature between 0 and 120 °C (0: not cold-started), got %v", sm.ColdStartC)
+		}
 		if sm.Stragglers < 0 || sm.Stragglers >= 1 {
 			return l.errf("Gtune.Simulation.Stragglers", "must be a chance in [0, 1), got %v", sm.Stragglers)
 		}

@@ -193,6 +193,12 @@ type RawMeasurement struct {
 	Warmup           *bool   `json:"Warmup,omitempty" yaml:"Warmup,omitempty"`                     // warm up until the temperature is steady before the first window (default true)
 	WarmupSlope      float64 `json:"WarmupSlope,omitempty" yaml:"WarmupSlope,omitempty"`           // steady: temperature slope below this, °C/s (default 0.25)
 	WarmupMaxSeconds float64 `json:"WarmupMaxSeconds,omitempty" yaml:"WarmupMaxSeconds,omitempty"` // longest warm-up (default 5 s)
+	// Thermal is the temperature policy: none, steady (warm up to a
+	// thermal steady state first), model (correct energy to
+	// ReferenceTemperature with a leakage slope fitted on the warm-up) or
+	// steady+model (measure.Thermal*).
+	Thermal              string  `json:"Thermal,omitempty" yaml:"Thermal,omitempty"`
+	ReferenceTemperature float64 `json:"ReferenceTemperature,omitempty" yaml:"ReferenceTemperature,omitempty"` // °C, with Thermal model (default 60)
 	// Observers are measurements besides time and energy, by the names
 	// package measure registers (e.g. "power-samples").
 	Observers []string `json:"Observers,omitempty" yaml:"Observers,omitempty"`
@@ -219,4 +225,8 @@ type RawSimulation struct {
 	// H100's): sim.Options.
 	Stragglers      float64 `json:"Stragglers,omitempty" yaml:"Stragglers,omitempty"`
 	StragglerFactor float64 `json:"StragglerFactor,omitempty" yaml:"StragglerFactor,omitempty"`
+	// ColdStartC, when set, starts the simulated GPU's die and heat sink
+	// at this temperature (°C) and gives it leakage power that follows
+	// the temperature (sim.Options.ColdStart): a cold-started GPU.
+	ColdStartC float64 `json:"ColdStartC,omitempty" yaml:"ColdStartC,omitempty"`
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // ConfirmAlpha is the significance level at which confirm tells two
-// configurations' times apart (stats.UTest).
+// configurations' objective values apart (stats.UTest).
 const ConfirmAlpha = 0.05
 
 // DefaultConfirmRounds bounds confirm's re-measurements of each
@@ -23,36 +23,37 @@ const ConfirmAlpha = 0.05
 const DefaultConfirmRounds = 10
 
 // Confirmation is one of the best configurations re-measured at the end
-// of a run (Config.Confirm): its times (ms: the run's measurement, then
-// each re-measurement), their median and its interval
-// (stats.MedianCI at RepeatLevel), and the U test against the next
-// configuration in the confirmed order (PNext; NaN for the last) with
-// whether it is below ConfirmAlpha.
+// of a run (Config.Confirm): its values of the run's objective (in the
+// objective's unit: the run's measurement, then each re-measurement),
+// their median and its interval (stats.MedianCI at RepeatLevel), and the
+// U test against the next configuration in the confirmed order (PNext;
+// NaN for the last) with whether it is below ConfirmAlpha.
 type Confirmation struct {
 	Key                   string
-	Times                 []float64
+	Values                []float64
 	Median, Lo, Hi, Level float64
 	PNext                 float64
 	Significant           bool
 }
 
-// confirm re-measures the Config.Confirm best valid configurations by
-// time, interleaved (each once, in rank order, then again: ABAB, so that
-// a drift of the GPU falls on all alike), until each differs
-// significantly from the next in the order of their medians or
-// ConfirmRounds rounds are done, and sets Summary.Confirmed. The
-// re-measurements are stored as repeats of each configuration's
-// evaluation. Errors: the database's.
+// confirm re-measures the Config.Confirm best valid configurations by the
+// run's objective (time, energy, EDP, a metric), interleaved (each once,
+// in rank order, then again: ABAB, so that a drift of the GPU falls on
+// all alike), until each differs significantly from the next in the
+// order of their medians or ConfirmRounds rounds are done, and sets
+// Summary.Confirmed. The re-measurements are stored as repeats of each
+// configuration's evaluation. Errors: the database's.
 func (r *run) confirm() error {
 	k := r.c.Confirm
+	obj := r.c.Objective
 	var cands []*Evaluation
 	for _, o := range r.sum.Evaluations {
-		if o.Valid() && !math.IsNaN(o.Observations["time"]) && o.Observations["time"] > 0 {
+		if o.Valid() && !math.IsNaN(o.Value) && !math.IsInf(obj.Score(o.Value), 0) {
 			cands = append(cands, o)
 		}
 	}
 	slices.SortStableFunc(cands, func(a, b *Evaluation) int {
-		return cmp.Compare(a.Observations["time"], b.Observations["time"])
+		return cmp.Compare(obj.Score(a.Value), obj.Score(b.Value))
 	})
 	if len(cands) > k {
 		cands = cands[:k]
@@ -61,11 +62,11 @@ func (r *run) confirm() error {
 		return nil
 	}
 	type cand struct {
-		o     *Evaluation
-		id    int64
-		plan  *backend.Plan
-		times []float64
-		next  int // next repeat number
+		o      *Evaluation
+		id     int64
+		plan   *backend.Plan
+		values []float64 // of the objective
+		next   int       // next repeat number
 	}
 	var cs []*cand
 	for _, o := range cands {
@@ -88,7 +89,7 @@ func (r *run) confirm() error {
 			id = o.storedID
 		}
 		first := max(1, r.c.Repeat)
-		cs = append(cs, &cand{o: o, id: id, plan: plan, times: []float64{o.Observations["time"]}, next: first})
+		cs = append(cs, &cand{o: o, id: id, plan: plan, values: []float64{o.Value}, next: first})
 	}
 	rounds := r.c.ConfirmRounds
 	if rounds <= 0 {
@@ -101,13 +102,17 @@ func (r *run) confirm() error {
 		inflight--
 		c := byTrial[out.Trial.ID]
 		delete(byTrial, out.Trial.ID)
-		t, ok := repeatTime(out)
-		if !ok {
+		if _, ok := repeatTime(out); !ok {
 			return nil // not measured (a slot's failure, a failure): no sample
 		}
-		c.times = append(c.times, t)
-		rec := store.Repeat{Repeat: out.Trial.Repeat, GPU: out.GPU, Status: string(out.Result.Status),
-			Observations: objective.Observations(out.Result, 0, r.sum.Device.Backend).Plan()}
+		obs := objective.Observations(out.Result, 0, r.sum.Device.Backend).Plan()
+		metrics, _ := r.sub.metrics(obs, r.c.Space.Values(c.o.Index))
+		v, ok := obj.Value(obs, metrics)
+		if !ok {
+			return nil // the objective not observed this time: no sample
+		}
+		c.values = append(c.values, v)
+		rec := store.Repeat{Repeat: out.Trial.Repeat, GPU: out.GPU, Status: string(out.Result.Status), Observations: obs}
 		if c.id != 0 {
 			return r.c.DB.AddRepeats(c.id, []store.Repeat{rec})
 		}
@@ -134,16 +139,18 @@ func (r *run) confirm() error {
 				return err
 			}
 		}
-		if round >= 1 && settled(cs, func(c *cand) []float64 { return c.times }) {
+		if round >= 1 && settled(cs, func(c *cand) []float64 { return c.values }, obj) {
 			break
 		}
 	}
-	slices.SortStableFunc(cs, func(a, b *cand) int { return cmp.Compare(measure.Median(a.times), measure.Median(b.times)) })
+	slices.SortStableFunc(cs, func(a, b *cand) int {
+		return cmp.Compare(obj.Score(measure.Median(a.values)), obj.Score(measure.Median(b.values)))
+	})
 	for i, c := range cs {
-		iv, _ := stats.MedianCI(c.times, RepeatLevel)
-		cf := Confirmation{Key: c.o.Key, Times: c.times, Median: iv.Median, Lo: iv.Lo, Hi: iv.Hi, Level: iv.Level, PNext: math.NaN()}
+		iv, _ := stats.MedianCI(c.values, RepeatLevel)
+		cf := Confirmation{Key: c.o.Key, Values: c.values, Median: iv.Median, Lo: iv.Lo, Hi: iv.Hi, Level: iv.Level, PNext: math.NaN()}
 		if i+1 < len(cs) {
-			if p, err := stats.UTest(c.times, cs[i+1].times); err == nil {
+			if p, err := stats.UTest(c.values, cs[i+1].values); err == nil {
 				cf.PNext, cf.Significant = p, p < ConfirmAlpha
 			}
 		}
@@ -153,13 +160,15 @@ func (r *run) confirm() error {
 }
 
 // settled says whether every configuration of cs, in the order of their
-// median times, differs significantly from the next (stats.UTest below
-// ConfirmAlpha).
-func settled[C any](cs []C, times func(C) []float64) bool {
+// medians' scores under obj, differs significantly from the next
+// (stats.UTest below ConfirmAlpha).
+func settled[C any](cs []C, values func(C) []float64, obj objective.Objective) bool {
 	order := slices.Clone(cs)
-	slices.SortStableFunc(order, func(a, b C) int { return cmp.Compare(measure.Median(times(a)), measure.Median(times(b))) })
+	slices.SortStableFunc(order, func(a, b C) int {
+		return cmp.Compare(obj.Score(measure.Median(values(a))), obj.Score(measure.Median(values(b))))
+	})
 	for i := 0; i+1 < len(order); i++ {
-		p, err := stats.UTest(times(order[i]), times(order[i+1]))
+		p, err := stats.UTest(values(order[i]), values(order[i+1]))
 		if err != nil || p >= ConfirmAlpha {
 			return false
 		}
@@ -168,6 +177,6 @@ func settled[C any](cs []C, times func(C) []float64) bool {
 }
 
 // confirmSetting is the run's record of the confirm policy.
-func confirmSetting(k, rounds int) string {
-	return fmt.Sprintf("the best %d by time re-measured interleaved (ABAB) up to %d rounds, until each differs from the next (Mann-Whitney U, p < %g)", k, rounds, ConfirmAlpha)
+func confirmSetting(k, rounds int, objective string) string {
+	return fmt.Sprintf("the best %d by %s re-measured interleaved (ABAB) up to %d rounds, until each differs from the next (Mann-Whitney U, p < %g)", k, objective, rounds, ConfirmAlpha)
 }

@@ -178,9 +178,9 @@ func TestConfirm(t *testing.T) {
 		ids[e.Key] = e.ID
 	}
 	for i, c := range cs {
-		for _, x := range c.Times {
-			if x != c.Times[0] {
-				t.Errorf("%s: times %v; without noise all equal", c.Key, c.Times)
+		for _, x := range c.Values {
+			if x != c.Values[0] {
+				t.Errorf("%s: times %v; without noise all equal", c.Key, c.Values)
 				break
 			}
 		}
@@ -188,8 +188,8 @@ func TestConfirm(t *testing.T) {
 		if distinct {
 			want = 3
 		}
-		if len(c.Times) != want {
-			t.Errorf("%s: measured %d times; want %d (medians distinct: %v)", c.Key, len(c.Times), want, distinct)
+		if len(c.Values) != want {
+			t.Errorf("%s: measured %d times; want %d (medians distinct: %v)", c.Key, len(c.Values), want, distinct)
 		}
 		if i > 0 && c.Median < cs[i-1].Median {
 			t.Errorf("confirmed out of order: %v", cs)
@@ -197,11 +197,71 @@ func TestConfirm(t *testing.T) {
 		if i < 2 && c.Significant != (c.Median < cs[i+1].Median) {
 			t.Errorf("%s against %s: p %v, significant %v", c.Key, cs[i+1].Key, c.PNext, c.Significant)
 		}
-		if rs, _ := f.db.Repeats(ids[c.Key]); len(rs) != len(c.Times)-1 {
-			t.Errorf("%s: %d repeats stored; want %d", c.Key, len(rs), len(c.Times)-1)
+		if rs, _ := f.db.Repeats(ids[c.Key]); len(rs) != len(c.Values)-1 {
+			t.Errorf("%s: %d repeats stored; want %d", c.Key, len(rs), len(c.Values)-1)
 		}
 	}
 	if !math.IsNaN(cs[2].PNext) {
 		t.Errorf("the last has a next: %v", cs[2].PNext)
+	}
+}
+
+// Confirm by an energy objective ranks and re-measures by energy (J): the
+// first value of each is the run's measured energy, the order is by
+// median energy, and each re-measurement's stored repeat carries the
+// energy it counted.
+func TestConfirmEnergy(t *testing.T) {
+	f := newFixture(t)
+	f.spec.Objective, f.spec.ObjectiveMaximize = "energy", false
+	sp, err := f.spec.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := device.Lookup("h100_sxm")
+	g := sim.New(d, sim.Options{Seed: 7, Noise: 0.01})
+	defer g.Close()
+	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: g, DB: f.db,
+		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Confirm: 3, ConfirmRounds: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := sum.Confirmed
+	if len(cs) != 3 {
+		t.Fatalf("%d confirmed; want 3", len(cs))
+	}
+	byKey := map[string]*Evaluation{}
+	for _, o := range sum.Evaluations {
+		byKey[o.Key] = o
+	}
+	// The three of least energy, whatever order confirm settles them in.
+	var energies []float64
+	for _, o := range sum.Evaluations {
+		if o.Valid() {
+			energies = append(energies, o.Observations["energy"])
+		}
+	}
+	slices.Sort(energies)
+	evs, _ := f.db.Evaluations(sum.RunID)
+	ids := map[string]int64{}
+	for _, e := range evs {
+		ids[e.Key] = e.ID
+	}
+	for i, c := range cs {
+		o := byKey[c.Key]
+		if c.Values[0] != o.Observations["energy"] || c.Values[0] > energies[2] {
+			t.Errorf("%s: first value %v; its measured energy %v, the third least %v", c.Key, c.Values[0], o.Observations["energy"], energies[2])
+		}
+		if i > 0 && c.Median < cs[i-1].Median {
+			t.Errorf("confirmed out of order of median energy: %v", cs)
+		}
+		rs, _ := f.db.Repeats(ids[c.Key])
+		if len(rs) != len(c.Values)-1 {
+			t.Fatalf("%s: %d repeats stored; want %d", c.Key, len(rs), len(c.Values)-1)
+		}
+		for k, r := range rs {
+			if r.Observations["energy"] != c.Values[k+1] {
+				t.Errorf("%s repeat %d: stored energy %v, counted %v", c.Key, r.Repeat, r.Observations["energy"], c.Values[k+1])
+			}
+		}
 	}
 }

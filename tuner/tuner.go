@@ -598,10 +598,13 @@ func (r *run) take(out executor.Outcome, stop *error) {
 
 // run is the state of one tuning run, shared by its steps.
 type run struct {
-	ctx  context.Context
-	c    Config
-	sub  Subject
-	bins binaries
+	// thermalNoted: the leakage model the GPU fitted is in the run's
+	// settings (noteThermal).
+	thermalNoted bool
+	ctx          context.Context
+	c            Config
+	sub          Subject
+	bins         binaries
 	// compiler is the backend's backend.Compiler identity when binaries
 	// are cached across runs (Config.CompileCache), else "".
 	compiler string
@@ -767,12 +770,15 @@ func start(ctx context.Context, c Config) (*run, error) {
 	if c.Shard != "" {
 		sr.Settings["shard"] = c.Shard
 	}
+	if t := req.Trials; req.Energy && t != nil && t.Thermal != "" && t.Thermal != measure.ThermalNone {
+		sr.Settings["thermal"] = t.Thermal
+	}
 	if c.Confirm > 1 {
 		rounds := c.ConfirmRounds
 		if rounds <= 0 {
 			rounds = DefaultConfirmRounds
 		}
-		sr.Settings["confirm"] = confirmSetting(c.Confirm, rounds)
+		sr.Settings["confirm"] = confirmSetting(c.Confirm, rounds, c.Objective.Name)
 	}
 	if c.Repeat > 1 {
 		sr.Settings["repeat"] = c.Repeat
@@ -969,6 +975,9 @@ func (r *run) record(o *Evaluation) error {
 			}
 		}
 	}
+	if err := r.noteThermal(o); err != nil {
+		return err
+	}
 	sum.Evaluations = append(sum.Evaluations, o)
 	if o.Reused {
 		sum.Reused++
@@ -996,6 +1005,27 @@ func (r *run) record(o *Evaluation) error {
 		r.c.Progress.Step(len(sum.Evaluations), r.best)
 	}
 	return nil
+}
+
+// noteThermal states the leakage model of a temperature-corrected run
+// (measure.ThermalModel) in its settings, from the first measured
+// evaluation that carries it: the report's facts. Errors: the
+// database's.
+func (r *run) noteThermal(o *Evaluation) error {
+	if r.thermalNoted || o.Reused {
+		return nil
+	}
+	slope, ok := o.Observations["leakage_slope"]
+	if !ok {
+		return nil
+	}
+	r.thermalNoted = true
+	set := map[string]any{"leakage_slope_w_per_c": slope, "temperature_ref_c": o.Observations["temperature_ref"],
+		"leakage_prior": o.Observations["leakage_prior"] == 1}
+	for k, v := range set {
+		r.store.Settings[k] = v
+	}
+	return r.c.DB.SetRunSettings(r.store.ID, set)
 }
 
 // reuseBatch is how many reuse links a run records in one transaction

@@ -109,6 +109,10 @@ type Backend struct {
 	mu     sync.Mutex // one request to the worker at a time
 	w      *workerproc.Proc
 	closed bool
+	// warmedBy is the worker that has made an energy measurement, and so
+	// its warm-up (measure.Meter warms up once per worker): until then a
+	// plan's time limit is lengthened by the warm-up's longest.
+	warmedBy *workerproc.Proc
 
 	// pmu guards what Compile and the accessors read, so they never wait
 	// behind a long Run.
@@ -409,7 +413,19 @@ func (b *Backend) Run(ctx context.Context, plan *backend.Plan) (*backend.Result,
 	if timeout <= 0 {
 		timeout = b.opts.RunTimeout
 	}
+	warming := false
+	if t := plan.Measure.Trials; plan.Measure.Energy && t != nil && t.Warmup && b.warmedBy != b.w {
+		// The first energy measurement of this worker warms the GPU up
+		// first (up to WarmupMax: 90 s under the steady thermal policy),
+		// which is not the configuration's time.
+		timeout += t.WithDefaults().WarmupMax + time.Second
+		warming = true
+	}
+	w := b.w
 	rep, err := call(ctx, b.w, &request{Op: opRun, Plan: wirePlan(plan)}, timeout)
+	if warming && err == nil && rep.Err == "" && rep.Result != nil && rep.Result.Status == backend.StatusValid {
+		b.warmedBy = w
+	}
 	elapsed := float64(time.Since(start).Microseconds()) / 1000
 	var res *backend.Result
 	var died *workerproc.DiedError

@@ -98,7 +98,16 @@ func (x *simExec) newSurface() {
 	if t := x.plan.Measure.Trials; x.plan.Measure.Energy && t != nil && t.Warmup && !s.meter.Warmed() {
 		start = s.power.SteadyTempC(s.dev, idleW)
 	}
+	if th := s.thermal; th != nil {
+		// The idle gap since the last plan, then the plan's runs before
+		// its energy window, at its power.
+		tss := func(w float64) float64 { return s.power.SteadyTempC(s.dev, w) }
+		th.step(tss, idleW, th.cfg.GapS)
+		th.step(tss, x.powerW, x.runsMs()/1e3)
+		start = th.dieC
+	}
 	surf := s.newSurface(x.plan.Key, idleW, start)
+	surf.th = s.thermal
 	surf.smMHz, surf.memMHz = float64(p0.SMClockMHz), float64(p0.MemClockMHz)
 	if clock, _, _, err := s.settings(x.plan.Settings); err == nil && clock < s.dev.MaxCoreClockMHz() {
 		surf.reasons |= reasonApplicationsClocksSetting
@@ -109,6 +118,20 @@ func (x *simExec) newSurface() {
 		}
 	}
 	x.surf = surf
+}
+
+// runsMs is the GPU time of the plan's runs before its energy
+// measurement: verification, warm-up and timed runs, ms.
+func (x *simExec) runsMs() float64 {
+	n := x.plan.Measure.Iterations
+	if n <= 0 {
+		n = measure.DefaultIterations
+	}
+	n++
+	if x.plan.Measure.Verify {
+		n++
+	}
+	return float64(n) * x.planMs
 }
 
 func (x *simExec) Clock() measure.Clock { return x.surf.clk }

@@ -59,6 +59,11 @@ type surface struct {
 
 	smMHz, memMHz float64
 	reasons       uint64
+
+	// th, when set, is the cold-started GPU's carried state: the die
+	// (tempC) sits on a heat sink that warms slowly, and power has a
+	// leakage term (ColdStart).
+	th *thermalState
 }
 
 // newSurface starts a surface at simEpoch with the GPU idle at idleW and
@@ -101,11 +106,18 @@ func (s *surface) advance(to time.Time) {
 			}
 		}
 		slot := int64(s.accT.Sub(simEpoch) / sampleSpacing)
-		w := s.baseAt(s.accT) * (1 + s.noise(slot))
+		base := s.baseAt(s.accT)
+		w := base * (1 + s.noise(slot))
 		dt := end.Sub(s.accT).Seconds()
+		if s.th != nil {
+			w += s.th.cfg.LeakageWPerC * (s.tempC - s.tempSS(base))
+			s.th.step(s.tempSS, base, dt)
+			s.tempC = s.th.dieC
+		} else {
+			s.tempC += (s.tempSS(w) - s.tempC) * (1 - math.Exp(-dt/tempTau.Seconds()))
+		}
 		s.accJ += w * dt
 		s.slotJ += w * dt
-		s.tempC += (s.tempSS(w) - s.tempC) * (1 - math.Exp(-dt/tempTau.Seconds()))
 		s.accT = end
 		if end.Equal(ns) {
 			s.samples = append(s.samples, measure.PowerSample{At: end, W: s.slotJ / sampleSpacing.Seconds()})
@@ -167,6 +179,15 @@ func (s *surface) PowerSamples(since time.Time) ([]measure.PowerSample, error) {
 }
 
 func (s *surface) InstantPowerW() (float64, error) { s.now(); return s.instantW, nil }
+
+// step advances the heat sink and the die by dt seconds at board power
+// w (without leakage: the temperature's target is the model's).
+func (t *thermalState) step(tempSS func(float64) float64, w, dt float64) {
+	amb := tempSS(0)
+	rise := tempSS(w) - amb
+	t.sinkC += (amb + t.cfg.SinkShare*rise - t.sinkC) * (1 - math.Exp(-dt/t.cfg.SinkTau.Seconds()))
+	t.dieC += (t.sinkC + (1-t.cfg.SinkShare)*rise - t.dieC) * (1 - math.Exp(-dt/tempTau.Seconds()))
+}
 
 // simLoad runs a configuration back to back on the surface (measure.Load):
 // the simulated GPU never runs dry between Start and Finish, and Finish

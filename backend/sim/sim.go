@@ -79,6 +79,55 @@ type Options struct {
 	// StragglerFactor is the mean slow-down of a straggling launch;
 	// 0: DefaultStragglerFactor.
 	StragglerFactor float64
+	// ColdStart, when set, gives the GPU a heat sink that warms over a
+	// run and a die whose leakage power follows its temperature, from a
+	// GPU started cold: what made a cold H100's energies drift (thermal
+	// policies, measure.Thermal*). Nil: every plan starts at the steady
+	// temperature of its power and power does not depend on temperature.
+	ColdStart *ColdStart
+}
+
+// ColdStart is the simulated GPU's thermal state across plans (zero
+// fields take the defaults named). The steady die temperature at board
+// power P is the power model's SteadyTempC(P) = ambient + R·P; of the
+// rise R·P a share SinkShare is the heat sink's, reached with SinkTau,
+// the rest the die's over the sink, reached in 1.5 s. Board power is the
+// model's at its steady temperature plus LeakageWPerC per °C the die is
+// above it (below: less).
+type ColdStart struct {
+	StartC       float64       // die and heat sink at the first plan, °C (default: ambient + 10)
+	SinkTau      time.Duration // the heat sink's time constant (default 60 s)
+	SinkShare    float64       // share of the temperature rise that is the heat sink's (default 0.4)
+	LeakageWPerC float64       // W/°C (default 1.2: an H100's 0.24 %/°C at 500 W)
+	// GapS is the idle time between plans (compilations, the strategy),
+	// s (default 0.25).
+	GapS float64
+}
+
+func (c ColdStart) withDefaults(ambientC float64) ColdStart {
+	if c.StartC == 0 {
+		c.StartC = ambientC + 10
+	}
+	if c.SinkTau <= 0 {
+		c.SinkTau = 60 * time.Second
+	}
+	if c.SinkShare <= 0 {
+		c.SinkShare = 0.4
+	}
+	if c.LeakageWPerC <= 0 {
+		c.LeakageWPerC = 1.2
+	}
+	if c.GapS <= 0 {
+		c.GapS = 0.25
+	}
+	return c
+}
+
+// thermalState is a cold-started GPU's die and heat-sink temperatures,
+// carried from plan to plan.
+type thermalState struct {
+	cfg         ColdStart
+	dieC, sinkC float64
 }
 
 // DefaultStragglerFactor is the mean slow-down of a straggling launch:
@@ -114,6 +163,9 @@ type Sim struct {
 	// meter is the measurement state measure.Run keeps across plans: idle
 	// power per device state, warm-up.
 	meter measure.Meter
+	// thermal is the carried temperature state (Options.ColdStart); nil
+	// without one.
+	thermal *thermalState
 }
 
 // New returns a simulated d with opts (see Options for defaults). d is
@@ -144,6 +196,10 @@ func New(d *device.Description, opts Options) *Sim {
 	s.powerLimitW = math.Min(math.Max(s.powerLimitW, d.PowerLimitMinW), d.PowerLimitMaxW)
 	if s.power == (model.PowerModel{}) {
 		s.power = model.PowerModelFor(d)
+	}
+	if opts.ColdStart != nil {
+		c := opts.ColdStart.withDefaults(s.power.AmbientC)
+		s.thermal = &thermalState{cfg: c, dieC: c.StartC, sinkC: c.StartC}
 	}
 	return s
 }

@@ -98,6 +98,7 @@ func TestTuneRepeatFlags(t *testing.T) {
 		{[]string{"--repeat", "3", "--repeat-until", "1"}, "needs 6 repeats at least"},
 		{[]string{"--repeat-until", "-1"}, "want a half-width in percent"},
 		{[]string{"--confirm", "1"}, "give 2 or more"},
+		{[]string{"--thermal", "warm"}, `--thermal: thermal policy "warm": must be one of none, steady, model, steady+model`},
 	} {
 		args := append([]string{"tune", va, "--backend", "sim", "--db", filepath.Join(dir, "x.db")}, c.args...)
 		if code, _, errs := gtune(t, args...); code != 2 || !strings.Contains(errs, c.want) {

@@ -25,6 +25,7 @@ import (
 	"github.com/gtune/gtune/compilecache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/gpuctl"
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/ncupass"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/report"
@@ -55,6 +56,7 @@ type tuneFlags struct {
 	repeatUntil    float64
 	confirm        int
 	confirmRounds  int
+	thermal        string
 	shard          string
 	simRunWall     time.Duration
 	// --slurm: the GPUs of the Slurm allocation, one srun worker each.
@@ -120,7 +122,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	fl.StringArrayVar(&f.compilerOptions, "compiler-option", nil, "an NVRTC option added after the spec's CompilerOptions, e.g. --compiler-option=-ftz=true (repeatable; results are kept apart from those compiled without it)")
 	intFlag(fl, &f.repeat, "repeat", 1, 1, 1000, "measure each configuration this many times (on any GPU of the run) and keep every repeat; the evaluation is the median repeat by time, with the time's 95 % interval of the median (order statistics) in its metrics time_ci_low and time_ci_high")
 	fl.Float64Var(&f.repeatUntil, "repeat-until", 0, "with it --repeat N is a cap (default 30): measure each configuration again, one repeat at a time, until the 95 % interval of its median time is within ±this many percent (6 repeats at least)")
-	intFlag(fl, &f.confirm, "confirm", 0, 0, 1000, "at the end, re-measure the best K configurations by time, interleaved (ABAB), until each differs significantly from the next (Mann-Whitney U, p < 0.05) or --confirm-rounds rounds are done; the summary says which differences are significant (0: no confirmation)")
+	intFlag(fl, &f.confirm, "confirm", 0, 0, 1000, "at the end, re-measure the best K configurations by the objective (time, energy, EDP, a metric), interleaved (ABAB), until each differs significantly from the next (Mann-Whitney U, p < 0.05) or --confirm-rounds rounds are done; the summary says which differences are significant (0: no confirmation)")
 	intFlag(fl, &f.confirmRounds, "confirm-rounds", 10, 1, 10000, "with --confirm: the most re-measurements of each configuration")
 	fl.StringVar(&f.shard, "shard", "", "tune shard I/K of the search space: every K-th configuration from the I-th (0-based), for K jobs that cannot talk to each other (brute_force, random_sample); gtune merge joins their databases into one run (gtune slurm submit --shards K writes such a job)")
 	intFlag(fl, &f.maxEvals, "max-evals", 0, 0, math.MaxInt, "evaluate at most this many configurations (0: no limit beyond the spec's Budget)")
@@ -135,6 +137,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	addCompileFlags(fl, &f)
 	fl.BoolVar(&f.inOrder, "in-order", false, "evaluate the configurations in the order proposed, not in the order their compilations finish (the default on a real GPU; the simulated GPU's compilations take no time, so it always evaluates in order)")
 	fl.BoolVar(&f.orders, "orders", false, "a workload: search the kernels' launch orders too (every permutation, the written order first)")
+	fl.StringVar(&f.thermal, "thermal", "", "energy from a GPU at another temperature: none, steady (warm the GPU up to a thermal steady state before the first energy measurement), model (fit the leakage slope, W/°C, on the warm-up and correct each energy to Gtune.Measurement.ReferenceTemperature, default 60 °C), steady+model (default: the spec's Gtune.Measurement.Thermal, else none)")
 	fl.BoolVar(&f.energy, "energy", false, "measure energy and power for every configuration (an energy window of Gtune.Measurement.EnergyWindowSeconds each); --energy=false never measures them (default: when the objective or a metric needs them)")
 	return c
 }
@@ -148,6 +151,12 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if cmd.Flags().Changed("energy") {
 		on := f.energy
 		s.Measurement.Energy = &on
+	}
+	if f.thermal != "" {
+		if err := measure.CheckThermal(f.thermal); err != nil {
+			return badInput("--thermal: %v", err)
+		}
+		s.Measurement.Protocol.Thermal = f.thermal
 	}
 	objs, err := resolveObjectives(s, f.objective)
 	if err != nil {
@@ -627,6 +636,9 @@ func simOptions(s *spec.Spec, f tuneFlags) (*device.Description, sim.Options, er
 		opts.Seed = s.Simulation.Seed
 	}
 	opts.Stragglers, opts.StragglerFactor = s.Simulation.Stragglers, s.Simulation.StragglerFactor
+	if c := s.Simulation.ColdStartC; c > 0 {
+		opts.ColdStart = &sim.ColdStart{StartC: c}
+	}
 	return d, opts, nil
 }
 

@@ -318,6 +318,8 @@ func TestBattery(t *testing.T) {
 		{"Trials huge", `"Iterations": 7`, `"Iterations": 7, "Trials": 1000000000`},
 		{"WarmupMaxSeconds huge", `"Iterations": 7`, `"Iterations": 7, "WarmupMaxSeconds": 1e9`},
 		{"Observers unknown", `"Iterations": 7`, `"Iterations": 7, "Observers": ["nope"]`},
+		{"Thermal unknown", `"Iterations": 7`, `"Iterations": 7, "Thermal": "warm"`},
+		{"ReferenceTemperature huge", `"Iterations": 7`, `"Iterations": 7, "ReferenceTemperature": 1000`},
 		{"every thread block too large", `"Values": "[32*i for i in range(1,33)]"`, `"Values": "[2048, 4096]"`},
 	} {
 		if strings.Contains(string(base), m.old) {
