@@ -1200,6 +1200,9 @@ func (l *loader) gtune() error {
 	s.Measurement = Measurement{Iterations: measure.DefaultIterations, EnergyWindow: measure.DefaultEnergyWindow, Timeout: DefaultTimeout,
 		Protocol: measure.DefaultProtocol}
 	s.Measurement.Protocol.Warmup = true
+	// A steady warm-up gave the smallest run-to-run spread of energy on
+	// a cold-started H100 (BENCHMARKS.md "Energy from a cold start").
+	s.Measurement.Protocol.Thermal = measure.ThermalSteady
 	if m := g.Measurement; m != nil {
 		if err := CheckMeasurement(l.file, func(name string) string { return "Gtune.Measurement." + name }, m); err != nil {
 			return err

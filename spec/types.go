@@ -196,7 +196,7 @@ type RawMeasurement struct {
 	// Thermal is the temperature policy: none, steady (warm up to a
 	// thermal steady state first), model (correct energy to
 	// ReferenceTemperature with a leakage slope fitted on the warm-up) or
-	// steady+model (measure.Thermal*).
+	// steady+model (measure.Thermal*); default steady.
 	Thermal              string  `json:"Thermal,omitempty" yaml:"Thermal,omitempty"`
 	ReferenceTemperature float64 `json:"ReferenceTemperature,omitempty" yaml:"ReferenceTemperature,omitempty"` // °C, with Thermal model (default 60)
 	// Observers are measurements besides time and energy, by the names
