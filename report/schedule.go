@@ -32,6 +32,10 @@ type OrderRanking struct {
 	// Sample is set when the measured orders are a sample of all of
 	// them: the percentile's 95 % interval over all orders.
 	Sample *schedule.Sample `json:"sample,omitempty"`
+	// Repeated is set when every order was measured more than once: the
+	// statistic its value is, the percentile's interval from the
+	// repeats' noise and the split-half correlation.
+	Repeated *schedule.Repeated `json:"repeated,omitempty"`
 }
 
 // PrintSchedule prints s as a table, or one JSON document.
@@ -73,10 +77,21 @@ func PrintSchedule(out io.Writer, s *Schedule, asJSON bool) error {
 		if r.Objective == "energy" {
 			unit = "J"
 		}
+		what := r.Objective
+		if rp := r.Repeated; rp != nil {
+			what = fmt.Sprintf("%s, each order's %s of %d or more repeats", r.Objective, rp.Statistic, rp.Repeats)
+		}
 		fmt.Fprintf(out, "measured orders (%d, %s): best %.4g %s, median %.4g, worst %.4g; this order %.4g %s\n",
-			r.N, r.Objective, r.Best, unit, r.Median, r.Worst, r.Value, unit)
+			r.N, what, r.Best, unit, r.Median, r.Worst, r.Value, unit)
 		fmt.Fprintf(out, "  percentile %.1f, %.2f %% from the best, %.3f× over the median, %.3f× over the worst\n",
 			r.Percentile, 100*r.FromBest, r.OverMedian, r.OverWorst)
+		if rp := r.Repeated; rp != nil {
+			fmt.Fprintf(out, "  percentile from the repeats' noise: %.1f to %.1f (95 %%, bootstrap of each order's repeats, %d resamples)\n", rp.Low, rp.High, rp.Resamples)
+			if rp.SplitHalf != nil {
+				what := map[string]string{schedule.Median: "medians", schedule.Fastest: "fastest runs"}[rp.Statistic]
+				fmt.Fprintf(out, "  split-half Spearman correlation of the orders' %s (the first %d repeats against the rest): %.3f\n", what, rp.SplitHalfRepeats, *rp.SplitHalf)
+			}
+		}
 		if sm := r.Sample; sm != nil {
 			fmt.Fprintf(out, "  the measured orders are a sample of the %d: percentile over all of them %.1f to %.1f (95 %%, Clopper-Pearson)\n",
 				sm.Orders, sm.Low, sm.High)

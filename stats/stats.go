@@ -10,10 +10,13 @@
 package stats
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // Interval is a confidence interval of a median.
@@ -222,4 +225,49 @@ func logChoose(n, k int) float64 {
 	b, _ := math.Lgamma(float64(k + 1))
 	c, _ := math.Lgamma(float64(n - k + 1))
 	return a - b - c
+}
+
+// Ranks returns the ranks of xs (1 the smallest), ties given the mean of
+// the ranks they span.
+func Ranks(xs []float64) []float64 {
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
+	r := make([]float64, len(xs))
+	for i := 0; i < len(idx); {
+		j := i
+		for j < len(idx) && xs[idx[j]] == xs[idx[i]] {
+			j++
+		}
+		for k := i; k < j; k++ {
+			r[idx[k]] = float64(i+j+1) / 2
+		}
+		i = j
+	}
+	return r
+}
+
+// Spearman is Spearman's rank correlation of paired samples x and y: the
+// Pearson correlation of their ranks (Ranks, ties averaged), in [−1, 1].
+// Errors: lengths that differ, fewer than three pairs, a value that is
+// not finite, or a sample whose values are all equal (no ranking).
+func Spearman(x, y []float64) (float64, error) {
+	if len(x) != len(y) {
+		return 0, fmt.Errorf("stats: Spearman of %d and %d values", len(x), len(y))
+	}
+	if len(x) < 3 {
+		return 0, fmt.Errorf("stats: Spearman of %d pairs: at least 3 are needed", len(x))
+	}
+	for _, v := range append(slices.Clone(x), y...) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, fmt.Errorf("stats: Spearman of a value that is not finite (%v)", v)
+		}
+	}
+	rx, ry := Ranks(x), Ranks(y)
+	if stat.Variance(rx, nil) == 0 || stat.Variance(ry, nil) == 0 {
+		return 0, fmt.Errorf("stats: Spearman of a sample whose values are all equal")
+	}
+	return stat.Correlation(rx, ry, nil), nil
 }

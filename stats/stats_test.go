@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -89,5 +90,34 @@ func TestUTest(t *testing.T) {
 	}
 	if _, err := UTest(nil, []float64{1}); err == nil {
 		t.Error("an empty sample: no error")
+	}
+}
+
+// Spearman's correlation against values worked by hand: ties take the
+// mean rank, a monotone pair is 1, a reversed one −1.
+func TestSpearman(t *testing.T) {
+	rho, err := Spearman([]float64{1, 2, 3, 4, 5}, []float64{5, 6, 7, 8, 7})
+	// Ranks of y: 1, 2, 3.5, 5, 3.5; Σdxdy = 8, Σdx² = 10, Σdy² = 9.5.
+	if err != nil || math.Abs(rho-8/math.Sqrt(95)) > 1e-12 {
+		t.Fatalf("rho %v, %v", rho, err)
+	}
+	if r, _ := Spearman([]float64{1, 2, 3, 4}, []float64{10, 100, 1000, 1e4}); r != 1 {
+		t.Fatalf("monotone: %v", r)
+	}
+	if r, _ := Spearman([]float64{1, 2, 3, 4}, []float64{4, 3, 2, 1}); r != -1 {
+		t.Fatalf("reversed: %v", r)
+	}
+	for _, c := range [][2][]float64{
+		{{1, 2}, {1, 2}},
+		{{1, 2, 3}, {1, 2}},
+		{{1, 1, 1}, {1, 2, 3}},
+		{{1, math.NaN(), 3}, {1, 2, 3}},
+	} {
+		if _, err := Spearman(c[0], c[1]); err == nil {
+			t.Errorf("%v: no error", c)
+		}
+	}
+	if got := Ranks([]float64{3, 1, 3, 2}); !slices.Equal(got, []float64{3.5, 1, 3.5, 2}) {
+		t.Fatalf("ranks %v", got)
 	}
 }

@@ -443,12 +443,16 @@ type occGreedy struct {
 	// kernelTimes are the per-kernel times of each measured index (the
 	// multi-kernel procedures order kernels by them).
 	kernelTimes map[int][]float64
-	pending     int
-	waiting     bool
-	last        Evaluation
-	done        bool
-	choice      int
-	chosen      bool
+	// samples are the repeats' scores of each measured index
+	// (Evaluation.Samples), where a procedure compares through the noise
+	// (order_search); nil otherwise.
+	samples map[int][]float64
+	pending int
+	waiting bool
+	last    Evaluation
+	done    bool
+	choice  int
+	chosen  bool
 }
 
 // errOccStopped unwinds a procedure whose strategy was stopped.
@@ -479,6 +483,9 @@ func (g *occGreedy) procedure(body func(measure func(int) float64) int) iter.Seq
 			g.memo[i] = v
 			if g.kernelTimes != nil {
 				g.kernelTimes[i] = g.last.KernelTimes
+			}
+			if g.samples != nil && g.last.Valid {
+				g.samples[i] = g.last.Samples
 			}
 			return v
 		}

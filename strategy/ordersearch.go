@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gtune/gtune/space"
+	"github.com/gtune/gtune/stats"
 )
 
 // OrderParam and OrderSeparator are the launch-order parameter of a
@@ -31,9 +32,15 @@ func init() {
 // ">": the order gtune schedule prints; default the written order), try
 // moving one kernel to another position (n·(n−1) insertion moves, each
 // measured at most once) and take the first move that lowers the
-// objective; stop when none does. Every other parameter of the space
-// stays at its first configuration's value. Needs a space with the
-// parameter order (gtune tune WORKLOAD --orders).
+// objective; stop when none does. Where every order is measured several
+// times (tune --repeat N), a move is taken only when its repeats differ
+// from the current order's (Mann-Whitney U, p below hyperparameter
+// alpha, default 0.05; 1 takes any move that lowers the median): on the
+// H100 one order's time varies by a CV of 9 to 37 % from run to run
+// (BENCHMARKS.md "Does one order have one time?"), and accepting noise
+// walks away from good orders. Every other parameter of the space stays
+// at its first configuration's value. Needs a space with the parameter
+// order (gtune tune WORKLOAD --orders).
 type orderSearch struct {
 	*occGreedy
 }
@@ -41,15 +48,24 @@ type orderSearch struct {
 func newOrderSearch(o Options) (Strategy, error) {
 	const name = "order_search"
 	start := ""
+	alpha := 0.05
 	for k, v := range o.Params {
-		if k != "start" {
-			return nil, fmt.Errorf("strategy %s has no hyperparameter %q (valid: start)", name, k)
+		switch k {
+		case "start":
+			s, ok := v.(string)
+			if !ok {
+				return nil, fmt.Errorf("strategy %s: start must be a launch order, kernel names joined by %q; got %v", name, OrderSeparator, v)
+			}
+			start = s
+		case "alpha":
+			a, _, _ := (&hyper{strategy: name, p: o.Params}).number("alpha")
+			if !(a > 0 && a <= 1) {
+				return nil, fmt.Errorf("strategy %s: alpha must be a significance level in (0, 1] (1: any move that lowers the median); got %v", name, v)
+			}
+			alpha = a
+		default:
+			return nil, fmt.Errorf("strategy %s has no hyperparameter %q (valid: start, alpha)", name, k)
 		}
-		s, ok := v.(string)
-		if !ok {
-			return nil, fmt.Errorf("strategy %s: start must be a launch order, kernel names joined by %q; got %v", name, OrderSeparator, v)
-		}
-		start = s
 	}
 	param := slices.IndexFunc(o.Space.Params(), func(p space.Param) bool { return p.Name == OrderParam })
 	if param < 0 {
@@ -76,9 +92,20 @@ func newOrderSearch(o Options) (Strategy, error) {
 		}
 		return i
 	}
-	g := &occGreedy{name: name, memo: map[int]float64{}}
+	g := &occGreedy{name: name, memo: map[int]float64{}, samples: map[int][]float64{}}
+	better := func(next, cur int, w, v float64) bool {
+		if !(w < v) {
+			return false
+		}
+		a, b := g.samples[next], g.samples[cur]
+		if alpha >= 1 || len(a) < 2 || len(b) < 2 {
+			return true
+		}
+		p, err := stats.UTest(a, b)
+		return err == nil && p < alpha
+	}
 	body := func(measure func(int) float64) int {
-		return orderLocalSearch(strings.Split(start, OrderSeparator), index, measure)
+		return orderLocalSearch(strings.Split(start, OrderSeparator), index, measure, better)
 	}
 	g.next, g.stop = iter.Pull(g.procedure(body))
 	return orderSearch{g}, nil
@@ -86,9 +113,10 @@ func newOrderSearch(o Options) (Strategy, error) {
 
 // orderLocalSearch is the search of order_search: first-improvement over
 // insertion moves (kernel i taken out and put back at position j), from
-// start, until no move lowers the measured value. It returns the space
-// index of the order it stops at.
-func orderLocalSearch(start []string, index func([]string) int, measure func(int) float64) int {
+// start, until no move is better (better(next, cur, its value, the
+// current value), both space indexes). It returns the space index of the
+// order it stops at.
+func orderLocalSearch(start []string, index func([]string) int, measure func(int) float64, better func(next, cur int, w, v float64) bool) int {
 	cur := start
 	v := measureAt(index(cur), measure)
 	for {
@@ -102,7 +130,7 @@ func orderLocalSearch(start []string, index func([]string) int, measure func(int
 				}
 				next := slices.Delete(slices.Clone(cur), i, i+1)
 				next = slices.Insert(next, j, cur[i])
-				if w := measureAt(index(next), measure); w < v {
+				if w := measureAt(index(next), measure); index(next) >= 0 && better(index(next), index(cur), w, v) {
 					cur, v, improved = next, w, true
 					break moves
 				}

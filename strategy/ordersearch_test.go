@@ -65,3 +65,66 @@ func TestOrderSearch(t *testing.T) {
 		t.Errorf("no order parameter: %v", err)
 	}
 }
+
+// With repeats, a move is taken only when its samples differ
+// significantly (U test) from the current order's. Here b>a>c is a
+// little faster than a>b>c by its median but within the noise of five
+// repeats each (p = 0.69), so it is not taken; b>c>a is faster in every
+// repeat (p = 0.008 against a>b>c), so it is. From b>c>a no move is
+// significant: the search stops there. With alpha 1, the noisy b>a>c
+// is taken first (the plain search).
+func TestOrderSearchConfirmedMoves(t *testing.T) {
+	sp := orderSpace(t)
+	samples := map[string][]float64{
+		"a>b>c": {5.0, 5.3, 4.9, 5.2, 5.1},
+		"b>a>c": {5.0, 4.8, 5.4, 5.1, 4.9}, // median 5.0 < 5.1
+		"a>c>b": {6.0, 6.1, 6.2, 5.9, 6.0},
+		"b>c>a": {3.0, 3.1, 2.9, 3.0, 3.2},
+		"c>a>b": {7, 7, 7.1, 6.9, 7},
+		"c>b>a": {2.9, 3.3, 3.1, 2.8, 3.0}, // median 3.0 = b>c>a's: not lower
+	}
+	median := func(xs []float64) float64 {
+		s := append([]float64(nil), xs...)
+		for i := range s {
+			for j := i + 1; j < len(s); j++ {
+				if s[j] < s[i] {
+					s[i], s[j] = s[j], s[i]
+				}
+			}
+		}
+		return s[len(s)/2]
+	}
+	run := func(params map[string]any) (string, []string) {
+		s, err := New("order_search", Options{Space: sp, Params: params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seen []string
+		for range 50 {
+			ids := s.Next(1)
+			if len(ids) == 0 {
+				break
+			}
+			o := sp.Values(ids[0])[1].Str()
+			seen = append(seen, o)
+			s.Tell(Evaluation{Index: ids[0], Valid: true, Score: median(samples[o]), Samples: samples[o]})
+		}
+		i, _ := s.(Chooser).Choice()
+		return sp.Values(i)[1].Str(), seen
+	}
+	got, seen := run(nil)
+	// From a>b>c: a to 1 (b>a>c) is not taken, a to 2 (b>c>a) is; from
+	// there nothing is.
+	if got != "b>c>a" || strings.Join(seen, " ") != "a>b>c b>a>c b>c>a c>b>a c>a>b" {
+		t.Errorf("confirmed: chose %s after %v", got, seen)
+	}
+	// Which moves were taken shows in the order measured: without the
+	// test, b>a>c is taken and the search goes on from it (b to 2: a>c>b).
+	got, seen = run(map[string]any{"alpha": 1.0})
+	if got != "b>c>a" || seen[1] != "b>a>c" || seen[2] != "a>c>b" {
+		t.Errorf("alpha 1: chose %s after %v", got, seen)
+	}
+	if _, err := New("order_search", Options{Space: sp, Params: map[string]any{"alpha": 0.0}}); err == nil || !strings.Contains(err.Error(), "alpha") {
+		t.Errorf("alpha 0: %v", err)
+	}
+}

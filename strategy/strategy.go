@@ -50,6 +50,11 @@ type Evaluation struct {
 	// time in the plan (ms, by kernel of Options.Kernels; NaN where
 	// unknown); nil otherwise.
 	KernelTimes []float64
+	// Samples are the score (lower is better) of each repeat when the
+	// configuration was measured several times (tune --repeat N), in
+	// repeat order; nil for one measurement. Score is their median
+	// repeat's (by time).
+	Samples []float64
 }
 
 // Options are the settings every strategy receives.

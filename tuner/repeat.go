@@ -60,14 +60,15 @@ func medianRepeat(outs []executor.Outcome) executor.Outcome {
 	return outs[v[(len(v)-1)/2].i]
 }
 
-// repeatRecords are the repeats of p for the store, in repeat order, and
-// the metrics they give the evaluation: the interval of the median time
-// (stats.MedianCI at RepeatLevel) and the number of repeats.
-func (r *run) repeatRecords(p *pending) ([]store.Repeat, map[string]float64) {
+// repeatRecords are the repeats of p for the store, in repeat order, the
+// metrics they give the evaluation (the interval of the median time,
+// stats.MedianCI at RepeatLevel, and the number of repeats) and the
+// objective's value of each valid repeat.
+func (r *run) repeatRecords(p *pending) ([]store.Repeat, map[string]float64, []float64) {
 	outs := slices.Clone(p.outs)
 	slices.SortStableFunc(outs, func(a, b executor.Outcome) int { return a.Trial.Repeat - b.Trial.Repeat })
 	var recs []store.Repeat
-	var times []float64
+	var times, values []float64
 	for _, o := range outs {
 		rec := store.Repeat{Repeat: o.Trial.Repeat, GPU: o.GPU}
 		switch {
@@ -79,6 +80,10 @@ func (r *run) repeatRecords(p *pending) ([]store.Repeat, map[string]float64) {
 		}
 		if t, ok := repeatTime(o); ok {
 			times = append(times, t)
+			metrics, _ := r.sub.metrics(rec.Observations, p.cfg)
+			if v, ok := r.c.Objective.Value(rec.Observations, metrics); ok {
+				values = append(values, v)
+			}
 		}
 		recs = append(recs, rec)
 	}
@@ -86,7 +91,7 @@ func (r *run) repeatRecords(p *pending) ([]store.Repeat, map[string]float64) {
 	if iv, err := stats.MedianCI(times, RepeatLevel); err == nil {
 		m["time_ci_low"], m["time_ci_high"], m["time_ci_level"] = iv.Lo, iv.Hi, iv.Level
 	}
-	return recs, m
+	return recs, m, values
 }
 
 // converged says whether p's repeats so far pin its median time down to

@@ -39,6 +39,14 @@ func TestRepeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each valid outcome carries its repeats' objective values (time),
+	// what strategies receive as Samples.
+	told := map[string][]float64{}
+	for _, o := range sum.Evaluations {
+		if o.Valid() {
+			told[o.Key] = o.Repeats
+		}
+	}
 	valid, gpusSeen := 0, map[string]bool{}
 	for _, e := range evs {
 		rs, err := f.db.Repeats(e.ID)
@@ -77,6 +85,9 @@ func TestRepeats(t *testing.T) {
 		}
 		if slices.Equal(times[:1], times[1:2]) {
 			t.Errorf("%s: repeats 0 and 1 measured the same time %v", e.Key, times[0])
+		}
+		if got := told[e.Key]; len(got) != 5 || !slices.EqualFunc(got, times, near) {
+			t.Errorf("%s: outcome's repeats %v; stored %v", e.Key, got, times)
 		}
 	}
 	if valid < 100 || len(gpusSeen) != 2 {

@@ -186,7 +186,11 @@ type Evaluation struct {
 	// member; from its launch's events, overlapping the others'), NaN
 	// where unknown; nil for one kernel.
 	KernelTimes []float64
-	Reused      bool
+	// Repeats is the objective's value of each valid repeat, in repeat
+	// order, when the configuration was measured several times
+	// (Config.Repeat); nil otherwise.
+	Repeats []float64
+	Reused  bool
 	// Implausible says why the measurement cannot be right (package
 	// plausibility); "" when it can. Such an outcome is never among Best.
 	Implausible string
@@ -996,7 +1000,11 @@ func (r *run) record(o *Evaluation) error {
 		sum.Invalid++
 		r.strat.Tell(strategy.Evaluation{Index: o.Index, Score: math.Inf(1), Observations: o.Observations, Objectives: scores})
 	} else {
-		r.strat.Tell(strategy.Evaluation{Index: o.Index, Score: obj.Score(o.Value), Valid: true, Observations: o.Observations, Objectives: scores, KernelTimes: o.KernelTimes})
+		var samples []float64
+		for _, v := range o.Repeats {
+			samples = append(samples, obj.Score(v))
+		}
+		r.strat.Tell(strategy.Evaluation{Index: o.Index, Score: obj.Score(o.Value), Valid: true, Observations: o.Observations, Objectives: scores, KernelTimes: o.KernelTimes, Samples: samples})
 		if r.best == nil || obj.Score(o.Value) < obj.Score(r.best.Value) {
 			r.best = o
 		}
@@ -1305,8 +1313,9 @@ func (r *run) evaluated(p *pending, out executor.Outcome) (*Evaluation, error) {
 		}
 	}
 	if len(p.outs) > 1 {
-		recs, m := r.repeatRecords(p)
+		recs, m, values := r.repeatRecords(p)
 		ev.Repeats = recs
+		o.Repeats = values
 		if o.Metrics == nil {
 			o.Metrics = map[string]float64{}
 		}

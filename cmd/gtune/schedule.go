@@ -33,6 +33,7 @@ type scheduleFlags struct {
 	balance       float64
 	devLimit      float64
 	opposingOnly  bool
+	statistic     string
 }
 
 func newScheduleCmd() *cobra.Command {
@@ -65,6 +66,7 @@ order in the columns of the paper's Table 4.`,
 	// lines 27 and 29), so it must be above 1.
 	floatFlag(fl, &f.balance, "balance", 1, 0, 1e6, true, "U_gpu_b, the optimum utilisation balance the score aims at")
 	floatFlag(fl, &f.devLimit, "deviation-limit", 4, 1, 1e6, true, "U_gpu_b_devlim, how many times above or below U_gpu_b a pair's balance still scores")
+	fl.StringVar(&f.statistic, "statistic", schedule.Median, "with orders measured several times (tune --orders --repeat N): rank each order by the median or the fastest of its repeats, and give the percentile's 95 % interval from their noise and the split-half correlation of the ranking")
 	fl.BoolVar(&f.opposingOnly, "opposing-only", false, "score a pair's balance only when its two sets lie on opposite sides of U_gpu_b (the prose of section 4.3) instead of Figure 1's printed line 23")
 	return c
 }
@@ -72,6 +74,9 @@ order in the columns of the paper's Table 4.`,
 func runSchedule(ctx context.Context, cmd *cobra.Command, path string, f scheduleFlags) error {
 	if f.tune.objective != "time" && f.tune.objective != "energy" {
 		return badInput("--objective %q: orders are ranked by time or energy", f.tune.objective)
+	}
+	if _, err := schedule.Statistic(f.statistic); err != nil {
+		return badInput("--statistic %q: %s or %s", f.statistic, schedule.Median, schedule.Fastest)
 	}
 	switch f.profileSource {
 	case "ncu", "model", "auto":
@@ -148,7 +153,7 @@ func runSchedule(ctx context.Context, cmd *cobra.Command, path string, f schedul
 		OrderName:   set.OrderName(sched.Order),
 		BlockRounds: schedule.BlockRounds(dev, ks, sched.Order),
 	}
-	rank, err := rankOrder(ctx, set, db, be.Device().UUID, cfg, sched.Order, f.tune.objective)
+	rank, err := rankOrder(ctx, set, db, be.Device().UUID, cfg, sched.Order, f.tune.objective, f.statistic)
 	if err != nil {
 		return err
 	}
@@ -209,7 +214,9 @@ func workloadKernels(ctx context.Context, log io.Writer, set *workload.Set, lay 
 // rankOrder ranks order among the orders of configuration cfg (of the
 // combined space without orders) measured in db on the device, by
 // objective; nil when fewer than two were measured or order was not.
-func rankOrder(ctx context.Context, set *workload.Set, db *store.DB, uuid string, cfg []expr.Value, order []int, objective string) (*report.OrderRanking, error) {
+// Where every order was measured more than once (tune --repeat), each
+// order's value is statistic over its repeats (schedule.RankRepeated).
+func rankOrder(ctx context.Context, set *workload.Set, db *store.DB, uuid string, cfg []expr.Value, order []int, objective, statistic string) (*report.OrderRanking, error) {
 	spo, layo, err := set.Space(ctx, true, space.BuildOptions{})
 	if err != nil {
 		return nil, nil // too many kernels to order: nothing was measured
@@ -220,9 +227,12 @@ func rankOrder(ctx context.Context, set *workload.Set, db *store.DB, uuid string
 	}
 	prefix := spec.KeyOf(cfg) + ","
 	var values []float64
-	chosen, found := 0.0, false
+	var samples [][]float64
+	repeated := true
+	chosen, found, at := 0.0, false, 0
 	name := set.OrderName(order)
-	for key, e := range prev {
+	for _, key := range sortedKeys(prev) {
+		e := prev[key]
 		if e.Status != string(backend.StatusValid) || !strings.HasPrefix(key, prefix) {
 			continue
 		}
@@ -235,18 +245,38 @@ func rankOrder(ctx context.Context, set *workload.Set, db *store.DB, uuid string
 			continue
 		}
 		if spo.Values(i)[layo.Order].Str() == name {
-			chosen, found = v, true
+			chosen, found, at = v, true, len(values)
 		}
 		values = append(values, v)
+		rs, err := db.Repeats(e.ID)
+		if err != nil {
+			return nil, err
+		}
+		var sample []float64
+		for _, rep := range rs {
+			if x, ok := rep.Observations[objective]; ok && rep.Status == string(backend.StatusValid) {
+				sample = append(sample, x)
+			}
+		}
+		repeated = repeated && len(sample) > 1
+		samples = append(samples, sample)
 	}
 	if len(values) < 2 || !found {
 		return nil, nil
+	}
+	orders := len(spo.Params()[layo.Order].Values)
+	if repeated {
+		rr, err := schedule.RankRepeated(samples, at, statistic, 0, 1)
+		if err != nil {
+			return nil, err
+		}
+		return &report.OrderRanking{Objective: objective, Ranking: rr.Ranking, Sample: rr.SampledFrom(orders), Repeated: &rr}, nil
 	}
 	r, err := schedule.Rank(values, chosen)
 	if err != nil {
 		return nil, err
 	}
-	return &report.OrderRanking{Objective: objective, Ranking: r, Sample: r.SampledFrom(len(spo.Params()[layo.Order].Values))}, nil
+	return &report.OrderRanking{Objective: objective, Ranking: r, Sample: r.SampledFrom(orders)}, nil
 }
 
 // ncuMixes profiles one launch of every kernel of configuration cfg of

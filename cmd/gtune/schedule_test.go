@@ -79,3 +79,35 @@ func TestScheduleSampledOrders(t *testing.T) {
 		t.Errorf("text: exit %d\n%s", code, out)
 	}
 }
+
+// Every order measured four times (tune --orders --repeat 4): schedule
+// ranks each order by the median (or the fastest) of its repeats and
+// gives the percentile's interval from their noise and the split-half
+// correlation.
+func TestScheduleRepeatedOrders(t *testing.T) {
+	w := filepath.Join("..", "..", "examples", "concurrent", "workloads", "epshm-6.yaml")
+	db := filepath.Join(t.TempDir(), "w.db")
+	if code, _, errs := gtune(t, "tune", w, "--backend", "sim", "--db", db, "--orders", "--repeat", "4", "--no-progress"); code != 0 {
+		t.Fatalf("tune --orders --repeat 4: %s", errs)
+	}
+	for _, stat := range []string{"median", "fastest"} {
+		code, out, errs := gtune(t, "schedule", w, "--backend", "sim", "--db", db, "--statistic", stat)
+		if code != 0 || !strings.Contains(out, "measured orders (720, time, each order's "+stat+" of 4 or more repeats)") ||
+			!strings.Contains(out, "percentile from the repeats' noise: ") || !strings.Contains(out, "(the first 2 repeats against the rest): ") {
+			t.Errorf("--statistic %s: exit %d, %s\n%s", stat, code, errs, out)
+		}
+		var s report.Schedule
+		code, out, _ = gtune(t, "schedule", w, "--backend", "sim", "--db", db, "--statistic", stat, "--json")
+		if code != 0 || json.Unmarshal([]byte(out), &s) != nil || s.Ranking == nil || s.Ranking.Repeated == nil {
+			t.Fatalf("--json: exit %d\n%s", code, out)
+		}
+		rp := s.Ranking.Repeated
+		if rp.Statistic != stat || rp.Repeats != 4 || rp.SplitHalf == nil || *rp.SplitHalf < -1 || *rp.SplitHalf > 1 ||
+			!(rp.Low <= s.Ranking.Percentile && s.Ranking.Percentile <= rp.High) {
+			t.Errorf("%s: %+v, percentile %v", stat, *rp, s.Ranking.Percentile)
+		}
+	}
+	if code, _, errs := gtune(t, "schedule", w, "--backend", "sim", "--db", db, "--statistic", "mean"); code != 2 || !strings.Contains(errs, `--statistic "mean": median or fastest`) {
+		t.Errorf("--statistic mean: exit %d, %s", code, errs)
+	}
+}
