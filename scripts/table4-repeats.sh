@@ -12,6 +12,7 @@
 # order's repeat times; the schedule JSON documents; the log) and prints
 # scripts/table4-repeats.py's summary last.
 # Usage: SIX="bsblk-6 epbswarp-6" R=5 REFINE=1 scripts/table4-repeats.sh
+# (SWEEPS="" REFINE=1: order_search alone, from the schedule's order.)
 set -uo pipefail
 OUT=${OUT:-/tmp/t4r}
 R=${R:-5}
@@ -36,7 +37,7 @@ with open(sys.argv[2], "w", newline="") as f:
 PY
 }
 for x in $SIX; do
-  for sweep in A B; do
+  for sweep in ${SWEEPS-A B}; do
     t0=$(date +%s)
     timeout -s INT "${LIMIT:-280}" "$G" tune "$W/$x.yaml" --backend "${BACKEND:-cuda}" --strategy brute_force --orders --energy=false --repeat "$R" \
         --db "$work/$x-$sweep.db" --no-progress --json > "$OUT/t4r/$x-$sweep-tune.json" 2>> "$log"
@@ -47,6 +48,7 @@ for x in $SIX; do
     done
   done
   if [ -n "${REFINE:-}" ]; then
+    [ -s "$OUT/t4r/$x-A-median.json" ] || "$G" schedule "$W/$x.yaml" --backend "${BACKEND:-cuda}" --profile model --db "$work/$x-sched.db" --json > "$OUT/t4r/$x-A-median.json" 2>> "$log"
     start=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['order'])" "$OUT/t4r/$x-A-median.json" 2>/dev/null)
     t0=$(date +%s)
     timeout -s INT "${LIMIT:-280}" "$G" tune "$W/$x.yaml" --backend "${BACKEND:-cuda}" --orders --strategy order_search --strategy-param start="$start" \
