@@ -195,6 +195,45 @@ func num(v float64) htmlCell {
 
 func text(s string) htmlCell { return htmlCell{Text: s} }
 
+// repeatFact states a run's repeat policy (tune --repeat, --repeat-until,
+// --confirm) from its settings; "" for one measurement per configuration.
+func repeatFact(st map[string]any) string {
+	var parts []string
+	if n, ok := st["repeat"].(float64); ok {
+		p := fmt.Sprintf("each configuration measured %g times", n)
+		if u, ok := st["repeat_until"].(float64); ok {
+			p = fmt.Sprintf("each configuration measured until its median time's 95 %% interval was within ±%g %% (at most %g times)", 100*u, n)
+		}
+		if a, ok := st["repeat_aggregate"].(string); ok {
+			p += "; " + a
+		}
+		parts = append(parts, p)
+	}
+	if c, ok := st["confirm"].(string); ok {
+		parts = append(parts, "confirm: "+c)
+	}
+	return strings.Join(parts, ". ")
+}
+
+// thermalFact states a run's thermal policy and its leakage model (tune
+// --thermal) from its settings; "" where none was stated.
+func thermalFact(st map[string]any) string {
+	p, ok := st["thermal"].(string)
+	if !ok {
+		return ""
+	}
+	out := "thermal policy " + p
+	if s, ok := st["leakage_slope_w_per_c"].(float64); ok {
+		how := "fitted on the warm-up"
+		if prior, _ := st["leakage_prior"].(bool); prior {
+			how = "the prior (the warm-up spanned too few °C to fit one)"
+		}
+		ref, _ := st["temperature_ref_c"].(float64)
+		out += fmt.Sprintf("; energy corrected to %g °C with a leakage slope of %.3f W/°C, %s", ref, s, how)
+	}
+	return out
+}
+
 func factsSection(runs []HTMLRun) (htmlSection, error) {
 	s := htmlSection{ID: "facts", Title: "Runs"}
 	head := []string{""}
@@ -203,7 +242,7 @@ func factsSection(runs []HTMLRun) (htmlSection, error) {
 	}
 	rows := map[string][]htmlCell{}
 	order := []string{"kernel", "spec", "device", "device UUID", "driver", "GPU as found", "backend", "strategy", "objective", "budget",
-		"started", "wall time", "status", "evaluations", "by status", "compile per configuration", "gtune's overhead per configuration", "profiling pass", "gtune version", "settings"}
+		"started", "wall time", "status", "evaluations", "by status", "repeated measurement", "energy and temperature", "compile per configuration", "gtune's overhead per configuration", "profiling pass", "gtune version", "settings"}
 	for _, r := range runs {
 		run := r.Run
 		byStatus := map[string]int{}
@@ -266,6 +305,7 @@ func factsSection(runs []HTMLRun) (htmlSection, error) {
 			"evaluations": evaluationsFact(len(r.Evals), own, from), "by status": strings.Join(parts, ", "),
 			"compile per configuration": fmt.Sprintf("%.1f ms", compile/n), "gtune's overhead per configuration": fmt.Sprintf("%.2f ms", frame/n),
 			"profiling pass": profiled, "gtune version": run.GtuneVersion, "settings": string(settings),
+			"repeated measurement": repeatFact(run.Settings), "energy and temperature": thermalFact(run.Settings),
 		}
 		for _, k := range order {
 			v := vals[k]

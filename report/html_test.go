@@ -77,3 +77,22 @@ func TestWriteHTMLSections(t *testing.T) {
 		t.Error("a report of nothing: no error")
 	}
 }
+
+// The facts state a run's repeat policy and its thermal policy with the
+// leakage model, as the run's settings record them.
+func TestRepeatAndThermalFacts(t *testing.T) {
+	st := map[string]any{"repeat": 30.0, "repeat_until": 0.01, "repeat_aggregate": "the median repeat by time",
+		"confirm": "the best 5 by time re-measured", "thermal": "steady+model", "leakage_slope_w_per_c": 1.25, "temperature_ref_c": 60.0, "leakage_prior": false}
+	if got, want := repeatFact(st), "each configuration measured until its median time's 95 % interval was within ±1 % (at most 30 times); the median repeat by time. confirm: the best 5 by time re-measured"; got != want {
+		t.Errorf("repeat fact\n got %q\nwant %q", got, want)
+	}
+	if got, want := thermalFact(st), "thermal policy steady+model; energy corrected to 60 °C with a leakage slope of 1.250 W/°C, fitted on the warm-up"; got != want {
+		t.Errorf("thermal fact\n got %q\nwant %q", got, want)
+	}
+	if repeatFact(map[string]any{}) != "" || thermalFact(map[string]any{"repeat": 3.0}) != "" {
+		t.Error("facts from settings that hold none")
+	}
+	if got := thermalFact(map[string]any{"thermal": "steady"}); got != "thermal policy steady" {
+		t.Errorf("steady: %q", got)
+	}
+}
