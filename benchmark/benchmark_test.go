@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"github.com/gtune/gtune/measure"
+	"gonum.org/v1/gonum/stat"
 	"math"
 	"slices"
 	"testing"
@@ -207,5 +208,62 @@ func TestMultiObjectiveStrategyRuns(t *testing.T) {
 	}
 	if curve[len(curve)-1] != 1 {
 		t.Fatalf("curve %v, want it to reach the optimum 1", curve)
+	}
+}
+
+// The exact random baseline against the subsets counted by hand: times
+// 1, 2, invalid, 4. One draw: (1 + 1/2 + 0 + 1/4)/4; two: the six pairs
+// give 1, 1, 1, 1/2, 1/2, 1/4; three: 1, 1, 1, 1/2 over four; four: 1.
+func TestRandomFraction(t *testing.T) {
+	p := tiny(t, []float64{2, math.NaN(), 1, 4})
+	for _, c := range []struct {
+		m    int
+		want float64
+	}{{0, 0}, {1, 1.75 / 4}, {2, 4.25 / 6}, {3, 3.5 / 4}, {4, 1}, {9, 1}} {
+		if got := p.RandomFraction(c.m); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("m=%d: %v, want %v", c.m, got, c.want)
+		}
+	}
+	if g := GapClosed(0.9, 0.8); math.Abs(g-0.5) > 1e-12 {
+		t.Errorf("gap %v", g)
+	}
+	if g := GapClosed(0.7, 0.8); math.Abs(g+0.5) > 1e-12 {
+		t.Errorf("below random: %v", g)
+	}
+	if !math.IsNaN(GapClosed(1, 1)) {
+		t.Error("no gap: not NaN")
+	}
+}
+
+// The random_sample strategy, replayed with 400 seeds on convolution's
+// A100 cache, reaches the exact random baseline within three standard
+// errors at 10 and 40 evaluations: the baseline is the strategy's own
+// expectation.
+func TestRandomFractionMatchesRandomSample(t *testing.T) {
+	const c = "../../shared/datasets/benchmark_hub/convolution_milo_A100.json.gz"
+	const specs = "../../shared/datasets/benchmark_hub/specs"
+	shared.Need(t, c, specs)
+	p, err := LoadProblem(c, specs+"/convolution_milo.T1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []int{10, 40} {
+		var xs []float64
+		for k := range 400 {
+			curve, err := Run(p, "random_sample", nil, Seed(p.Name, "random_sample", k), m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := 0.0
+			if b := curve[m-1]; !math.IsInf(b, 1) {
+				f = p.Optimum() / b
+			}
+			xs = append(xs, f)
+		}
+		mean, sd := stat.MeanStdDev(xs, nil)
+		want := p.RandomFraction(m)
+		if se := sd / math.Sqrt(float64(len(xs))); math.Abs(mean-want) > 3*se {
+			t.Errorf("m=%d: random_sample %.4f ± %.4f, exact %.4f", m, mean, se, want)
+		}
 	}
 }

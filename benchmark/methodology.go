@@ -129,3 +129,43 @@ func Score(sorted []float64, curve []float64) float64 {
 	}
 	return sum / float64(k)
 }
+
+// RandomFraction is the exact expected fraction of the optimum that
+// random search reaches in m evaluations of p: m configurations drawn
+// uniformly without replacement from the p.Space.Len() configurations
+// searched (valid and invalid alike, as a random strategy draws them),
+// its value optimum/best valid time drawn, 0 when none is valid. With N
+// configurations and valid times v_1 ≤ … ≤ v_V, the best drawn is v_r
+// with probability C(N−r, m−1)/C(N, m), so the expectation is
+// Σ_r (v_1/v_r)·C(N−r, m−1)/C(N, m), by the running ratio of
+// ExpectedRandomBest. It is the baseline of issue 35's "share of random
+// search's gap closed" (GapClosed).
+func (p *Problem) RandomFraction(m int) float64 {
+	n, v := p.Space.Len(), len(p.Sorted)
+	if m <= 0 || v == 0 {
+		return 0
+	}
+	if m >= n {
+		return 1
+	}
+	opt := p.Sorted[0]
+	prob := float64(m) / float64(n) // P(best drawn is rank 1)
+	e := 0.0
+	for r := 1; r <= v && r <= n-m+1; r++ {
+		e += opt / p.Sorted[r-1] * prob
+		prob *= float64(n-r-m+1) / float64(n-r)
+	}
+	return e
+}
+
+// GapClosed is the share of random search's gap to the optimum that a
+// mean fraction of the optimum f closes: (f − fr)/(1 − fr), fr the
+// random search's (RandomFraction); 1 at the optimum, 0 as good as
+// random search, negative below it; NaN where random search itself
+// reaches the optimum (fr = 1: no gap).
+func GapClosed(f, fr float64) float64 {
+	if fr >= 1 {
+		return math.NaN()
+	}
+	return (f - fr) / (1 - fr)
+}

@@ -140,7 +140,14 @@ type Result struct {
 	Budgets  []int     `json:"budgets"`
 	Fraction []float64 `json:"fraction_of_optimum"` // per budget: mean over runs of optimum/best (0 with none valid)
 	Success  []float64 `json:"success_rate"`        // per budget: fraction of runs that found the optimum
-	Score    float64   `json:"score"`               // methodology performance score (NaN: undefined)
+	// Random is the exact random search's fraction of the optimum per
+	// budget (Problem.RandomFraction; the mean row: the mean over
+	// caches), and Gap the share of its gap that Fraction closes
+	// (GapClosed; NaN where random search reaches the optimum; the mean
+	// row: the mean over the caches where it is defined).
+	Random []float64 `json:"random_fraction"`
+	Gap    []float64 `json:"gap_closed"`
+	Score  float64   `json:"score"` // methodology performance score (NaN: undefined)
 	// Reach is the median over runs of the evaluations the longest run
 	// (told the largest budget) took to find a configuration within
 	// ReachFraction of the optimum (optimum/best >= 0.95); +Inf where
@@ -173,6 +180,10 @@ type Config struct {
 	// strategy (TransferPriors); its "prior" hyperparameter. Every
 	// transfer run is checked by CheckPriors.
 	Priors map[string][]string
+	// Progress, when set, is called after each run with the runs and the
+	// evaluations replayed so far and in all (from one goroutine at a
+	// time).
+	Progress func(runs, totalRuns int, evals, totalEvals int64)
 }
 
 // Seed is the seed of run index (0-based) of strategy on the problem
@@ -335,6 +346,11 @@ func Evaluate(c Config) ([]Result, error) {
 	// Longest first, so that no long run starts last and leaves the other
 	// workers idle.
 	slices.SortStableFunc(jobs, func(a, b job) int { return runs[b.p][b.b] - runs[a.p][a.b] })
+	var totalEvals, doneEvals int64
+	for _, j := range jobs {
+		totalEvals += int64(runs[j.p][j.b])
+	}
+	doneRuns := 0
 	ch := make(chan job)
 	var mu sync.Mutex
 	var firstErr error
@@ -360,6 +376,11 @@ func Evaluate(c Config) ([]Result, error) {
 					if j.b == len(runs[j.p])-1 {
 						longest[j.p][j.s][j.seed] = curve
 					}
+				}
+				doneRuns++
+				doneEvals += int64(evals)
+				if c.Progress != nil {
+					c.Progress(doneRuns, len(jobs), doneEvals, totalEvals)
 				}
 				mu.Unlock()
 			}
@@ -421,6 +442,9 @@ func summarise(p *Problem, name string, bests, curves [][]float64, budgets []int
 		}
 		r.Fraction = append(r.Fraction, frac/float64(len(bests)))
 		r.Success = append(r.Success, succ/float64(len(bests)))
+		fr := p.RandomFraction(budgets[k])
+		r.Random = append(r.Random, fr)
+		r.Gap = append(r.Gap, GapClosed(r.Fraction[k], fr))
 	}
 	// Mean curve; a run with nothing valid yet counts as the worst valid
 	// value.
@@ -479,13 +503,16 @@ func Mean(rs []Result) []Result {
 	acc := map[string]*Result{}
 	count := map[string]int{}
 	scoreCount := map[string]int{}
+	gapCount := map[string][]int{}
 	for _, r := range rs {
 		a, ok := acc[r.Strategy]
 		if !ok {
+			n := len(r.Budgets)
 			a = &Result{Problem: "mean", Strategy: r.Strategy, Budgets: r.Budgets,
-				Fraction: make([]float64, len(r.Budgets)), Success: make([]float64, len(r.Budgets))}
+				Fraction: make([]float64, n), Success: make([]float64, n), Random: make([]float64, n), Gap: make([]float64, n)}
 			acc[r.Strategy] = a
 			order = append(order, r.Strategy)
+			gapCount[r.Strategy] = make([]int, n)
 		}
 		count[r.Strategy]++
 		a.Runs += r.Runs
@@ -493,6 +520,13 @@ func Mean(rs []Result) []Result {
 		for k := range r.Budgets {
 			a.Fraction[k] += r.Fraction[k]
 			a.Success[k] += r.Success[k]
+			if k < len(r.Random) {
+				a.Random[k] += r.Random[k]
+			}
+			if k < len(r.Gap) && !math.IsNaN(r.Gap[k]) {
+				a.Gap[k] += r.Gap[k]
+				gapCount[r.Strategy][k]++
+			}
 		}
 		if !math.IsNaN(r.Score) {
 			a.Score += r.Score
@@ -505,6 +539,12 @@ func Mean(rs []Result) []Result {
 		for k := range a.Fraction {
 			a.Fraction[k] /= float64(count[s])
 			a.Success[k] /= float64(count[s])
+			a.Random[k] /= float64(count[s])
+			if n := gapCount[s][k]; n > 0 {
+				a.Gap[k] /= float64(n)
+			} else {
+				a.Gap[k] = math.NaN()
+			}
 		}
 		// Evaluations to 95 % are counts on spaces of different sizes:
 		// their mean over caches says nothing, so the mean row has none.

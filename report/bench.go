@@ -20,6 +20,7 @@ func BenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []benchmar
 	fmt.Fprintf(w, "%d caches, %d seeds, %d runs on %d workers, %.1f s\n", len(problems), seeds, runs, workers, elapsed.Seconds())
 	fmt.Fprintf(w, "method: %s\n", benchSeedPolicy)
 	fmt.Fprintf(w, "lacking: %s\n", benchMissingPolicy)
+	fmt.Fprintf(w, "gap: %s\n", benchGapPolicy)
 	for _, p := range problems {
 		s, e := benchmark.Window(p.Sorted)
 		fmt.Fprintf(w, "  %s: %d configurations, %d lacking, %d valid, optimum %.4g ms, score window [%d, %d)\n", p.Name, p.SpecLen, p.Missing, len(p.Sorted), p.Optimum(), s, e)
@@ -42,6 +43,9 @@ func BenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []benchmar
 	for _, b := range rs[0].Budgets {
 		head += fmt.Sprintf("succ@%d\t", b)
 	}
+	for _, b := range rs[0].Budgets {
+		head += fmt.Sprintf("gap@%d\t", b)
+	}
 	head += "score\tevals@95\treached\t"
 	fmt.Fprintln(tw, head)
 	row := func(r benchmark.Result) {
@@ -51,6 +55,9 @@ func BenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []benchmar
 		}
 		for _, f := range r.Success {
 			line += fmt.Sprintf("%.2f\t", f)
+		}
+		for _, g := range r.Gap {
+			line += fmtScore(g) + "\t"
 		}
 		line += fmtScore(r.Score) + "\t" + fmtReach(r.Reach, r.ReachWithin) + "\t" + fmt.Sprintf("%.2f", r.Reached) + "\t"
 		fmt.Fprintln(tw, line)
@@ -84,8 +91,15 @@ func BenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark
 			if !math.IsNaN(r.Score) {
 				score = r.Score
 			}
+			gap := make([]any, len(r.Gap))
+			for k, g := range r.Gap {
+				if !math.IsNaN(g) {
+					gap[k] = g
+				}
+			}
 			out = append(out, map[string]any{"problem": r.Problem, "strategy": r.Strategy, "runs": r.Runs,
 				"budgets": r.Budgets, "fraction_of_optimum": r.Fraction, "success_rate": r.Success, "score": score,
+				"random_fraction": r.Random, "gap_closed": gap,
 				"evals_to_95": jsonReach(r.Reach), "reached_95": r.Reached, "reach_within": r.ReachWithin})
 		}
 		return out
@@ -93,7 +107,7 @@ func BenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(map[string]any{"seeds": seeds, "runs": runs, "workers": workers, "elapsed_s": elapsed.Seconds(),
-		"method": benchSeedPolicy, "missing_policy": benchMissingPolicy,
+		"method": benchSeedPolicy, "missing_policy": benchMissingPolicy, "gap_policy": benchGapPolicy,
 		"problems": ps, "results": conv(rs), "mean": conv(means)})
 }
 
@@ -125,6 +139,9 @@ func fmtScore(v float64) string {
 	}
 	return fmt.Sprintf("%.3f", v)
 }
+
+// benchGapPolicy says what gap@B is (benchmark.GapClosed).
+const benchGapPolicy = "gap@B is the share of exact random search's gap to the optimum closed at B evaluations, (frac − random)/(1 − random), random being the expected fraction of B configurations drawn without replacement (benchmark.Problem.RandomFraction); 1 the optimum, 0 as random, below 0 worse; the mean row averages the caches where random search leaves a gap"
 
 // benchMissingPolicy says how configurations a cache lacks are treated
 // (benchmark.Problem).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -49,7 +50,7 @@ func newBenchStrategiesCmd() *cobra.Command {
 	var specPath string
 	var seeds, workers, gpus int
 	var budgets string
-	var asJSON bool
+	var asJSON, quick bool
 	c := &cobra.Command{
 		Use:   "bench-strategies",
 		Short: "Compare search strategies on replayed Kernel Tuner caches (no GPU, no database)",
@@ -86,6 +87,16 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(caches) == 0 && specPath != "" && workload.IsFile(specPath) {
 				return badInput("--spec %s is a workload: give the cache of its run with --cache (gtune export RUN of a workload run writes one)", specPath)
+			}
+			if quick {
+				// A minute on two cores: 10 seeds at 25 and 100
+				// evaluations (and the score runs), unless given.
+				if !cmd.Flags().Changed("seeds") {
+					seeds = 10
+				}
+				if !cmd.Flags().Changed("budgets") {
+					budgets = "25,100"
+				}
 			}
 			bs, err := parseBudgets(budgets)
 			if err != nil {
@@ -148,10 +159,19 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 			}
 			t0 := time.Now()
 			var rs []benchmark.Result
-			err = during(cmd.ErrOrStderr(), "replaying the strategies", func() (err error) {
-				rs, err = benchmark.Evaluate(benchmark.Config{Problems: problems, Strategies: strategies, Params: hp, Seeds: seeds, Budgets: bs, Workers: workers, Priors: priors, GPUs: gpus})
-				return err
-			})
+			total, evals := benchWork(problems, len(strategies), seeds, bs)
+			if !quiet {
+				fmt.Fprintf(cmd.ErrOrStderr(), "gtune: bench-strategies: %d runs, %d evaluations to replay (%d caches × %d strategies × %d seeds × %d budgets and the score run); the progress line gives the time left at the rate so far\n",
+					total, evals, len(problems), len(strategies), seeds, len(bs))
+			}
+			st := startStep(cmd.ErrOrStderr(), "replaying the strategies")
+			progress := func(runs, totalRuns int, done, all int64) {
+				el := time.Since(t0)
+				left := time.Duration(float64(el) * float64(all-done) / float64(max(done, 1)))
+				st.say(fmt.Sprintf("%d of %d runs, %d of %d evaluations, about %s left", runs, totalRuns, done, all, left.Round(time.Second)))
+			}
+			rs, err = benchmark.Evaluate(benchmark.Config{Problems: problems, Strategies: strategies, Params: hp, Seeds: seeds, Budgets: bs, Workers: workers, Priors: priors, GPUs: gpus, Progress: progress})
+			st.finish()
 			if err != nil {
 				return inputError{err}
 			}
@@ -181,6 +201,7 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 	intFlag(fl, &gpus, "gpus", 1, 1, 1024, "replay each run as a tuning run over this many GPUs (tune --devices): the strategy is told the batch and that many configurations are outstanding, each told first in, first out")
 	fl.StringVar(&budgets, "budgets", "25,100,400,1600", "budgets in evaluations, comma-separated")
 	fl.BoolVar(&asJSON, "json", false, "write JSON instead of a table")
+	fl.BoolVar(&quick, "quick", false, "a quick comparison: 10 seeds at 25 and 100 evaluations (under a minute on two cores for the default caches and strategies); --seeds and --budgets still apply")
 	return c
 }
 
@@ -243,4 +264,16 @@ func benchRuns(problems []*benchmark.Problem, strategies, seeds int, budgets []i
 		n += strategies * seeds * len(benchmark.RunBudgets(p, budgets))
 	}
 	return n
+}
+
+// benchWork is the runs benchmark.Evaluate makes (benchRuns) and the
+// evaluations they replay in all: each run is told its budget.
+func benchWork(problems []*benchmark.Problem, strategies, seeds int, budgets []int) (runs int, evals int64) {
+	for _, p := range problems {
+		for _, b := range benchmark.RunBudgets(p, budgets) {
+			runs += strategies * seeds
+			evals += int64(strategies*seeds) * int64(b)
+		}
+	}
+	return runs, evals
 }

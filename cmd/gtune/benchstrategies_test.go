@@ -201,3 +201,42 @@ func writeCutCache(t *testing.T, src, dst, marker string) {
 		t.Fatal(err)
 	}
 }
+
+// --quick: 10 seeds at 25 and 100 evaluations, said first with the work
+// to replay; the exact random baseline and the gap closed in the JSON
+// (brute force in a fixed order: its gap is what its fraction says).
+func TestBenchStrategiesQuick(t *testing.T) {
+	const c = "../../../shared/datasets/benchmark_hub/dedispersion_milo_A100.json.gz"
+	shared.Need(t, c)
+	specs := filepath.Dir(hubSpec(t, "dedispersion_milo.T1.json"))
+	var out, errb bytes.Buffer
+	code := run([]string{"bench-strategies", "--quick", "--cache", c, "--spec-dir", specs, "--strategy", "brute_force", "--json"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	first, _, _ := strings.Cut(errb.String(), "\n")
+	if !strings.HasPrefix(first, "gtune: bench-strategies: 30 runs, ") || !strings.Contains(first, "(1 caches × 1 strategies × 10 seeds × 2 budgets and the score run)") {
+		t.Errorf("first line %q", first)
+	}
+	var doc struct {
+		Seeds   int `json:"seeds"`
+		Results []struct {
+			Budgets  []int     `json:"budgets"`
+			Fraction []float64 `json:"fraction_of_optimum"`
+			Random   []float64 `json:"random_fraction"`
+			Gap      []float64 `json:"gap_closed"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	r := doc.Results[0]
+	if doc.Seeds != 10 || !slices.Equal(r.Budgets, []int{25, 100}) || len(r.Random) != 2 || len(r.Gap) != 2 {
+		t.Fatalf("seeds %d, result %+v", doc.Seeds, r)
+	}
+	for k := range r.Budgets {
+		if want := (r.Fraction[k] - r.Random[k]) / (1 - r.Random[k]); !(r.Random[k] > 0 && r.Random[k] < 1) || r.Gap[k]-want > 1e-12 || want-r.Gap[k] > 1e-12 {
+			t.Errorf("budget %d: fraction %v, random %v, gap %v", r.Budgets[k], r.Fraction[k], r.Random[k], r.Gap[k])
+		}
+	}
+}
