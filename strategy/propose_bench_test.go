@@ -1,0 +1,66 @@
+package strategy
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/space"
+)
+
+// BenchmarkPropose is the cost of proposing a configuration (Next and
+// Tell, the strategy's own work) on a 10^5-configuration space: five
+// parameters of ten values, a smooth objective with one optimum, 400
+// evaluations per run (issue 35's target: under 10 ms a proposal).
+// ms/proposal is the mean over the 400.
+//
+//	go test ./strategy -run '^$' -bench Propose -benchtime 3x
+func BenchmarkPropose(b *testing.B) {
+	var params []space.Param
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		var vs []expr.Value
+		for v := range 10 {
+			vs = append(vs, expr.Int(int64(v)))
+		}
+		params = append(params, space.Param{Name: n, Values: vs})
+	}
+	sp, err := space.Build(params, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if sp.Len() != 100000 {
+		b.Fatalf("%d configurations", sp.Len())
+	}
+	score := func(i int) float64 {
+		s := 1.0
+		for p, x := range sp.Indexes(i) {
+			d := float64(x) - float64(p+3)
+			s += d * d * float64(p+1)
+		}
+		return s * (1 + 0.1*math.Sin(float64(i)))
+	}
+	const evals = 400
+	for _, name := range []string{"random_sample", "bayes_opt", "genetic_algorithm", "pso", "diff_evo", "dual_annealing", "simulated_annealing", "greedy_ils", "greedy_mls"} {
+		b.Run(name, func(b *testing.B) {
+			proposals := 0
+			for i := 0; i < b.N; i++ {
+				s, err := New(name, Options{Space: sp, Seed: uint64(i + 1), Budget: evals})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for done := 0; done < evals; {
+					ids := s.Next(1)
+					if len(ids) == 0 {
+						break
+					}
+					for _, id := range ids {
+						s.Tell(Evaluation{Index: id, Valid: true, Score: score(id)})
+						done++
+						proposals++
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(max(proposals, 1))/1e6, "ms/proposal")
+		})
+	}
+}
