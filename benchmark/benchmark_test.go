@@ -267,3 +267,21 @@ func TestRandomFractionMatchesRandomSample(t *testing.T) {
 		}
 	}
 }
+
+// FamilyMeans averages each kernel's caches apart, named after the
+// kernel; one kernel gives none.
+func TestFamilyMeans(t *testing.T) {
+	r := func(p string, f float64) Result {
+		return Result{Problem: p, Strategy: "s", Runs: 1, Budgets: []int{25}, Fraction: []float64{f}, Success: []float64{0},
+			Random: []float64{0.5}, Gap: []float64{GapClosed(f, 0.5)}, Score: math.NaN()}
+	}
+	rs := []Result{r("conv_milo_A100", 0.6), r("conv_milo_A4000", 0.8), r("dedisp_milo_A100", 0.9)}
+	ms := FamilyMeans(rs)
+	if len(ms) != 2 || ms[0].Problem != "mean conv_milo" || ms[1].Problem != "mean dedisp_milo" ||
+		math.Abs(ms[0].Fraction[0]-0.7) > 1e-12 || math.Abs(ms[0].Gap[0]-0.4) > 1e-12 || math.Abs(ms[1].Gap[0]-0.8) > 1e-12 {
+		t.Fatalf("%+v", ms)
+	}
+	if FamilyMeans(rs[:2]) != nil || Family("plain") != "plain" {
+		t.Fatal("one family: rows")
+	}
+}

@@ -559,3 +559,41 @@ func Mean(rs []Result) []Result {
 	}
 	return out
 }
+
+// Family is the kernel a problem's cache was recorded for: its name
+// without the last "_" field (convolution_milo_A100 -> convolution_milo),
+// the whole name where it has none.
+func Family(problem string) string {
+	if i := strings.LastIndex(problem, "_"); i > 0 {
+		return problem[:i]
+	}
+	return problem
+}
+
+// FamilyMeans are Mean's rows per kernel family (Family) when rs covers
+// more than one, each named "mean FAMILY", families in order of first
+// appearance: issue 35 asks that no family fall below a share of random
+// search's gap, which a mean over all caches can hide. Nil for one
+// family.
+func FamilyMeans(rs []Result) []Result {
+	var fams []string
+	by := map[string][]Result{}
+	for _, r := range rs {
+		f := Family(r.Problem)
+		if _, ok := by[f]; !ok {
+			fams = append(fams, f)
+		}
+		by[f] = append(by[f], r)
+	}
+	if len(fams) < 2 {
+		return nil
+	}
+	var out []Result
+	for _, f := range fams {
+		for _, m := range Mean(by[f]) {
+			m.Problem = "mean " + f
+			out = append(out, m)
+		}
+	}
+	return out
+}

@@ -176,7 +176,7 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 				return inputError{err}
 			}
 			elapsed := time.Since(t0)
-			means := benchmark.Mean(rs)
+			means := append(benchmark.Mean(rs), benchmark.FamilyMeans(rs)...)
 			runs := benchRuns(problems, len(strategies), seeds, bs)
 			if workers <= 0 {
 				workers = runtime.NumCPU()
