@@ -79,16 +79,16 @@ func thermalModel(p string) bool  { return p == ThermalModel || p == ThermalBoth
 // power P = a + SlopeWPerC·T over the counter periods of the first plan's
 // warm-up (a constant load whose temperature rises), by least squares.
 type ThermalFit struct {
-	SlopeWPerC float64 `json:"slope_w_per_c"` // W/°C
-	RefC       float64 `json:"ref_c"`         // energies are corrected to this die temperature, °C
-	N          int     `json:"periods"`       // counter periods fitted
-	LowC       float64 `json:"low_c"`         // the warm-up's temperature range, °C
-	HighC      float64 `json:"high_c"`
-	LoadW      float64 `json:"load_w"` // the load's mean power, W
+	SlopeWPerC float64 // W/°C
+	RefC       float64 // energies are corrected to this die temperature, °C
+	N          int     // counter periods fitted
+	LowC       float64 // the warm-up's temperature range, °C
+	HighC      float64
+	LoadW      float64 // the load's mean power, W
 	// Prior is set when the range was under minFitRangeC (a GPU already
 	// warm) or the fitted slope was negative: SlopeWPerC is then
 	// PriorLeakage × LoadW.
-	Prior bool `json:"prior"`
+	Prior bool
 }
 
 // Factor is what an energy measured at mean power powerW and die

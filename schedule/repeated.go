@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/stats"
 )
 
@@ -28,15 +29,7 @@ var Statistics = []string{Median, Fastest}
 func Statistic(name string) (func([]float64) float64, error) {
 	switch name {
 	case Median:
-		return func(xs []float64) float64 {
-			s := slices.Clone(xs)
-			slices.Sort(s)
-			n := len(s)
-			if n%2 == 1 {
-				return s[n/2]
-			}
-			return (s[n/2-1] + s[n/2]) / 2
-		}, nil
+		return measure.Median, nil
 	case Fastest:
 		return slices.Min[[]float64], nil
 	}

@@ -110,15 +110,7 @@ func UTest(a, b []float64) (float64, error) {
 	for _, v := range y {
 		all = append(all, obs{v, false})
 	}
-	slices.SortStableFunc(all, func(p, q obs) int {
-		switch {
-		case p.v < q.v:
-			return -1
-		case p.v > q.v:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(all, func(p, q obs) int { return cmp.Compare(p.v, q.v) })
 	rankSumA, tieTerm := 0.0, 0.0
 	ties := false
 	for i := 0; i < len(all); {

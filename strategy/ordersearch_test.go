@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,23 +34,9 @@ func orderSpace(t *testing.T) *space.Space {
 func TestOrderSearch(t *testing.T) {
 	sp := orderSpace(t)
 	ms := map[string]float64{"a>b>c": 5, "a>c>b": 6, "b>a>c": 4, "b>c>a": 3, "c>a>b": 7, "c>b>a": 3.5}
-	s, err := New("order_search", Options{Space: sp})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seen []string
-	for range 50 {
-		ids := s.Next(1)
-		if len(ids) == 0 {
-			break
-		}
-		o := sp.Values(ids[0])[1].Str()
-		seen = append(seen, o)
-		s.Tell(Evaluation{Index: ids[0], Valid: true, Score: ms[o]})
-	}
-	i, ok := s.(Chooser).Choice()
-	if !ok || sp.Values(i)[1].Str() != "b>c>a" {
-		t.Fatalf("choice %v (%v), want b>c>a", i, ok)
+	got, seen := runOrderSearch(t, sp, nil, func(o string) Evaluation { return Evaluation{Valid: true, Score: ms[o]} })
+	if got != "b>c>a" {
+		t.Fatalf("choice %s, want b>c>a", got)
 	}
 	if got := strings.Join(seen, " "); got != "a>b>c b>a>c a>c>b b>c>a c>b>a c>a>b" {
 		t.Errorf("measured %s", got)
@@ -83,36 +70,12 @@ func TestOrderSearchConfirmedMoves(t *testing.T) {
 		"c>a>b": {7, 7, 7.1, 6.9, 7},
 		"c>b>a": {2.9, 3.3, 3.1, 2.8, 3.0}, // median 3.0 = b>c>a's: not lower
 	}
-	median := func(xs []float64) float64 {
-		s := append([]float64(nil), xs...)
-		for i := range s {
-			for j := i + 1; j < len(s); j++ {
-				if s[j] < s[i] {
-					s[i], s[j] = s[j], s[i]
-				}
-			}
-		}
-		return s[len(s)/2]
+	measure := func(o string) Evaluation {
+		m := slices.Clone(samples[o])
+		slices.Sort(m)
+		return Evaluation{Valid: true, Score: m[len(m)/2], Samples: samples[o]}
 	}
-	run := func(params map[string]any) (string, []string) {
-		s, err := New("order_search", Options{Space: sp, Params: params})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var seen []string
-		for range 50 {
-			ids := s.Next(1)
-			if len(ids) == 0 {
-				break
-			}
-			o := sp.Values(ids[0])[1].Str()
-			seen = append(seen, o)
-			s.Tell(Evaluation{Index: ids[0], Valid: true, Score: median(samples[o]), Samples: samples[o]})
-		}
-		i, _ := s.(Chooser).Choice()
-		return sp.Values(i)[1].Str(), seen
-	}
-	got, seen := run(nil)
+	got, seen := runOrderSearch(t, sp, nil, measure)
 	// From a>b>c: a to 1 (b>a>c) is not taken, a to 2 (b>c>a) is; from
 	// there nothing is.
 	if got != "b>c>a" || strings.Join(seen, " ") != "a>b>c b>a>c b>c>a c>b>a c>a>b" {
@@ -120,11 +83,39 @@ func TestOrderSearchConfirmedMoves(t *testing.T) {
 	}
 	// Which moves were taken shows in the order measured: without the
 	// test, b>a>c is taken and the search goes on from it (b to 2: a>c>b).
-	got, seen = run(map[string]any{"alpha": 1.0})
+	got, seen = runOrderSearch(t, sp, map[string]any{"alpha": 1.0}, measure)
 	if got != "b>c>a" || seen[1] != "b>a>c" || seen[2] != "a>c>b" {
 		t.Errorf("alpha 1: chose %s after %v", got, seen)
 	}
 	if _, err := New("order_search", Options{Space: sp, Params: map[string]any{"alpha": 0.0}}); err == nil || !strings.Contains(err.Error(), "alpha") {
 		t.Errorf("alpha 0: %v", err)
 	}
+}
+
+// runOrderSearch runs order_search with params on sp, each order measured
+// by measure, and returns the order it chose and the orders measured, in
+// order.
+func runOrderSearch(t *testing.T, sp *space.Space, params map[string]any, measure func(order string) Evaluation) (string, []string) {
+	t.Helper()
+	s, err := New("order_search", Options{Space: sp, Params: params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for range 50 {
+		ids := s.Next(1)
+		if len(ids) == 0 {
+			break
+		}
+		o := sp.Values(ids[0])[1].Str()
+		seen = append(seen, o)
+		e := measure(o)
+		e.Index = ids[0]
+		s.Tell(e)
+	}
+	i, ok := s.(Chooser).Choice()
+	if !ok {
+		t.Fatal("order_search chose nothing")
+	}
+	return sp.Values(i)[1].Str(), seen
 }

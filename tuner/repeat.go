@@ -1,6 +1,7 @@
 package tuner
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/gtune/gtune/backend"
@@ -48,15 +49,8 @@ func medianRepeat(outs []executor.Outcome) executor.Outcome {
 			return o
 		}
 	}
-	slices.SortStableFunc(v, func(a, b timed) int {
-		switch {
-		case a.t < b.t:
-			return -1
-		case a.t > b.t:
-			return 1
-		}
-		return a.i - b.i
-	})
+	// Stable: equal times stay in repeat order.
+	slices.SortStableFunc(v, func(a, b timed) int { return cmp.Compare(a.t, b.t) })
 	return outs[v[(len(v)-1)/2].i]
 }
 

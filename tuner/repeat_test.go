@@ -166,22 +166,8 @@ func TestRepeatUntil(t *testing.T) {
 // re-measurement is stored as a repeat of its evaluation.
 func TestConfirm(t *testing.T) {
 	f := newFixture(t)
-	sp, err := f.spec.BuildSpace()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := device.Lookup("h100_sxm")
-	g := sim.New(d, sim.Options{Seed: 7, Noise: -1})
-	defer g.Close()
-	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: g, DB: f.db,
-		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Confirm: 3, ConfirmRounds: 6})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := confirmRun(t, f, -1, 6)
 	cs := sum.Confirmed
-	if len(cs) != 3 {
-		t.Fatalf("%d confirmed; want 3", len(cs))
-	}
 	distinct := cs[0].Median < cs[1].Median && cs[1].Median < cs[2].Median
 	evs, _ := f.db.Evaluations(sum.RunID)
 	ids := map[string]int64{}
@@ -224,22 +210,8 @@ func TestConfirm(t *testing.T) {
 func TestConfirmEnergy(t *testing.T) {
 	f := newFixture(t)
 	f.spec.Objective, f.spec.ObjectiveMaximize = "energy", false
-	sp, err := f.spec.BuildSpace()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := device.Lookup("h100_sxm")
-	g := sim.New(d, sim.Options{Seed: 7, Noise: 0.01})
-	defer g.Close()
-	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: g, DB: f.db,
-		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Confirm: 3, ConfirmRounds: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := confirmRun(t, f, 0.01, 4)
 	cs := sum.Confirmed
-	if len(cs) != 3 {
-		t.Fatalf("%d confirmed; want 3", len(cs))
-	}
 	byKey := map[string]*Evaluation{}
 	for _, o := range sum.Evaluations {
 		byKey[o.Key] = o
@@ -275,4 +247,27 @@ func TestConfirmEnergy(t *testing.T) {
 			}
 		}
 	}
+}
+
+// confirmRun tunes the fixture's spec by brute force on a simulated H100
+// with noise (−1: none) and confirms the best three for up to rounds
+// rounds; it fails the test unless three were confirmed.
+func confirmRun(t *testing.T, f *fixture, noise float64, rounds int) *Summary {
+	t.Helper()
+	sp, err := f.spec.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := device.Lookup("h100_sxm")
+	g := sim.New(d, sim.Options{Seed: 7, Noise: noise})
+	defer g.Close()
+	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: g, DB: f.db,
+		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Confirm: 3, ConfirmRounds: rounds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Confirmed) != 3 {
+		t.Fatalf("%d confirmed; want 3", len(sum.Confirmed))
+	}
+	return sum
 }
