@@ -184,6 +184,11 @@ type Config struct {
 	// evaluations replayed so far and in all (from one goroutine at a
 	// time).
 	Progress func(runs, totalRuns int, evals, totalEvals int64)
+	// NoScore leaves out the run per seed told the end of the score
+	// window, which on problems with a late window (thousands of
+	// evaluations) costs more than all the budgets together; Score is
+	// then NaN.
+	NoScore bool
 }
 
 // Seed is the seed of run index (0-based) of strategy on the problem
@@ -304,6 +309,10 @@ func Evaluate(c Config) ([]Result, error) {
 	runs := make([][]int, len(c.Problems))
 	scoreRun := make([]int, len(c.Problems)) // index into runs[p]
 	for pi, p := range c.Problems {
+		if c.NoScore {
+			runs[pi], scoreRun[pi] = slices.Clone(c.Budgets), -1
+			continue
+		}
 		runs[pi] = RunBudgets(p, c.Budgets)
 		_, end := Window(p.Sorted)
 		scoreRun[pi] = slices.Index(runs[pi], end)
@@ -446,6 +455,12 @@ func summarise(p *Problem, name string, bests, curves [][]float64, budgets []int
 		r.Random = append(r.Random, fr)
 		r.Gap = append(r.Gap, GapClosed(r.Fraction[k], fr))
 	}
+	s, e := Window(p.Sorted)
+	r.Window = [2]int{s, e}
+	r.Score = math.NaN()
+	if curves[0] == nil {
+		return r // Config.NoScore
+	}
 	// Mean curve; a run with nothing valid yet counts as the worst valid
 	// value.
 	n := len(curves[0])
@@ -460,8 +475,6 @@ func summarise(p *Problem, name string, bests, curves [][]float64, budgets []int
 		}
 	}
 	r.Score = Score(p.Sorted, mean)
-	s, e := Window(p.Sorted)
-	r.Window = [2]int{s, e}
 	return r
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/optimize"
 
 	"github.com/gtune/gtune/space"
 )
@@ -197,6 +198,11 @@ type featureMap struct {
 	sp   *space.Space
 	used []int       // parameters with more than one value
 	pos  [][]float64 // per used parameter: coordinate of each value index
+	// threads is, per block-size parameter, the log of each of its
+	// values, scaled so that their sum over the parameters lies in
+	// [0, 1] (addThreads); nil without that coordinate.
+	threads map[int][]float64
+	thrLo   float64
 }
 
 func newFeatureMap(sp *space.Space, scaling string) *featureMap {
@@ -242,7 +248,55 @@ func (f *featureMap) at(i int, dst []float64) []float64 {
 	for k, p := range f.used {
 		dst = append(dst, f.pos[k][ix[p]])
 	}
+	if f.threads != nil {
+		v := -f.thrLo
+		for p, l := range f.threads {
+			v += l[ix[p]]
+		}
+		dst = append(dst, v)
+	}
 	return dst
+}
+
+// blockSizeNames are Kernel Tuner's default names of the thread block's
+// dimensions (block_size_names), which the T1 specs of the community
+// benchmarks use.
+var blockSizeNames = []string{"block_size_x", "block_size_y", "block_size_z"}
+
+// addThreads adds a coordinate for the log of the threads per thread
+// block, the product of the block-size parameters, where at least two of
+// them vary: occupancy, the registers and shared memory a thread block
+// claims, and the number of thread blocks all follow the product, which a
+// kernel with one length scale per dimension sees only as a diagonal.
+func (f *featureMap) addThreads() {
+	logs := map[int][]float64{}
+	lo, hi := 0.0, 0.0
+	for p, par := range f.sp.Params() {
+		if !slices.Contains(blockSizeNames, par.Name) || len(par.Values) < 2 {
+			continue
+		}
+		l := make([]float64, len(par.Values))
+		for j, v := range par.Values {
+			x, isNum := v.Float()
+			if !isNum || x <= 0 {
+				return
+			}
+			l[j] = math.Log(x)
+		}
+		logs[p] = l
+		lo += slices.Min(l)
+		hi += slices.Max(l)
+	}
+	if len(logs) < 2 || hi <= lo {
+		return
+	}
+	for p, l := range logs {
+		for j := range l {
+			l[j] /= hi - lo
+		}
+		logs[p] = l
+	}
+	f.threads, f.thrLo = logs, lo/(hi-lo)
 }
 
 // expectedImprovement of a normal N(mu, sd²) below target (minimisation).
@@ -272,4 +326,200 @@ func meanSD(y []float64) (float64, float64) {
 		ss += (v - m) * (v - m)
 	}
 	return m, math.Sqrt(ss / float64(len(y)))
+}
+
+// Bounds of the gradient refinement (refineHyper): length scales in
+// feature units, noise variance in standardised units. The noise bound
+// keeps the model from explaining a rough landscape as noise, which
+// flattens its mean and turns expected improvement into a random search.
+const (
+	minLengthScale = 0.02
+	maxLengthScale = 50
+	minNoise       = 1e-6
+	maxNoise       = 0.25
+)
+
+// refineHyper climbs from start to a local maximum of the log marginal
+// likelihood (R&W eq. 2.30) plus the length-scale prior (lsPrior) over
+// θ = (log ℓ_1 … log ℓ_d, log noise), by L-BFGS with the analytic
+// gradient (R&W eq. 5.9: ∂/∂θ_j = ½ tr((ααᵀ − K⁻¹) ∂K/∂θ_j); for the
+// Matérn 5/2 kernel ∂k/∂log ℓ_p = 5/3 (1 + √5 r) e^{−√5 r} (Δ_p/ℓ_p)²).
+// The grid (fitHyper) finds the basin; the gradient places the length
+// scales between its points, one per parameter, which the grid's
+// coordinate passes cannot do jointly. It returns start when the climb
+// fails or ends lower.
+func refineHyper(X [][]float64, y []float64, start hyperGP) hyperGP {
+	if len(X) < 3 || len(start.ls) == 0 {
+		return start
+	}
+	d := len(start.ls)
+	theta := make([]float64, d+1)
+	for k, l := range start.ls {
+		theta[k] = math.Log(l)
+	}
+	theta[d] = math.Log(start.noise)
+	objective := hyperObjective(X, y)
+	f0 := objective(theta, nil)
+	p := optimize.Problem{
+		Func: func(t []float64) float64 { return objective(t, nil) },
+		Grad: func(g, t []float64) { objective(t, g) },
+	}
+	// An error (a line search that fails on the rough surface, say)
+	// still leaves the best point found in res; a climb that found
+	// nothing better keeps the grid's answer.
+	res, _ := optimize.Minimize(p, theta, &optimize.Settings{MajorIterations: 50, GradientThreshold: 1e-4}, &optimize.LBFGS{})
+	if res == nil || math.IsInf(res.F, 0) || math.IsNaN(res.F) || res.F >= f0 {
+		return start
+	}
+	ls, noise := unpackHyper(res.X)
+	return hyperGP{ls: ls, noise: noise}
+}
+
+// addAlignment adds, for every integer parameter of more than four values
+// whose values differ in how many times 2 divides them, a coordinate for
+// that count, capped at 5 (multiples of 32, the warp size): GPU kernels
+// often run fastest where a thread block's extent is a multiple of a warp
+// or a memory transaction, which neither the index nor the logarithm of
+// the value places together (48 lies between 32 and 64, but is not a
+// multiple of 32).
+func (f *featureMap) addAlignment() {
+	const maxTwos = 5
+	for _, p := range slices.Clone(f.used) {
+		par := f.sp.Params()[p]
+		if len(par.Values) <= 4 {
+			continue
+		}
+		twos := make([]float64, len(par.Values))
+		ok := true
+		for j, v := range par.Values {
+			x, isNum := v.Float()
+			if !isNum || x != math.Trunc(x) || x <= 0 || x > 1<<53 {
+				ok = false
+				break
+			}
+			n := 0
+			for k := int64(x); k%2 == 0 && n < maxTwos; k /= 2 {
+				n++
+			}
+			twos[j] = float64(n)
+		}
+		lo, hi := slices.Min(twos), slices.Max(twos)
+		if !ok || hi == lo {
+			continue
+		}
+		for j := range twos {
+			twos[j] = (twos[j] - lo) / (hi - lo)
+		}
+		f.used = append(f.used, p)
+		f.pos = append(f.pos, twos)
+	}
+}
+
+// unpackHyper turns θ = (log ℓ_1 … log ℓ_d, log noise) into length
+// scales and noise, each clamped into its bounds.
+func unpackHyper(t []float64) ([]float64, float64) {
+	d := len(t) - 1
+	ls := make([]float64, d)
+	for k := range ls {
+		ls[k] = math.Exp(min(max(t[k], math.Log(minLengthScale)), math.Log(maxLengthScale)))
+	}
+	return ls, math.Exp(min(max(t[d], math.Log(minNoise)), math.Log(maxNoise)))
+}
+
+// hyperObjective is refineHyper's objective over θ (unpackHyper): the
+// negative log marginal likelihood minus the length-scale prior; it fills
+// grad (len(θ)) when grad is not nil, and is +Inf where the kernel matrix
+// is not positive definite. X is m × d, y has m standardised targets.
+func hyperObjective(X [][]float64, y []float64) func(t, grad []float64) float64 {
+	m := len(X)
+	d := len(X[0])
+	// diff[i*m+j] holds (X_i − X_j)² per dimension for j ≥ i, reused by
+	// every call.
+	diff := make([][]float64, m*m)
+	for i := 0; i < m; i++ {
+		for j := i; j < m; j++ {
+			v := make([]float64, d)
+			for k := range v {
+				e := X[i][k] - X[j][k]
+				v[k] = e * e
+			}
+			diff[i*m+j] = v
+		}
+	}
+	K := mat.NewSymDense(m, nil)
+	var ch mat.Cholesky
+	var Kinv mat.SymDense
+	alpha := mat.NewVecDense(m, nil)
+	yv := mat.NewVecDense(m, y)
+	dk := make([]float64, m*m) // 5/3 (1 + √5 r) e^{−√5 r} per pair
+	return func(t, grad []float64) float64 {
+		ls, noise := unpackHyper(t)
+		inv2 := make([]float64, d)
+		for k, l := range ls {
+			inv2[k] = 1 / (l * l)
+		}
+		for i := 0; i < m; i++ {
+			for j := i; j < m; j++ {
+				r2 := 0.0
+				for k, v := range diff[i*m+j] {
+					r2 += v * inv2[k]
+				}
+				r := math.Sqrt(r2)
+				s5 := math.Sqrt(5) * r
+				e := math.Exp(-s5)
+				v := (1 + s5 + 5*r2/3) * e
+				dk[i*m+j] = 5.0 / 3 * (1 + s5) * e
+				if i == j {
+					v += noise
+				}
+				K.SetSym(i, j, v)
+			}
+		}
+		if !ch.Factorize(K) {
+			return math.Inf(1)
+		}
+		if err := ch.SolveVecTo(alpha, yv); err != nil {
+			return math.Inf(1)
+		}
+		a := alpha.RawVector().Data
+		f := 0.5*mat.Dot(yv, alpha) + 0.5*ch.LogDet() + 0.5*float64(m)*math.Log(2*math.Pi)
+		for _, l := range ls {
+			z := (math.Log(l) - math.Log(0.5)) / 1.5
+			f += 0.5 * z * z
+		}
+		if grad == nil {
+			return f
+		}
+		if err := ch.InverseTo(&Kinv); err != nil {
+			return math.Inf(1)
+		}
+		for k := range grad {
+			grad[k] = 0
+		}
+		trW := 0.0
+		for i := 0; i < m; i++ {
+			trW += a[i]*a[i] - Kinv.At(i, i)
+			for j := i + 1; j < m; j++ {
+				w := a[i]*a[j] - Kinv.At(i, j)
+				c := w * dk[i*m+j] // both triangles: 2 × ½
+				for k, v := range diff[i*m+j] {
+					grad[k] -= c * v * inv2[k]
+				}
+			}
+		}
+		grad[d] = -0.5 * trW * noise
+		for k, l := range ls {
+			grad[k] += (math.Log(l) - math.Log(0.5)) / (1.5 * 1.5)
+		}
+		// The clamps are flat: no gradient beyond a bound.
+		for k := range d {
+			if t[k] < math.Log(minLengthScale) && grad[k] > 0 || t[k] > math.Log(maxLengthScale) && grad[k] < 0 {
+				grad[k] = 0
+			}
+		}
+		if t[d] < math.Log(minNoise) && grad[d] > 0 || t[d] > math.Log(maxNoise) && grad[d] < 0 {
+			grad[d] = 0
+		}
+		return f
+	}
 }

@@ -50,7 +50,7 @@ func newBenchStrategiesCmd() *cobra.Command {
 	var specPath string
 	var seeds, workers, gpus int
 	var budgets string
-	var asJSON, quick bool
+	var asJSON, quick, noScore bool
 	c := &cobra.Command{
 		Use:   "bench-strategies",
 		Short: "Compare search strategies on replayed Kernel Tuner caches (no GPU, no database)",
@@ -159,10 +159,10 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 			}
 			t0 := time.Now()
 			var rs []benchmark.Result
-			total, evals := benchWork(problems, len(strategies), seeds, bs)
+			total, evals := benchWork(problems, len(strategies), seeds, bs, noScore)
 			if !quiet {
-				fmt.Fprintf(cmd.ErrOrStderr(), "gtune: bench-strategies: %d runs, %d evaluations to replay (%d caches × %d strategies × %d seeds × %d budgets and the score run); the progress line gives the time left at the rate so far\n",
-					total, evals, len(problems), len(strategies), seeds, len(bs))
+				fmt.Fprintf(cmd.ErrOrStderr(), "gtune: bench-strategies: %d runs, %d evaluations to replay (%d caches × %d strategies × %d seeds × %d budgets%s); the progress line gives the time left at the rate so far\n",
+					total, evals, len(problems), len(strategies), seeds, len(bs), map[bool]string{false: " and the score run", true: ""}[noScore])
 			}
 			st := startStep(cmd.ErrOrStderr(), "replaying the strategies")
 			progress := func(runs, totalRuns int, done, all int64) {
@@ -170,14 +170,14 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 				left := time.Duration(float64(el) * float64(all-done) / float64(max(done, 1)))
 				st.say(fmt.Sprintf("%d of %d runs, %d of %d evaluations, about %s left", runs, totalRuns, done, all, left.Round(time.Second)))
 			}
-			rs, err = benchmark.Evaluate(benchmark.Config{Problems: problems, Strategies: strategies, Params: hp, Seeds: seeds, Budgets: bs, Workers: workers, Priors: priors, GPUs: gpus, Progress: progress})
+			rs, err = benchmark.Evaluate(benchmark.Config{Problems: problems, Strategies: strategies, Params: hp, Seeds: seeds, Budgets: bs, Workers: workers, Priors: priors, GPUs: gpus, Progress: progress, NoScore: noScore})
 			st.finish()
 			if err != nil {
 				return inputError{err}
 			}
 			elapsed := time.Since(t0)
 			means := append(benchmark.Mean(rs), benchmark.FamilyMeans(rs)...)
-			runs := benchRuns(problems, len(strategies), seeds, bs)
+			runs, _ := benchWork(problems, len(strategies), seeds, bs, noScore)
 			if workers <= 0 {
 				workers = runtime.NumCPU()
 			}
@@ -194,6 +194,7 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 	fl.StringArrayVar(&strategies, "strategy", nil, "strategy to run (repeatable; default: all but brute_force, nsga2 and the occupancy-guided ones)")
 	fl.StringArrayVar(&specDirs, "spec-dir", nil, "directory of T1 specs NAME.T1.json (repeatable; default: "+benchmark.DefaultSpecDir+" and specs/ beside each cache)")
 	fl.StringVar(&specPath, "spec", "", "the T1 spec or workload file every --cache was recorded with (default: looked up in --spec-dir by the cache's name); a workload run's cache comes from gtune export")
+	fl.BoolVar(&noScore, "no-score", false, "leave out the methodology score and its run per seed told the end of the score window (thousands of evaluations on some caches): budgets only, much faster")
 	fl.StringArrayVar(&params, "strategy-param", nil, "a hyperparameter STRATEGY.NAME=VALUE (repeatable)")
 	fl.StringArrayVar(&priorPool, "prior-cache", nil, "cache the transfer strategy may take priors from (repeatable; default: the caches in "+defaultHub+" and the --cache files)")
 	intFlag(fl, &seeds, "seeds", 50, 1, 1_000_000, "runs per strategy, cache and budget (run k's seed: a hash of the cache name, the strategy and k)")
@@ -257,20 +258,17 @@ func parseStrategyParams(flags []string) (map[string]map[string]any, error) {
 	return out, nil
 }
 
-// benchRuns counts the strategy runs a comparison makes.
-func benchRuns(problems []*benchmark.Problem, strategies, seeds int, budgets []int) int {
-	n := 0
+// benchWork is the runs benchmark.Evaluate makes and the evaluations
+// they replay in all: each run is told its budget; without noScore, each
+// seed has one more run told the end of the score window
+// (benchmark.RunBudgets).
+func benchWork(problems []*benchmark.Problem, strategies, seeds int, budgets []int, noScore bool) (runs int, evals int64) {
 	for _, p := range problems {
-		n += strategies * seeds * len(benchmark.RunBudgets(p, budgets))
-	}
-	return n
-}
-
-// benchWork is the runs benchmark.Evaluate makes (benchRuns) and the
-// evaluations they replay in all: each run is told its budget.
-func benchWork(problems []*benchmark.Problem, strategies, seeds int, budgets []int) (runs int, evals int64) {
-	for _, p := range problems {
-		for _, b := range benchmark.RunBudgets(p, budgets) {
+		bs := budgets
+		if !noScore {
+			bs = benchmark.RunBudgets(p, budgets)
+		}
+		for _, b := range bs {
 			runs += strategies * seeds
 			evals += int64(strategies*seeds) * int64(b)
 		}

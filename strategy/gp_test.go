@@ -1,0 +1,124 @@
+package strategy
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/space"
+)
+
+// sinData is a 7 × 5 grid over [0, 1]² whose standardised target varies
+// along the first dimension only.
+func sinData() ([][]float64, []float64) {
+	var X [][]float64
+	var y []float64
+	for i := 0; i < 8; i++ {
+		for j := 0; j < 5; j++ {
+			a, b := float64(i)/7, float64(j)/4
+			X = append(X, []float64{a, b})
+			y = append(y, math.Sin(6*a)+0.05*math.Cos(17*b*a))
+		}
+	}
+	m, sd := meanSD(y)
+	for k := range y {
+		y[k] = (y[k] - m) / sd
+	}
+	return X, y
+}
+
+// TestHyperObjectiveGradient checks the analytic gradient of the
+// hyperparameter objective against central differences, at a point
+// inside the bounds.
+func TestHyperObjectiveGradient(t *testing.T) {
+	X, y := sinData()
+	f := hyperObjective(X, y)
+	theta := []float64{math.Log(0.3), math.Log(0.8), math.Log(0.01)}
+	grad := make([]float64, len(theta))
+	f(theta, grad)
+	for k := range theta {
+		const h = 1e-5
+		up, down := slices.Clone(theta), slices.Clone(theta)
+		up[k] += h
+		down[k] -= h
+		num := (f(up, nil) - f(down, nil)) / (2 * h)
+		if math.Abs(num-grad[k]) > 1e-4*max(1, math.Abs(num)) {
+			t.Errorf("∂/∂θ_%d: analytic %.8g, central difference %.8g", k, grad[k], num)
+		}
+	}
+}
+
+// TestRefineHyper: the L-BFGS climb from the isotropic grid fit ends
+// higher on the objective and finds the irrelevant dimension (a long
+// length scale) without the grid's coordinate passes.
+func TestRefineHyper(t *testing.T) {
+	X, y := sinData()
+	iso, ok := fitHyper(X, y, 0)
+	if !ok {
+		t.Fatal("no grid fit")
+	}
+	h := refineHyper(X, y, iso)
+	f := hyperObjective(X, y)
+	theta := func(h hyperGP) []float64 {
+		var out []float64
+		for _, l := range h.ls {
+			out = append(out, math.Log(l))
+		}
+		return append(out, math.Log(h.noise))
+	}
+	if a, b := f(theta(iso), nil), f(theta(h), nil); !(b < a) {
+		t.Fatalf("refined objective %v not below the grid's %v", b, a)
+	}
+	if !(h.ls[1] > 3*h.ls[0]) || h.ls[0] > 0.5 {
+		t.Fatalf("refined length scales %v: want the second (irrelevant) dimension over 3× the first, the first under 0.5", h.ls)
+	}
+	// Too few observations to climb on: the start comes back.
+	if got := refineHyper(X[:2], y[:2], iso); !slices.Equal(got.ls, iso.ls) || got.noise != iso.noise {
+		t.Fatalf("two observations: %+v, want the start %+v", got, iso)
+	}
+}
+
+// TestAlignmentAndThreadsFeatures pins the two GPU coordinates of the
+// feature map on a small space.
+func TestAlignmentAndThreadsFeatures(t *testing.T) {
+	ints := func(vs ...int64) []expr.Value {
+		out := make([]expr.Value, len(vs))
+		for i, v := range vs {
+			out[i] = expr.Int(v)
+		}
+		return out
+	}
+	sp, err := space.Build([]space.Param{
+		{Name: "block_size_x", Values: ints(16, 32, 48, 64, 96, 128)},
+		{Name: "block_size_y", Values: ints(1, 2, 4)},
+		{Name: "tile", Values: ints(1, 2, 3, 4, 5)},
+	}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm := newFeatureMap(sp, "log")
+	fm.addAlignment()
+	fm.addThreads()
+	i, _ := sp.IndexOf([]int32{1, 1, 2}) // 32, 2, 3
+	j, _ := sp.IndexOf([]int32{2, 0, 4}) // 48, 1, 5
+	// Coordinates: the three logs, then the twos of block_size_x (16 and
+	// 48 have 4, the rest 5 or more, capped: 32 → 1, 48 → 0) and of tile
+	// (1, 3, 5 have none, 2 one, 4 two: 3 → 0, 5 → 0), then the threads:
+	// log(32·2 / 16) / log(128·4 / 16) = 2/5, log(48/16)/log 32.
+	wantI := []float64{math.Log(2) / math.Log(8), 0.5, math.Log(3) / math.Log(5), 1, 0, 0.4}
+	wantJ := []float64{math.Log(3) / math.Log(8), 0, 1, 0, 0, math.Log(3) / math.Log(32)}
+	if got := fm.at(i, nil); !approxEqual(got, wantI) {
+		t.Fatalf("features of (32, 2, 3): %v, want %v", got, wantI)
+	}
+	if got := fm.at(j, nil); !approxEqual(got, wantJ) {
+		t.Fatalf("features of (48, 1, 5): %v, want %v", got, wantJ)
+	}
+	// One varying block size: no threads coordinate.
+	sp1, _ := space.Build([]space.Param{{Name: "block_size_x", Values: ints(32, 64)}, {Name: "block_size_y", Values: ints(1)}}, nil, nil)
+	fm1 := newFeatureMap(sp1, "log")
+	fm1.addThreads()
+	if got := fm1.at(0, nil); len(got) != 1 {
+		t.Fatalf("one varying block size: %v, want one coordinate", got)
+	}
+}
