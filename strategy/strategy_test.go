@@ -85,3 +85,23 @@ func TestPopulationFor(t *testing.T) {
 		}
 	}
 }
+
+func TestDefault(t *testing.T) {
+	for _, c := range []struct {
+		size, budget int
+		limited      bool
+		name         string
+		evals        int
+	}{
+		{1000, 0, false, "brute_force", 0},
+		{1001, 0, false, "bayes_opt", 400},
+		{4362, 5000, false, "brute_force", 0},
+		{4362, 100, false, "bayes_opt", 0},
+		{4362, 0, true, "bayes_opt", 0},
+	} {
+		name, evals, why := Default(c.size, c.budget, c.limited)
+		if name != c.name || evals != c.evals || why == "" {
+			t.Errorf("Default(%d, %d, %v) = %s, %d, %q; want %s, %d", c.size, c.budget, c.limited, name, evals, why, c.name, c.evals)
+		}
+	}
+}

@@ -348,3 +348,37 @@ func TestMeasureDevices(t *testing.T) {
 		t.Errorf("--device with --devices: exit %d: %s", code, errs)
 	}
 }
+
+// TestTuneDefaultStrategy: with no strategy named, a space over
+// strategy.BruteForceMax configurations is searched with
+// strategy.DefaultSearch, and stderr says so; a smaller one is brute
+// forced without a word.
+func TestTuneDefaultStrategy(t *testing.T) {
+	big := writeSpec(t, `{"Name": "work_per_thread", "Type": "int", "Values": "[1, 2, 4, 8]"}`,
+		`{"Name": "work_per_thread", "Type": "int", "Values": "[1, 2, 4, 8]"}, {"Name": "pad", "Type": "int", "Values": "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]", "Default": 0}`)
+	db := filepath.Join(t.TempDir(), "r.db")
+	code, out, errs := gtune(t, "tune", big, "--backend", "sim", "--db", db, "--json", "--max-evals", "12", "--seed", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if want := "gtune: strategy bayes_opt: the search space has 1120 configurations, over 1000 (--strategy brute_force to try them all)\n"; !strings.Contains(errs, want) {
+		t.Fatalf("stderr %q lacks %q", errs, want)
+	}
+	var doc struct {
+		Strategy    string `json:"strategy"`
+		Evaluations int    `json:"evaluated"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Strategy != "bayes_opt" || doc.Evaluations != 12 {
+		t.Fatalf("strategy %q, %d evaluations; want bayes_opt, 12", doc.Strategy, doc.Evaluations)
+	}
+	code, out, errs = gtune(t, "tune", writeSpec(t, "", ""), "--backend", "sim", "--db", db, "--json", "--max-evals", "5")
+	if code != 0 || strings.Contains(errs, "strategy") {
+		t.Fatalf("exit %d, stderr %q: want brute force without a word", code, errs)
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Strategy != "brute_force" {
+		t.Fatalf("strategy %q (%v), want brute_force", doc.Strategy, err)
+	}
+}

@@ -117,7 +117,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	durationFlag(fl, &f.simRunWall, "sim-run-wall", 0, 0, "on the simulated GPU: hold each evaluation this long (e.g. 200ms), standing for a real kernel's evaluation time (scaling and fault tests over several GPUs and nodes)")
 	fl.StringVar(&f.simDevice, "sim-device", "", "device-database id of the simulated GPU (default: the spec's Gtune.Simulation.Device, else h100_sxm)")
 	fl.StringVar(&f.db, "db", "gtune.db", "results database (SQLite)")
-	fl.StringVar(&f.strategy, "strategy", "", "search strategy: "+strings.Join(strategy.Names(), ", ")+" (default: the spec's Search.Name, else brute_force)")
+	fl.StringVar(&f.strategy, "strategy", "", "search strategy: "+strings.Join(strategy.Names(), ", ")+fmt.Sprintf(" (default: the spec's Search.Name, else brute_force up to %d configurations and %s above, with %d evaluations unless a budget is given)", strategy.BruteForceMax, strategy.DefaultSearch, strategy.DefaultSearchBudget))
 	fl.StringArrayVar(&f.strategyParams, "strategy-param", nil, "a strategy hyperparameter NAME=VALUE (repeatable; overrides the spec's Search.Attributes)")
 	fl.StringArrayVar(&f.compilerOptions, "compiler-option", nil, "an NVRTC option added after the spec's CompilerOptions, e.g. --compiler-option=-ftz=true (repeatable; results are kept apart from those compiled without it)")
 	intFlag(fl, &f.repeat, "repeat", 1, 1, 1000, "measure each configuration this many times (on any GPU of the run) and keep every repeat; the evaluation is the median repeat by time, with the time's 95 % interval of the median (order statistics) in its metrics time_ci_low and time_ci_high")
@@ -274,6 +274,24 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return err
 	}
 
+	if f.strategy == "" && s.Strategy == "" && f.shard == "" {
+		// No strategy named: brute force up to strategy.BruteForceMax
+		// configurations, the best measured search above.
+		budget := f.maxEvals
+		if m := s.Budget.MaxConfigurations; m > 0 && (budget == 0 || m < budget) {
+			budget = m
+		}
+		name, evals, why := strategy.Default(sp.Len(), budget, f.timeLimit > 0 || s.Budget.Duration > 0)
+		stratName = name
+		if evals > 0 {
+			f.maxEvals = evals
+		}
+		if name != "brute_force" {
+			// Brute force was the only default before: say so when it
+			// is not the one.
+			fmt.Fprintln(cmd.ErrOrStderr(), "gtune:", why)
+		}
+	}
 	params, err := strategyParams(s, f.strategyParams)
 	if err != nil {
 		return err
