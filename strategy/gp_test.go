@@ -122,3 +122,45 @@ func TestAlignmentAndThreadsFeatures(t *testing.T) {
 		t.Fatalf("one varying block size: %v, want one coordinate", got)
 	}
 }
+
+// TestFeasibilityModel: with invalid=feasibility the performance model is
+// fitted on the valid configurations only, and the feasibility model
+// gives configurations next to failed ones a low probability of being
+// valid and those next to valid ones a high one.
+func TestFeasibilityModel(t *testing.T) {
+	vals := make([]expr.Value, 20)
+	for i := range vals {
+		vals[i] = expr.Int(int64(i + 1))
+	}
+	sp, err := space.Build([]space.Param{{Name: "x", Values: vals}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newBayesOpt(Options{Space: sp, Seed: 1, Params: map[string]any{"invalid": "feasibility", "threads": false, "alignment": false}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.(*bayesOpt)
+	// Values 1-10 fail, 11-20 run, faster towards 20.
+	for _, i := range []int{0, 3, 6, 9, 11, 14, 17, 19} {
+		b.t.propose(i)
+		if i < 10 {
+			b.Tell(Evaluation{Index: i, Score: math.Inf(1)})
+		} else {
+			b.Tell(Evaluation{Index: i, Score: float64(30 - i), Valid: true})
+		}
+	}
+	b.model() // the first fit sets the length scales
+	g, _, ok := b.model()
+	if !ok || b.feas == nil {
+		t.Fatalf("no feasibility model (ok %v)", ok)
+	}
+	if len(g.X) != 4 || len(b.feas.X) != 8 || b.pValid != 0.5 {
+		t.Fatalf("performance model on %d, feasibility on %d observations, valid share %v; want 4, 8, 0.5", len(g.X), len(b.feas.X), b.pValid)
+	}
+	scratch := make([]float64, 8)
+	low, high := b.feasible(b.features(2, nil), scratch), b.feasible(b.features(15, nil), scratch)
+	if !(low < 0.2 && high > 0.8) {
+		t.Fatalf("P(valid) at x=3: %.3f (want < 0.2), at x=16: %.3f (want > 0.8)", low, high)
+	}
+}

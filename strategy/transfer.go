@@ -84,6 +84,13 @@ func newTransfer(o Options) (Strategy, error) {
 	if _, ok := params["initial_samples"]; !ok {
 		params["initial_samples"] = 5
 	}
+	if _, ok := params["acquisition"]; !ok {
+		// With priors the model knows where to look: expected
+		// improvement (exploiting) closes 0.82 of random search's gap
+		// at 25 evaluations, bayes_opt's exploring lower confidence
+		// bound 0.70 (issue 35, 50 seeds on the hub's caches).
+		params["acquisition"] = "ei"
+	}
 	if _, ok := params["stall"]; !ok {
 		// The neighbourhood of a prior device's optimum can be a local
 		// optimum here: let the model look further before handing over.
