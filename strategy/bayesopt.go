@@ -71,8 +71,9 @@ import (
 //     0.360 / 0.635 at 5, 100 seeds each)
 //   - invalid: how configurations that failed enter the model: "worst"
 //     (default: the worst observed value) or "feasibility" (a second GP
-//     on validity whose probability weighs expected improvement, BaCO's
-//     feasibility model; no better on the hub's caches, where 0–11 % of
+//     on validity, BaCO's feasibility model: its probability weighs
+//     expected improvement, and lcb passes over a candidate more likely
+//     to fail than to run; no better on the hub's caches, where 0–11 % of
 //     the configurations fail)
 //   - ard: coordinate passes of the per-parameter length-scale fit on
 //     the grid (default 2; 0: one length scale for all parameters); the
@@ -436,6 +437,12 @@ func (b *bayesOpt) maximiseEI() (int, bool) {
 		mu, sd := g.predict(x, scratch)
 		var ei float64
 		if b.acq == "lcb" {
+			// A bound has no scale to weigh by a probability: the
+			// feasibility model vetoes a candidate more likely to fail
+			// than to run instead.
+			if b.feas != nil && b.feasible(x, scratch) < 0.5 {
+				continue
+			}
 			ei = -(mu - b.kappa*sd)
 		} else {
 			ei = expectedImprovement(fbest-b.xi, mu, sd)
