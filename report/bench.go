@@ -16,9 +16,9 @@ import (
 // BenchTable prints bench-strategies' results: per cache, strategy and
 // budget the mean fraction of optimum and success rate, the methodology
 // score, the means over caches, and how runs were seeded and budgeted.
-func BenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds, runs, workers int, elapsed time.Duration, priors map[string][]string) {
+func BenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds, runs, workers int, elapsed time.Duration, priors map[string][]string, noScore bool) {
 	fmt.Fprintf(w, "%d caches, %d seeds, %d runs on %d workers, %.1f s\n", len(problems), seeds, runs, workers, elapsed.Seconds())
-	fmt.Fprintf(w, "method: %s\n", benchSeedPolicy)
+	fmt.Fprintf(w, "method: %s\n", benchSeedPolicy(noScore))
 	fmt.Fprintf(w, "lacking: %s\n", benchMissingPolicy)
 	fmt.Fprintf(w, "gap: %s\n", benchGapPolicy)
 	for _, p := range problems {
@@ -73,7 +73,7 @@ func BenchTable(w io.Writer, problems []*benchmark.Problem, rs, means []benchmar
 
 // BenchJSON prints bench-strategies' results as one JSON document (the
 // caches, every result, the means, the seeding and budget policies).
-func BenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds, runs, workers int, elapsed time.Duration, priors map[string][]string) error {
+func BenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark.Result, seeds, runs, workers int, elapsed time.Duration, priors map[string][]string, noScore bool) error {
 	var ps []map[string]any
 	for _, p := range problems {
 		s, e := benchmark.Window(p.Sorted)
@@ -107,7 +107,7 @@ func BenchJSON(w io.Writer, problems []*benchmark.Problem, rs, means []benchmark
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(map[string]any{"seeds": seeds, "runs": runs, "workers": workers, "elapsed_s": elapsed.Seconds(),
-		"method": benchSeedPolicy, "missing_policy": benchMissingPolicy, "gap_policy": benchGapPolicy,
+		"method": benchSeedPolicy(noScore), "missing_policy": benchMissingPolicy, "gap_policy": benchGapPolicy,
 		"problems": ps, "results": conv(rs), "mean": conv(means)})
 }
 
@@ -149,4 +149,10 @@ const benchMissingPolicy = "configurations of the spec's space that a cache lack
 
 // benchSeedPolicy says how the runs are seeded and budgeted
 // (benchmark.Evaluate, benchmark.Seed).
-const benchSeedPolicy = "each budget is a separate run told that budget, plus one run told the score window's end for the score; run k of strategy S on cache C has seed benchmark.Seed(C, S, k) at every budget"
+func benchSeedPolicy(noScore bool) string {
+	score := ", plus one run told the score window's end for the score"
+	if noScore {
+		score = " (no score: --no-score)"
+	}
+	return "each budget is a separate run told that budget" + score + "; run k of strategy S on cache C has seed benchmark.Seed(C, S, k) at every budget"
+}

@@ -183,9 +183,9 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				return report.BenchJSON(out, problems, rs, means, seeds, runs, workers, elapsed, priors)
+				return report.BenchJSON(out, problems, rs, means, seeds, runs, workers, elapsed, priors, noScore)
 			}
-			report.BenchTable(out, problems, rs, means, seeds, runs, workers, elapsed, priors)
+			report.BenchTable(out, problems, rs, means, seeds, runs, workers, elapsed, priors, noScore)
 			return nil
 		},
 	}

@@ -240,3 +240,34 @@ func TestBenchStrategiesQuick(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchStrategiesNoScore: --no-score makes only the budgets' runs (the
+// JSON's runs count, the first stderr line), leaves the score out (null)
+// and says so in the method.
+func TestBenchStrategiesNoScore(t *testing.T) {
+	const c = "../../../shared/datasets/benchmark_hub/dedispersion_milo_A100.json.gz"
+	shared.Need(t, c)
+	specs := filepath.Dir(hubSpec(t, "dedispersion_milo.T1.json"))
+	var out, errb bytes.Buffer
+	code := run([]string{"bench-strategies", "--cache", c, "--spec-dir", specs, "--strategy", "random_sample",
+		"--seeds", "3", "--budgets", "5,10", "--json", "--no-score"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var doc struct {
+		Method  string `json:"method"`
+		Runs    int    `json:"runs"`
+		Results []struct {
+			Score *float64 `json:"score"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Runs != 6 || len(doc.Results) != 1 || doc.Results[0].Score != nil || !strings.Contains(doc.Method, "no score") {
+		t.Fatalf("runs %d, results %d, score %v, method %q: want 6 runs (3 seeds × 2 budgets), no score", doc.Runs, len(doc.Results), doc.Results, doc.Method)
+	}
+	if want := "6 runs, 45 evaluations to replay (1 caches × 1 strategies × 3 seeds × 2 budgets)"; !strings.Contains(errb.String(), want) {
+		t.Fatalf("stderr %q lacks %q", errb.String(), want)
+	}
+}
