@@ -198,11 +198,14 @@ type featureMap struct {
 	sp   *space.Space
 	used []int       // parameters with more than one value
 	pos  [][]float64 // per used parameter: coordinate of each value index
-	// threads is, per block-size parameter, the log of each of its
-	// values, scaled so that their sum over the parameters lies in
-	// [0, 1] (addThreads); nil without that coordinate.
-	threads map[int][]float64
-	thrLo   float64
+	// thrParams are the block-size parameters in order, thrLogs the log
+	// of each one's values, scaled so that their sum over the parameters
+	// less thrLo lies in [0, 1] (addThreads); nil without that
+	// coordinate. A slice, not a map: the sum's order, and so its last
+	// bit, must not change from run to run.
+	thrParams []int
+	thrLogs   [][]float64
+	thrLo     float64
 }
 
 func newFeatureMap(sp *space.Space, scaling string) *featureMap {
@@ -248,10 +251,10 @@ func (f *featureMap) at(i int, dst []float64) []float64 {
 	for k, p := range f.used {
 		dst = append(dst, f.pos[k][ix[p]])
 	}
-	if f.threads != nil {
+	if f.thrParams != nil {
 		v := -f.thrLo
-		for p, l := range f.threads {
-			v += l[ix[p]]
+		for k, p := range f.thrParams {
+			v += f.thrLogs[k][ix[p]]
 		}
 		dst = append(dst, v)
 	}
@@ -269,7 +272,8 @@ var blockSizeNames = []string{"block_size_x", "block_size_y", "block_size_z"}
 // claims, and the number of thread blocks all follow the product, which a
 // kernel with one length scale per dimension sees only as a diagonal.
 func (f *featureMap) addThreads() {
-	logs := map[int][]float64{}
+	var params []int
+	var logs [][]float64
 	lo, hi := 0.0, 0.0
 	for p, par := range f.sp.Params() {
 		if !slices.Contains(blockSizeNames, par.Name) || len(par.Values) < 2 {
@@ -283,20 +287,19 @@ func (f *featureMap) addThreads() {
 			}
 			l[j] = math.Log(x)
 		}
-		logs[p] = l
+		params, logs = append(params, p), append(logs, l)
 		lo += slices.Min(l)
 		hi += slices.Max(l)
 	}
 	if len(logs) < 2 || hi <= lo {
 		return
 	}
-	for p, l := range logs {
+	for _, l := range logs {
 		for j := range l {
 			l[j] /= hi - lo
 		}
-		logs[p] = l
 	}
-	f.threads, f.thrLo = logs, lo/(hi-lo)
+	f.thrParams, f.thrLogs, f.thrLo = params, logs, lo/(hi-lo)
 }
 
 // expectedImprovement of a normal N(mu, sd²) below target (minimisation).
