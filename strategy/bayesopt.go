@@ -246,7 +246,7 @@ func (b *bayesOpt) Next(n int) []int {
 	}
 	var out []int
 	for len(out) < n && b.t.pending() < b.batch && !b.t.exhausted() {
-		i, ok := b.withLiars(b.maximiseEI)
+		i, ok := b.withLiars(b.maximiseAcquisition)
 		if !ok {
 			break
 		}
@@ -382,8 +382,9 @@ func (b *bayesOpt) features(i int, dst []float64) []float64 {
 	return dst
 }
 
-// maximiseEI picks the fresh candidate of largest expected improvement.
-func (b *bayesOpt) maximiseEI() (int, bool) {
+// maximiseAcquisition picks the fresh candidate of best acquisition value:
+// largest expected improvement, or lowest confidence bound.
+func (b *bayesOpt) maximiseAcquisition() (int, bool) {
 	g, fbest, ok := b.model()
 	if !ok {
 		return b.t.randomFresh()

@@ -9,16 +9,16 @@ import (
 	"github.com/gtune/gtune/space"
 )
 
-// sinData is a 7 × 5 grid over [0, 1]² whose standardised target varies
-// along the first dimension only.
-func sinData() ([][]float64, []float64) {
+// gridData is an 8 × 5 grid over [0, 1]² and f's value at each point,
+// standardised.
+func gridData(f func(a, b float64) float64) ([][]float64, []float64) {
 	var X [][]float64
 	var y []float64
 	for i := 0; i < 8; i++ {
 		for j := 0; j < 5; j++ {
 			a, b := float64(i)/7, float64(j)/4
 			X = append(X, []float64{a, b})
-			y = append(y, math.Sin(6*a)+0.05*math.Cos(17*b*a))
+			y = append(y, f(a, b))
 		}
 	}
 	m, sd := meanSD(y)
@@ -26,6 +26,20 @@ func sinData() ([][]float64, []float64) {
 		y[k] = (y[k] - m) / sd
 	}
 	return X, y
+}
+
+// sinData varies along the first dimension, and a little along both.
+func sinData() ([][]float64, []float64) {
+	return gridData(func(a, b float64) float64 { return math.Sin(6*a) + 0.05*math.Cos(17*b*a) })
+}
+
+// intValues are vs as expression values.
+func intValues(vs ...int64) []expr.Value {
+	out := make([]expr.Value, len(vs))
+	for i, v := range vs {
+		out[i] = expr.Int(v)
+	}
+	return out
 }
 
 // TestHyperObjectiveGradient checks the analytic gradient of the
@@ -82,17 +96,10 @@ func TestRefineHyper(t *testing.T) {
 // TestAlignmentAndThreadsFeatures pins the two GPU coordinates of the
 // feature map on a small space.
 func TestAlignmentAndThreadsFeatures(t *testing.T) {
-	ints := func(vs ...int64) []expr.Value {
-		out := make([]expr.Value, len(vs))
-		for i, v := range vs {
-			out[i] = expr.Int(v)
-		}
-		return out
-	}
 	sp, err := space.Build([]space.Param{
-		{Name: "block_size_x", Values: ints(16, 32, 48, 64, 96, 128)},
-		{Name: "block_size_y", Values: ints(1, 2, 4)},
-		{Name: "tile", Values: ints(1, 2, 3, 4, 5)},
+		{Name: "block_size_x", Values: intValues(16, 32, 48, 64, 96, 128)},
+		{Name: "block_size_y", Values: intValues(1, 2, 4)},
+		{Name: "tile", Values: intValues(1, 2, 3, 4, 5)},
 	}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +122,7 @@ func TestAlignmentAndThreadsFeatures(t *testing.T) {
 		t.Fatalf("features of (48, 1, 5): %v, want %v", got, wantJ)
 	}
 	// One varying block size: no threads coordinate.
-	sp1, _ := space.Build([]space.Param{{Name: "block_size_x", Values: ints(32, 64)}, {Name: "block_size_y", Values: ints(1)}}, nil, nil)
+	sp1, _ := space.Build([]space.Param{{Name: "block_size_x", Values: intValues(32, 64)}, {Name: "block_size_y", Values: intValues(1)}}, nil, nil)
 	fm1 := newFeatureMap(sp1, "log")
 	fm1.addThreads()
 	if got := fm1.at(0, nil); len(got) != 1 {

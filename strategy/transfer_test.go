@@ -149,19 +149,7 @@ func TestTransferSearchAndErrors(t *testing.T) {
 func TestARDFindsTheRelevantParameter(t *testing.T) {
 	// y depends on the first coordinate only: its length scale must come
 	// out shorter than the second's, which should be switched off.
-	var X [][]float64
-	var y []float64
-	for i := 0; i < 8; i++ {
-		for j := 0; j < 5; j++ {
-			a, b := float64(i)/7, float64(j)/4
-			X = append(X, []float64{a, b})
-			y = append(y, math.Sin(6*a))
-		}
-	}
-	m, sd := meanSD(y)
-	for k := range y {
-		y[k] = (y[k] - m) / sd
-	}
+	X, y := gridData(func(a, _ float64) float64 { return math.Sin(6 * a) })
 	h, ok := fitHyper(X, y, 2)
 	if !ok {
 		t.Fatal("no fit")
@@ -183,18 +171,11 @@ func TestARDFindsTheRelevantParameter(t *testing.T) {
 }
 
 func TestFeatureMapScaling(t *testing.T) {
-	ints := func(vs ...int64) []expr.Value {
-		out := make([]expr.Value, len(vs))
-		for i, v := range vs {
-			out[i] = expr.Int(v)
-		}
-		return out
-	}
 	sp, err := space.Build([]space.Param{
-		{Name: "a", Values: ints(1, 2, 4, 8)},
-		{Name: "b", Values: ints(16, 32, 48, 64)},
-		{Name: "c", Values: ints(0, 1)},
-		{Name: "d", Values: ints(7)},
+		{Name: "a", Values: intValues(1, 2, 4, 8)},
+		{Name: "b", Values: intValues(16, 32, 48, 64)},
+		{Name: "c", Values: intValues(0, 1)},
+		{Name: "d", Values: intValues(7)},
 		{Name: "e", Values: []expr.Value{expr.Str("x"), expr.Str("y"), expr.Str("z")}},
 	}, nil, nil)
 	if err != nil {

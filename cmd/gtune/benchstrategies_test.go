@@ -17,10 +17,18 @@ import (
 	"github.com/gtune/gtune/internal/shared"
 )
 
-func TestBenchStrategiesJSON(t *testing.T) {
+// hubDedispersion is benchmark_hub's dedispersion cache of the A100 and
+// the directory of its spec; the test is skipped where ../shared lacks
+// them.
+func hubDedispersion(t *testing.T) (cache, specDir string) {
+	t.Helper()
 	const c = "../../../shared/datasets/benchmark_hub/dedispersion_milo_A100.json.gz"
 	shared.Need(t, c)
-	specs := filepath.Dir(hubSpec(t, "dedispersion_milo.T1.json"))
+	return c, filepath.Dir(hubSpec(t, "dedispersion_milo.T1.json"))
+}
+
+func TestBenchStrategiesJSON(t *testing.T) {
+	c, specs := hubDedispersion(t)
 	var out, errb bytes.Buffer
 	code := run([]string{"bench-strategies", "--cache", c, "--spec-dir", specs, "--strategy", "brute_force",
 		"--strategy", "greedy_ils", "--seeds", "2", "--budgets", "25,100", "--json"}, &out, &errb)
@@ -206,9 +214,7 @@ func writeCutCache(t *testing.T, src, dst, marker string) {
 // to replay; the exact random baseline and the gap closed in the JSON
 // (brute force in a fixed order: its gap is what its fraction says).
 func TestBenchStrategiesQuick(t *testing.T) {
-	const c = "../../../shared/datasets/benchmark_hub/dedispersion_milo_A100.json.gz"
-	shared.Need(t, c)
-	specs := filepath.Dir(hubSpec(t, "dedispersion_milo.T1.json"))
+	c, specs := hubDedispersion(t)
 	var out, errb bytes.Buffer
 	code := run([]string{"bench-strategies", "--quick", "--cache", c, "--spec-dir", specs, "--strategy", "brute_force", "--json"}, &out, &errb)
 	if code != 0 {
@@ -245,9 +251,7 @@ func TestBenchStrategiesQuick(t *testing.T) {
 // JSON's runs count, the first stderr line), leaves the score out (null)
 // and says so in the method.
 func TestBenchStrategiesNoScore(t *testing.T) {
-	const c = "../../../shared/datasets/benchmark_hub/dedispersion_milo_A100.json.gz"
-	shared.Need(t, c)
-	specs := filepath.Dir(hubSpec(t, "dedispersion_milo.T1.json"))
+	c, specs := hubDedispersion(t)
 	var out, errb bytes.Buffer
 	code := run([]string{"bench-strategies", "--cache", c, "--spec-dir", specs, "--strategy", "random_sample",
 		"--seeds", "3", "--budgets", "5,10", "--json", "--no-score"}, &out, &errb)
