@@ -51,7 +51,11 @@ import (
 //   - refit: observations between hyperparameter fits (default 10)
 //   - stall: model-guided evaluations without a better configuration
 //     after which the search hands over to iterated local search early
-//     (default 20; 0: never)
+//     (0: never; default 20, or 15 % of the run's budget where that is
+//     more: on the replayed caches the gap closed at 100 evaluations is
+//     0.556 / 0.641 / 0.648 / 0.626 with stall 10 / 20 / 30 / 60, and at
+//     400 it is 0.881 with 20 and 0.902 with 60, 100 seeds each: the
+//     longer the run, the longer the model pays before local search)
 //   - scaling: "log" (default) or "index": placement of a parameter's
 //     values on its axis (featureMap)
 //   - alignment, threads: the power-of-two alignment and threads per
@@ -130,6 +134,10 @@ type bayesOpt struct {
 	nRandomInit int
 }
 
+// defaultStall is bayes_opt's stall for a run of budget evaluations (0:
+// unknown): 20, or 15 % of the budget where that is more.
+func defaultStall(budget int) int { return max(20, budget*15/100) }
+
 // hyperPoints bounds the observations the hyperparameters are fitted on:
 // the grid search costs O(points³) per grid point.
 const hyperPoints = 100
@@ -150,7 +158,7 @@ func newBayesOpt(o Options) (Strategy, error) {
 		maxPoints: h.int("max_points", 200, 10, 1<<16),
 		boEvals:   h.int("bo_evals", 400, 0, math.MaxInt32),
 		refit:     h.int("refit", 10, 1, 1<<20),
-		stall:     h.int("stall", 20, 0, math.MaxInt32),
+		stall:     h.int("stall", defaultStall(o.Budget), 0, math.MaxInt32),
 		ard:       h.int("ard", 2, 0, 10),
 		lastBest:  math.Inf(1),
 		waiting:   -1,

@@ -105,3 +105,30 @@ func TestDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestBayesOptStall: the hand-over to local search waits 20 model-guided
+// evaluations without improvement, or 15 % of a longer run's budget,
+// unless the stall hyperparameter says otherwise.
+func TestBayesOptStall(t *testing.T) {
+	sp := line(t, 50)
+	for _, c := range []struct {
+		budget int
+		params map[string]any
+		want   int
+	}{
+		{0, nil, 20},
+		{25, nil, 20},
+		{100, nil, 20},
+		{400, nil, 60},
+		{1600, nil, 240},
+		{400, map[string]any{"stall": 5}, 5},
+	} {
+		s, err := New("bayes_opt", Options{Space: sp, Seed: 1, Budget: c.budget, Params: c.params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.(*bayesOpt).stall; got != c.want {
+			t.Errorf("budget %d, params %v: stall %d, want %d", c.budget, c.params, got, c.want)
+		}
+	}
+}
