@@ -21,6 +21,9 @@ import (
 //   - method: "best1bin" (default), "rand1bin" or "currenttobest1bin"
 //   - F_min, F_max: mutation range (default 0.5, 1.0)
 //   - CR: crossover probability (default 0.7)
+//   - restart: generations without a better member after which the
+//     population starts again from fresh configurations (0: never;
+//     default 5)
 type diffEvo struct {
 	t          *tracker
 	d          popDriver
@@ -31,12 +34,15 @@ type diffEvo struct {
 	sizes      []int
 	pop        []int // member configurations
 	trials     []int
+	restart    int
+	stale      int     // generations since the population's best improved
+	popBest    float64 // the population's best score since its (re)start
 }
 
 func init() { Register("diff_evo", Needs{}, newDiffEvo) }
 
 func newDiffEvo(o Options) (Strategy, error) {
-	h, err := newHyper("diff_evo", o.Params, "popsize", "method", "F_min", "F_max", "CR")
+	h, err := newHyper("diff_evo", o.Params, "popsize", "method", "F_min", "F_max", "CR", "restart")
 	if err != nil {
 		return nil, err
 	}
@@ -46,6 +52,8 @@ func newDiffEvo(o Options) (Strategy, error) {
 		fmin:    h.float("F_min", 0.5, 0, 2),
 		fmax:    h.float("F_max", 1.0, 0, 2),
 		cr:      h.float("CR", 0.7, 0, 1),
+		restart: h.int("restart", 5, 0, math.MaxInt32),
+		popBest: math.Inf(1),
 		sizes:   dims(o.Space),
 	}
 	if h.err != nil {
@@ -87,6 +95,15 @@ func (e *diffEvo) advance() {
 	}
 	n := len(e.pop)
 	best := slices.MinFunc(e.pop, func(a, b int) int { return cmpScore(e.score(a), e.score(b)) })
+	if s := e.score(best); s < e.popBest {
+		e.popBest, e.stale = s, 0
+	} else if e.stale++; e.restart > 0 && e.stale >= e.restart {
+		// The population has converged on a local optimum: start again
+		// elsewhere (the tracker keeps the best found).
+		e.pop, e.trials, e.popBest, e.stale = nil, nil, math.Inf(1), 0
+		e.advance()
+		return
+	}
 	bx := point(e.t.sp, best)
 	F := e.fmin + r.Float64()*(e.fmax-e.fmin)
 	e.trials = e.trials[:0]

@@ -15,6 +15,9 @@ import "math"
 //   - w: inertia (default 0.5)
 //   - c1: pull to the particle's own best (default 2.0)
 //   - c2: pull to the swarm's best (default 1.0)
+//   - restart: swarm steps without a better swarm best after which the
+//     swarm starts again from fresh random configurations, forgetting
+//     its bests (0: never; default 5)
 type pso struct {
 	t         *tracker
 	d         popDriver
@@ -24,12 +27,16 @@ type pso struct {
 	x, v, pb  [][]float64
 	pbScore   []float64
 	evalAt    []int // configuration each particle was evaluated at this step
+	restart   int
+	stale     int // swarm steps since the swarm best last improved
+	sbScore   float64
+	sb        []float64 // the swarm's best position since its (re)start
 }
 
 func init() { Register("pso", Needs{}, newPSO) }
 
 func newPSO(o Options) (Strategy, error) {
-	h, err := newHyper("pso", o.Params, "popsize", "w", "c1", "c2")
+	h, err := newHyper("pso", o.Params, "popsize", "w", "c1", "c2", "restart")
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +45,9 @@ func newPSO(o Options) (Strategy, error) {
 		w:       h.float("w", 0.5, 0, 10),
 		c1:      h.float("c1", 2.0, 0, 10),
 		c2:      h.float("c2", 1.0, 0, 10),
+		restart: h.int("restart", 5, 0, math.MaxInt32),
 		sizes:   dims(o.Space),
+		sbScore: math.Inf(1),
 	}
 	if h.err != nil {
 		return nil, h.err
@@ -73,7 +82,9 @@ func (p *pso) advance() {
 		}
 		return
 	}
-	// Results of the last step are in: update the personal bests.
+	// Results of the last step are in: update the personal bests and
+	// the swarm's.
+	improved := false
 	for k, i := range p.evalAt {
 		if i < 0 {
 			continue
@@ -81,13 +92,22 @@ func (p *pso) advance() {
 		if s, ok := p.t.known(i); ok && s < p.pbScore[k] {
 			p.pbScore[k] = s
 			p.pb[k] = point(p.t.sp, i)
+			if s < p.sbScore {
+				p.sbScore, p.sb, improved = s, p.pb[k], true
+			}
 		}
 	}
-	g := p.t.best
-	var gx []float64
-	if g >= 0 {
-		gx = point(p.t.sp, g)
+	if improved {
+		p.stale = 0
+	} else if p.stale++; p.restart > 0 && p.stale >= p.restart {
+		// The swarm has collapsed on a local optimum: start again
+		// elsewhere (the tracker keeps the best found).
+		p.x, p.v, p.pb, p.pbScore, p.evalAt = nil, nil, nil, nil, nil
+		p.sb, p.sbScore, p.stale = nil, math.Inf(1), 0
+		p.advance()
+		return
 	}
+	gx := p.sb
 	for k := range p.x {
 		x, v := p.x[k], p.v[k]
 		for d := range x {
