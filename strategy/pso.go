@@ -16,8 +16,9 @@ import "math"
 //   - c1: pull to the particle's own best (default 2.0)
 //   - c2: pull to the swarm's best (default 1.0)
 //   - restart: swarm steps without a better swarm best after which the
-//     swarm starts again from fresh random configurations, forgetting
-//     its bests (0: never; default 5)
+//     swarm starts again from a fresh Latin-hypercube sample, forgetting
+//     its bests (0: never; default 5: on the replayed caches the gap
+//     closed at 1,600 evaluations goes from 0.370 to 0.824, 100 seeds)
 type pso struct {
 	t         *tracker
 	d         popDriver
