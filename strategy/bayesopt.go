@@ -129,7 +129,6 @@ type bayesOpt struct {
 	ils        *greedyILS
 	hamming    func(int) []int
 	adjacent   func(int) []int
-	waiting    int
 	// batch is Options.Batch: results outstanding at most. With more
 	// than one, each proposal beyond the first is chosen as if the
 	// outstanding ones had scored the incumbent's value (the constant
@@ -178,7 +177,6 @@ func newBayesOpt(o Options) (Strategy, error) {
 		stall:     h.int("stall", defaultStall(o.Budget), 0, math.MaxInt32),
 		ard:       h.int("ard", 2, 0, 10),
 		lastBest:  math.Inf(1),
-		waiting:   -1,
 		batch:     max(o.Batch, 1),
 	}
 	scaling := h.choice("scaling", "log", "index", "log")
@@ -267,16 +265,7 @@ func (b *bayesOpt) Next(n int) []int {
 				b.inLocal, b.localSince = true, b.t.nTold
 			}
 			if b.t.nTold-max(b.lastImpr, b.localSince) < b.localStall {
-				var out []int
-				for len(out) < n && b.t.pending() < b.batch && !b.t.exhausted() {
-					i, ok := b.withLiars(b.localPick)
-					if !ok {
-						break
-					}
-					b.t.propose(i)
-					out = append(out, i)
-				}
-				return out
+				return b.proposeWith(n, b.localPick)
 			}
 		}
 		if !b.handedOver {
@@ -288,17 +277,68 @@ func (b *bayesOpt) Next(n int) []int {
 		}
 		return b.ils.Next(n)
 	}
+	return b.proposeWith(n, b.maximiseAcquisition)
+}
+
+// proposeWith proposes up to n configurations that pick chooses, while
+// fewer than the batch are outstanding (withLiars).
+func (b *bayesOpt) proposeWith(n int, pick func() (int, bool)) []int {
 	var out []int
 	for len(out) < n && b.t.pending() < b.batch && !b.t.exhausted() {
-		i, ok := b.withLiars(b.maximiseAcquisition)
+		i, ok := b.withLiars(pick)
 		if !ok {
 			break
 		}
 		b.t.propose(i)
-		b.waiting = i
 		out = append(out, i)
 	}
 	return out
+}
+
+// bestTold is the k best configurations told whose score is finite, best
+// first.
+func (b *bayesOpt) bestTold(k int) []int {
+	sorted := slices.Clone(b.told)
+	slices.SortStableFunc(sorted, func(x, y int) int { return cmpScore(b.t.score[x], b.t.score[y]) })
+	sorted = sorted[:min(k, len(sorted))]
+	for n, i := range sorted {
+		if math.IsInf(b.t.score[i], 1) {
+			return sorted[:n]
+		}
+	}
+	return sorted
+}
+
+// candidates is a candidate set of fresh configurations, each once, in
+// the order added.
+type candidates struct {
+	proposed []bool
+	seen     map[int]bool
+	list     []int
+}
+
+func (b *bayesOpt) newCandidates() *candidates {
+	return &candidates{proposed: b.t.proposed, seen: map[int]bool{}}
+}
+
+func (c *candidates) add(i int) {
+	if !c.proposed[i] && !c.seen[i] {
+		c.seen[i] = true
+		c.list = append(c.list, i)
+	}
+}
+
+// addNeighbours adds the Hamming and adjacent neighbours of each of
+// configurations to c.
+func (b *bayesOpt) addNeighbours(c *candidates, configurations []int) {
+	for _, i := range configurations {
+		for _, j := range b.hamming(i) {
+			c.add(j)
+		}
+		for _, j := range b.adjacent(i) {
+			c.add(j)
+		}
+	}
 }
 
 // withLiars runs pick with every outstanding configuration (proposed, not
@@ -433,41 +473,21 @@ func (b *bayesOpt) maximiseAcquisition() (int, bool) {
 	if !ok {
 		return b.t.randomFresh()
 	}
-	seen := map[int]bool{}
-	var cands []int
-	addC := func(i int) {
-		if !b.t.proposed[i] && !seen[i] {
-			seen[i] = true
-			cands = append(cands, i)
-		}
-	}
-	if b.nTop > 0 {
-		sorted := slices.Clone(b.told)
-		slices.SortStableFunc(sorted, func(x, y int) int { return cmpScore(b.t.score[x], b.t.score[y]) })
-		for _, i := range sorted[:min(b.nTop, len(sorted))] {
-			if math.IsInf(b.t.score[i], 1) {
-				break
-			}
-			for _, j := range b.hamming(i) {
-				addC(j)
-			}
-			for _, j := range b.adjacent(i) {
-				addC(j)
-			}
-		}
-	}
+	c := b.newCandidates()
+	b.addNeighbours(c, b.bestTold(b.nTop))
 	for k, added := 0, 0; k < len(b.priorOrder) && added < b.priorCands; k++ {
-		if i := b.priorOrder[k]; !b.t.proposed[i] && !seen[i] {
-			addC(i)
+		if i := b.priorOrder[k]; !b.t.proposed[i] && !c.seen[i] {
+			c.add(i)
 			added++
 		}
 	}
-	for k, added := 0, 0; k < b.nCand*4 && added < b.nCand && len(seen) < b.t.n-b.t.nProposed; k++ {
-		if i, ok := b.t.randomFresh(); ok && !seen[i] {
-			addC(i)
+	for k, added := 0, 0; k < b.nCand*4 && added < b.nCand && len(c.seen) < b.t.n-b.t.nProposed; k++ {
+		if i, ok := b.t.randomFresh(); ok && !c.seen[i] {
+			c.add(i)
 			added++
 		}
 	}
+	cands := c.list
 	if len(cands) == 0 {
 		return b.t.randomFresh()
 	}
@@ -553,7 +573,8 @@ func (b *bayesOpt) feasible(x, scratch []float64) float64 {
 // localPick is the local phase under local=model: the fresh configuration
 // of lowest model mean (no exploration bonus: the phase exploits what the
 // global phase learnt) among the Hamming and adjacent neighbours of the
-// top best configurations and 50 uniform crossovers of pairs of them (the
+// top best configurations that ran (bestTold) and 50 uniform crossovers
+// of pairs of them (the
 // elite crossover of Kernel Tuner 1.4's hybrid_vndx, which on flat
 // landscapes reaches optima that no single neighbour step does).
 func (b *bayesOpt) localPick() (int, bool) {
@@ -561,25 +582,9 @@ func (b *bayesOpt) localPick() (int, bool) {
 	if !ok {
 		return b.t.randomFresh()
 	}
-	sorted := slices.Clone(b.told)
-	slices.SortStableFunc(sorted, func(x, y int) int { return cmpScore(b.t.score[x], b.t.score[y]) })
-	elite := sorted[:min(b.nTop, len(sorted))]
-	seen := map[int]bool{}
-	var cands []int
-	addC := func(i int) {
-		if i >= 0 && !b.t.proposed[i] && !seen[i] {
-			seen[i] = true
-			cands = append(cands, i)
-		}
-	}
-	for _, i := range elite {
-		for _, j := range b.hamming(i) {
-			addC(j)
-		}
-		for _, j := range b.adjacent(i) {
-			addC(j)
-		}
-	}
+	elite := b.bestTold(b.nTop)
+	c := b.newCandidates()
+	b.addNeighbours(c, elite)
 	for k := 0; k < 50 && len(elite) > 1; k++ {
 		p, q := b.t.sp.Indexes(elite[b.t.rng.IntN(len(elite))]), b.t.sp.Indexes(elite[b.t.rng.IntN(len(elite))])
 		child := make([]int32, len(p))
@@ -590,9 +595,10 @@ func (b *bayesOpt) localPick() (int, bool) {
 			}
 		}
 		if i, ok := b.t.sp.IndexOf(child); ok {
-			addC(i)
+			c.add(i)
 		}
 	}
+	cands := c.list
 	if len(cands) == 0 {
 		return b.t.randomFresh()
 	}
