@@ -664,3 +664,55 @@ func TestSetRunSettings(t *testing.T) {
 		t.Errorf("a refused call wrote: %v", again.Settings)
 	}
 }
+
+// TestOtherDevices: the newest evaluation of each configuration of the
+// spec on every other GPU, grouped by GPU in UUID order, named by the
+// newest run there; the GPU asked about and other specs stay out.
+func TestOtherDevices(t *testing.T) {
+	db := openTemp(t)
+	add := func(r *Run, key string, time float64) *Evaluation {
+		e := &Evaluation{RunID: r.ID, Key: key, Params: []Param{{"x", key}}, Status: "valid", Objective: ptr(time), Observations: map[string]float64{"time": time}}
+		if err := db.Add(e); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	add(newRun(t, db, "spec-A", "GPU-0"), "1", 1)
+	old := newRun(t, db, "spec-A", "GPU-2")
+	add(old, "1", 20)
+	add(old, "2", 21)
+	newer := &Run{SpecHash: "spec-A", SpecPath: "a.json", Kernel: "k", Objective: "time", Strategy: "bayes_opt",
+		DeviceName: "NVIDIA H100 NVL", DeviceUUID: "GPU-2", Driver: "570.86", Backend: "cuda", GtuneVersion: "0.1.0"}
+	if err := db.BeginRun(newer); err != nil {
+		t.Fatal(err)
+	}
+	n1 := add(newer, "1", 22)
+	g1 := add(newRun(t, db, "spec-A", "GPU-1"), "3", 13)
+	add(newRun(t, db, "spec-B", "GPU-3"), "1", 99)
+
+	devs, err := db.OtherDevices("spec-A", "GPU-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]float64{}
+	var order []string
+	for _, d := range devs {
+		order = append(order, d.DeviceUUID+" "+d.DeviceName)
+		got[d.DeviceUUID] = map[string]float64{}
+		for k, e := range d.Evaluations {
+			got[d.DeviceUUID][k] = e.Observations["time"]
+		}
+	}
+	if want := []string{"GPU-1 NVIDIA H100", "GPU-2 NVIDIA H100 NVL"}; !reflect.DeepEqual(order, want) {
+		t.Errorf("devices %q, want %q", order, want)
+	}
+	if want := map[string]map[string]float64{"GPU-1": {"3": 13}, "GPU-2": {"1": 22, "2": 21}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("times by device %v, want %v", got, want)
+	}
+	if devs[1].Evaluations["1"].ID != n1.ID || devs[0].Evaluations["3"].ID != g1.ID {
+		t.Errorf("ids %d, %d; want the newest, %d and %d", devs[1].Evaluations["1"].ID, devs[0].Evaluations["3"].ID, n1.ID, g1.ID)
+	}
+	if devs, err := db.OtherDevices("spec-C", "GPU-0"); err != nil || devs != nil {
+		t.Errorf("an unknown spec: %v, %v; want none", devs, err)
+	}
+}

@@ -171,3 +171,27 @@ func TestFeasibilityModel(t *testing.T) {
 		t.Fatalf("P(valid) at x=3: %.3f (want < 0.2), at x=16: %.3f (want > 0.8)", low, high)
 	}
 }
+
+// TestRankGauss: each value becomes the normal quantile of its mid-rank
+// share, (rank − ½)/n; ties share their mean rank.
+func TestRankGauss(t *testing.T) {
+	for _, c := range []struct{ y, want []float64 }{
+		{[]float64{3, 1, 2}, []float64{0.967422, -0.967422, 0}},
+		{[]float64{1, 1, 2}, []float64{-0.430727, -0.430727, 0.967422}},
+		{[]float64{5}, []float64{0}},
+	} {
+		y := slices.Clone(c.y)
+		rankGauss(y)
+		for k := range y {
+			if math.Abs(y[k]-c.want[k]) > 1e-6 {
+				t.Errorf("rankGauss(%v) = %v, want %v", c.y, y, c.want)
+				break
+			}
+		}
+	}
+	for budget, want := range map[int]string{0: "log", 25: "rank", 50: "rank", 51: "log", 400: "log"} {
+		if got := defaultTarget(budget); got != want {
+			t.Errorf("defaultTarget(%d) = %s, want %s", budget, got, want)
+		}
+	}
+}

@@ -90,18 +90,23 @@ func TestDefault(t *testing.T) {
 	for _, c := range []struct {
 		size, budget int
 		limited      bool
+		priors       int
 		name         string
 		evals        int
+		why          string
 	}{
-		{1000, 0, false, "brute_force", 0},
-		{1001, 0, false, "bayes_opt", 400},
-		{4362, 5000, false, "brute_force", 0},
-		{4362, 100, false, "bayes_opt", 0},
-		{4362, 0, true, "bayes_opt", 0},
+		{1000, 0, false, 0, "brute_force", 0, "strategy brute_force: the search space has 1000 configurations, at most 1000 (over that, gtune searches with bayes_opt)"},
+		{1000, 0, false, 2, "brute_force", 0, "strategy brute_force: the search space has 1000 configurations, at most 1000 (over that, gtune searches with bayes_opt)"},
+		{1001, 0, false, 0, "bayes_opt", 400, "strategy bayes_opt with 400 evaluations: the search space has 1001 configurations, over 1000 (--max-evals N for another budget, --strategy brute_force to try them all)"},
+		{4362, 5000, false, 1, "brute_force", 0, "strategy brute_force: the budget of 5000 evaluations covers the search space's 4362 configurations"},
+		{4362, 100, false, 0, "bayes_opt", 0, "strategy bayes_opt: the search space has 4362 configurations, over 1000 (--strategy brute_force to try them all)"},
+		{4362, 0, true, 0, "bayes_opt", 0, "strategy bayes_opt: the search space has 4362 configurations, over 1000 (--strategy brute_force to try them all)"},
+		{4362, 0, false, 1, "transfer", 400, "strategy transfer with 400 evaluations, learning from this kernel's results on 1 other GPU in the results database: the search space has 4362 configurations, over 1000 (--max-evals N for another budget, --strategy brute_force to try them all)"},
+		{4362, 25, false, 3, "transfer", 0, "strategy transfer, learning from this kernel's results on 3 other GPUs in the results database: the search space has 4362 configurations, over 1000 (--strategy brute_force to try them all)"},
 	} {
-		name, evals, why := Default(c.size, c.budget, c.limited)
-		if name != c.name || evals != c.evals || why == "" {
-			t.Errorf("Default(%d, %d, %v) = %s, %d, %q; want %s, %d", c.size, c.budget, c.limited, name, evals, why, c.name, c.evals)
+		name, evals, why := Default(c.size, c.budget, c.limited, c.priors)
+		if name != c.name || evals != c.evals || why != c.why {
+			t.Errorf("Default(%d, %d, %v, %d) = %s, %d, %q; want %s, %d, %q", c.size, c.budget, c.limited, c.priors, name, evals, why, c.name, c.evals, c.why)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,7 +123,26 @@ func (c *Config) Provide(ctx context.Context, log io.Writer) error {
 		c.Target = t
 	}
 	if needs.Priors && c.Priors == nil {
-		priors, err := strategy.LoadPriors(c.StrategyParams["prior"], func(path string) ([]float64, error) {
+		// "database" is every other GPU of the results database; the
+		// other entries are loaded one prior each.
+		v := c.StrategyParams["prior"]
+		var fromDB []strategy.PriorTimes
+		if paths, err := strategy.PriorPaths(v); err == nil && slices.Contains(paths, PriorDatabase) {
+			if c.DB == nil {
+				return &ConfigError{errors.New("transfer: prior database: the run has no results database")}
+			}
+			if fromDB, err = DatabasePriors(c.DB, c.Subject.hash(), c.Backend.Device().UUID, c.Space, c.Objective); err != nil {
+				return &ConfigError{err}
+			}
+			if len(fromDB) == 0 {
+				return &ConfigError{fmt.Errorf("transfer: prior database: %s holds no GPU other than this one (%s) with %d or more valid configurations of this kernel's search space", c.DB.Path(), c.Backend.Device().UUID, strategy.MinPriorValid)}
+			}
+			for _, p := range fromDB {
+				fmt.Fprintf(log, "transfer: prior %s\n", p.Source)
+			}
+			v = slices.DeleteFunc(paths, func(p string) bool { return p == PriorDatabase })
+		}
+		priors, err := strategy.LoadPriors(v, func(path string) ([]float64, error) {
 			if id, ok := strings.CutPrefix(path, "projection"); ok && (id == "" || strings.HasPrefix(id, ":")) {
 				return c.projectedTimes(log, strings.TrimPrefix(id, ":"))
 			}
@@ -131,7 +151,7 @@ func (c *Config) Provide(ctx context.Context, log io.Writer) error {
 		if err != nil {
 			return &ConfigError{err}
 		}
-		c.Priors = priors
+		c.Priors = append(fromDB, priors...)
 	}
 	return nil
 }

@@ -351,8 +351,9 @@ func TestMeasureDevices(t *testing.T) {
 
 // TestTuneDefaultStrategy: with no strategy named, a space over
 // strategy.BruteForceMax configurations is searched with
-// strategy.DefaultSearch, and stderr says so; a smaller one is brute
-// forced without a word.
+// strategy.DefaultSearch, or strategy.DefaultTransfer where the database
+// holds the kernel's results on another GPU, and stderr says so; a
+// smaller one is brute forced without a word.
 func TestTuneDefaultStrategy(t *testing.T) {
 	big := writeSpec(t, `{"Name": "work_per_thread", "Type": "int", "Values": "[1, 2, 4, 8]"}`,
 		`{"Name": "work_per_thread", "Type": "int", "Values": "[1, 2, 4, 8]"}, {"Name": "pad", "Type": "int", "Values": "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]", "Default": 0}`)
@@ -373,6 +374,25 @@ func TestTuneDefaultStrategy(t *testing.T) {
 	}
 	if doc.Strategy != "bayes_opt" || doc.Evaluations != 12 {
 		t.Fatalf("strategy %q, %d evaluations; want bayes_opt, 12", doc.Strategy, doc.Evaluations)
+	}
+	// The kernel's results on other GPUs make transfer the default, from
+	// strategy.MinPriorValid valid configurations on: the 12 on the H100
+	// are too few for the A100 run, whose 30 are enough for the
+	// H200's.
+	code, out, errs = gtune(t, "tune", big, "--backend", "sim", "--sim-device", "a100_80gb", "--db", db, "--json", "--max-evals", "30", "--seed", "3")
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || doc.Strategy != "bayes_opt" || doc.Evaluations != 30 {
+		t.Fatalf("A100 run: exit %d, strategy %q, %d evaluations (%v), stderr %q; want bayes_opt, 30: the H100's 12 are no prior", code, doc.Strategy, doc.Evaluations, err, errs)
+	}
+	code, out, errs = gtune(t, "tune", big, "--backend", "sim", "--sim-device", "h200", "--db", db, "--json", "--max-evals", "12", "--seed", "3")
+	if code != 0 {
+		t.Fatalf("H200 run: exit %d: %s", code, errs)
+	}
+	if want := "gtune: strategy transfer, learning from this kernel's results on 1 other GPU in the results database: the search space has 1120 configurations, over 1000 (--strategy brute_force to try them all)\n" +
+		"transfer: prior database: Simulated NVIDIA A100-SXM4-80GB (SIM-a100_80gb), 28 configurations\n"; !strings.Contains(errs, want) {
+		t.Fatalf("stderr %q lacks %q", errs, want)
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Strategy != "transfer" || doc.Evaluations != 12 {
+		t.Fatalf("H200 run: strategy %q, %d evaluations (%v); want transfer, 12", doc.Strategy, doc.Evaluations, err)
 	}
 	code, out, errs = gtune(t, "tune", writeSpec(t, "", ""), "--backend", "sim", "--db", db, "--json", "--max-evals", "5")
 	if code != 0 || strings.Contains(errs, "strategy") {

@@ -117,7 +117,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	durationFlag(fl, &f.simRunWall, "sim-run-wall", 0, 0, "on the simulated GPU: hold each evaluation this long (e.g. 200ms), standing for a real kernel's evaluation time (scaling and fault tests over several GPUs and nodes)")
 	fl.StringVar(&f.simDevice, "sim-device", "", "device-database id of the simulated GPU (default: the spec's Gtune.Simulation.Device, else h100_sxm)")
 	fl.StringVar(&f.db, "db", "gtune.db", "results database (SQLite)")
-	fl.StringVar(&f.strategy, "strategy", "", "search strategy: "+strings.Join(strategy.Names(), ", ")+fmt.Sprintf(" (default: the spec's Search.Name, else brute_force up to %d configurations and %s above, with %d evaluations unless a budget is given)", strategy.BruteForceMax, strategy.DefaultSearch, strategy.DefaultSearchBudget))
+	fl.StringVar(&f.strategy, "strategy", "", "search strategy: "+strings.Join(strategy.Names(), ", ")+fmt.Sprintf(" (default: the spec's Search.Name, else brute_force up to %d configurations and %s above, with %d evaluations unless a budget is given; %s where the results database holds this kernel's results on another GPU)", strategy.BruteForceMax, strategy.DefaultSearch, strategy.DefaultSearchBudget, strategy.DefaultTransfer))
 	fl.StringArrayVar(&f.strategyParams, "strategy-param", nil, "a strategy hyperparameter NAME=VALUE (repeatable; overrides the spec's Search.Attributes)")
 	fl.StringArrayVar(&f.compilerOptions, "compiler-option", nil, "an NVRTC option added after the spec's CompilerOptions, e.g. --compiler-option=-ftz=true (repeatable; results are kept apart from those compiled without it)")
 	intFlag(fl, &f.repeat, "repeat", 1, 1, 1000, "measure each configuration this many times (on any GPU of the run) and keep every repeat; the evaluation is the median repeat by time, with the time's 95 % interval of the median (order statistics) in its metrics time_ci_low and time_ci_high")
@@ -274,6 +274,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return err
 	}
 
+	defaultPrior := false
 	if f.strategy == "" && s.Strategy == "" && f.shard == "" {
 		// No strategy named: brute force up to strategy.BruteForceMax
 		// configurations, the best measured search above.
@@ -281,8 +282,21 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		if m := s.Budget.MaxConfigurations; m > 0 && (budget == 0 || m < budget) {
 			budget = m
 		}
-		name, evals, why := strategy.Default(sp.Len(), budget, f.timeLimit > 0 || s.Budget.Duration > 0)
+		// The kernel's results on other GPUs of the database make
+		// transfer the default (strategy.Default).
+		priors := 0
+		if sp.Len() > strategy.BruteForceMax {
+			ps, err := tuner.DatabasePriors(db, s.Hash, be.Device().UUID, sp, obj)
+			if err != nil {
+				return err
+			}
+			priors = len(ps)
+		}
+		name, evals, why := strategy.Default(sp.Len(), budget, f.timeLimit > 0 || s.Budget.Duration > 0, priors)
 		stratName = name
+		if name == strategy.DefaultTransfer {
+			defaultPrior = true
+		}
 		if evals > 0 {
 			f.maxEvals = evals
 		}
@@ -295,6 +309,9 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	params, err := strategyParams(s, f.strategyParams)
 	if err != nil {
 		return err
+	}
+	if _, ok := params["prior"]; defaultPrior && !ok {
+		params["prior"] = tuner.PriorDatabase
 	}
 	cfg := tuner.Config{
 		Subject: tuner.FromSpec(s), Space: sp, Backend: be, DB: db, Objective: obj, Objectives: objs, Strategy: stratName, StrategyParams: params, Seed: f.seed,
