@@ -650,7 +650,7 @@ func rankGauss(y []float64) {
 	for k := range idx {
 		idx[k] = k
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmpFloat(y[a], y[b]) })
+	slices.SortStableFunc(idx, func(a, b int) int { return cmpScore(y[a], y[b]) })
 	r := make([]float64, len(y))
 	for k := 0; k < len(idx); {
 		j := k
@@ -666,14 +666,4 @@ func rankGauss(y []float64) {
 	for k := range y {
 		y[k] = math.Sqrt2 * math.Erfinv(2*r[k]/n-1)
 	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

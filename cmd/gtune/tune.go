@@ -274,7 +274,11 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return err
 	}
 
+	// defaultPrior: transfer was chosen for dbPriors, the kernel's
+	// results on the database's other GPUs, which the run then takes as
+	// they are (Provide would read them again).
 	defaultPrior := false
+	var dbPriors []strategy.PriorTimes
 	if f.strategy == "" && s.Strategy == "" && f.shard == "" {
 		// No strategy named: brute force up to strategy.BruteForceMax
 		// configurations, the best measured search above.
@@ -284,19 +288,14 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		}
 		// The kernel's results on other GPUs of the database make
 		// transfer the default (strategy.Default).
-		priors := 0
 		if sp.Len() > strategy.BruteForceMax {
-			ps, err := tuner.DatabasePriors(db, s.Hash, be.Device().UUID, sp, obj)
-			if err != nil {
+			if dbPriors, err = tuner.DatabasePriors(db, s.Hash, be.Device().UUID, sp, obj); err != nil {
 				return err
 			}
-			priors = len(ps)
 		}
-		name, evals, why := strategy.Default(sp.Len(), budget, f.timeLimit > 0 || s.Budget.Duration > 0, priors)
+		name, evals, why := strategy.Default(sp.Len(), budget, f.timeLimit > 0 || s.Budget.Duration > 0, len(dbPriors))
 		stratName = name
-		if name == strategy.DefaultTransfer {
-			defaultPrior = true
-		}
+		defaultPrior = name == strategy.DefaultTransfer
 		if evals > 0 {
 			f.maxEvals = evals
 		}
@@ -320,6 +319,12 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	// The compile cache first: the resource provider (occupancy-guided
 	// strategies) keeps the binaries it compiles there for the run.
+	if defaultPrior {
+		cfg.Priors = dbPriors
+		for _, p := range dbPriors {
+			fmt.Fprintf(cmd.ErrOrStderr(), "transfer: prior %s\n", p.Source)
+		}
+	}
 	cfg.CompileCache = openCompileCache(cmd, f)
 	cfg.DiscardPTX = !f.keepPTX
 	if err := cfg.Provide(ctx, cmd.ErrOrStderr()); err != nil {
