@@ -38,8 +38,10 @@ import (
 // (localPick), until local_stall evaluations more bring nothing better;
 // then, or after bo_evals evaluations, it continues as iterated local
 // search (greedy_ils) from the best configuration, whose random walks
-// and restarts leave a basin the model keeps returning to. Sequential
-// after the initial design (which Next hands out as one batch).
+// and restarts leave a basin the model keeps returning to. After the
+// initial design (which Next hands out as one batch) it keeps up to
+// Options.Batch configurations outstanding, each chosen as if those
+// outstanding had been measured (liar).
 //
 // Hyperparameters:
 //   - initial_samples: size of the initial design (default 4)
@@ -97,6 +99,9 @@ import (
 //   - ard: coordinate passes of the per-parameter length-scale fit on
 //     the grid (default 2; 0: one length scale for all parameters); the
 //     gradient fit sets every length scale at once
+//   - liar: with results outstanding, what the model takes them to
+//     be: "believer" (default: its own mean there), "min", "median" or
+//     "max" (see the field liar for what each closes)
 type bayesOpt struct {
 	name      string
 	t         *tracker
@@ -135,16 +140,26 @@ type bayesOpt struct {
 	adjacent   func(int) []int
 	// batch is Options.Batch: results outstanding at most. With more
 	// than one, each proposal beyond the first is chosen as if the
-	// outstanding ones had scored the incumbent's value (the constant
-	// liar, CL-min: Ginsbourger, Le Riche and Carraro, "Kriging is
-	// well-suited to parallelize optimization", 2010), so that a batch
-	// spreads over the space instead of piling on one optimum.
-	batch      int
-	stall      int
-	lastImpr   int     // t.nTold when the best last improved
-	lastBest   float64 // best score at lastImpr
-	handedOver bool
-	target     string
+	// outstanding ones had been measured (withLiars, liar), so that a
+	// batch spreads over the space instead of piling on one optimum.
+	batch int
+	lying bool // withLiars: outstanding configurations hold lies
+	// liar is what outstanding configurations are taken to have scored
+	// (Ginsbourger, Le Riche and Carraro, "Kriging is well-suited to
+	// parallelize optimization", 2010): "believer" the model's mean
+	// there (the kriging believer: the mean stays, the uncertainty
+	// shrinks), "min" the incumbent's score (the constant liar CL-min),
+	// "median" or "max" the median or worst valid score measured. With
+	// 4 outstanding on the 8 replayed caches (bench-strategies --gpus 4,
+	// 100 seeds) they close 0.346 / 0.233 / 0.316 / 0.306 of random
+	// search's gap at 25 evaluations; one at a time, 0.399.
+	liar        string
+	outstanding []int // withLiars: proposed, not yet told
+	stall       int
+	lastImpr    int     // t.nTold when the best last improved
+	lastBest    float64 // best score at lastImpr
+	handedOver  bool
+	target      string
 
 	// transfer (transfer.go): per prior device, a feature per
 	// configuration; configurations by mean prior rank, best first; how
@@ -185,7 +200,7 @@ const hyperPoints = 100
 func init() { Register("bayes_opt", Needs{}, newBayesOpt) }
 
 func newBayesOpt(o Options) (Strategy, error) {
-	h, err := newHyper("bayes_opt", o.Params, "initial_samples", "candidates", "top", "xi", "max_points", "bo_evals", "refit", "stall", "scaling", "ard", "design", "acquisition", "kappa", "fit", "alignment", "threads", "invalid", "local", "local_stall", "target")
+	h, err := newHyper("bayes_opt", o.Params, "initial_samples", "candidates", "top", "xi", "max_points", "bo_evals", "refit", "stall", "scaling", "ard", "design", "acquisition", "kappa", "fit", "alignment", "threads", "invalid", "local", "local_stall", "target", "liar")
 	if err != nil {
 		return nil, err
 	}
@@ -214,6 +229,7 @@ func newBayesOpt(o Options) (Strategy, error) {
 	b.local = h.choice("local", "model", "ils", "model")
 	b.localStall = h.int("local_stall", defaultStall(o.Budget), 1, math.MaxInt32)
 	b.target = h.choice("target", defaultTarget(o.Budget), "log", "rank")
+	b.liar = h.choice("liar", "believer", "min", "median", "max", "believer")
 	if h.err != nil {
 		return nil, h.err
 	}
@@ -367,9 +383,8 @@ func (b *bayesOpt) addNeighbours(c *candidates, configurations []int) {
 }
 
 // withLiars runs pick with every outstanding configuration (proposed, not
-// yet told) given the incumbent's score, as if measured (the constant
-// liar; see batch), and takes the lies back after. With none
-// outstanding it is pick.
+// yet told) taken as measured, its score the liar's, and takes the lies
+// back after. With none outstanding it is pick.
 func (b *bayesOpt) withLiars(pick func() (int, bool)) (int, bool) {
 	if b.t.pending() == 0 {
 		return pick()
@@ -380,9 +395,23 @@ func (b *bayesOpt) withLiars(pick func() (int, bool)) (int, bool) {
 			liars = append(liars, i)
 		}
 	}
+	if b.hyp.ls == nil || b.hyperDue() {
+		// The GP's hyperparameters come from measurements only, not
+		// lies: they are kept for the next refit evaluations.
+		if _, _, ok := b.model(); !ok {
+			return b.t.randomFresh()
+		}
+	}
+	b.lying = true
+	defer func() { b.lying = false }()
+	if b.liar == "believer" {
+		b.outstanding = liars
+		return pick()
+	}
 	told := len(b.told)
+	lie := b.lie()
 	for _, i := range liars {
-		b.t.score[i] = b.t.bestScore
+		b.t.score[i] = lie
 		b.told = append(b.told, i)
 	}
 	i, ok := pick()
@@ -391,6 +420,30 @@ func (b *bayesOpt) withLiars(pick func() (int, bool)) (int, bool) {
 	}
 	b.told = b.told[:told]
 	return i, ok
+}
+
+// lie is the score outstanding configurations are given (liar).
+func (b *bayesOpt) lie() float64 {
+	if b.liar == "min" {
+		return b.t.bestScore
+	}
+	var f []float64
+	for _, i := range b.told {
+		if s := b.t.score[i]; !math.IsInf(s, 0) && !math.IsNaN(s) {
+			f = append(f, s)
+		}
+	}
+	slices.Sort(f)
+	if b.liar == "max" {
+		return f[len(f)-1]
+	}
+	return f[len(f)/2]
+}
+
+// hyperDue says whether model refits the kernel's hyperparameters: every
+// refit evaluations, or an eighth of those told where that is more.
+func (b *bayesOpt) hyperDue() bool {
+	return b.t.nTold-b.lastFit >= max(b.refit, b.t.nTold/8)
 }
 
 func (b *bayesOpt) Tell(r Evaluation) {
@@ -456,7 +509,7 @@ func (b *bayesOpt) model() (*gp, float64, bool) {
 	for k, i := range obs {
 		X[k] = b.features(i, nil)
 	}
-	if b.hyp.ls == nil || b.t.nTold-b.lastFit >= max(b.refit, b.t.nTold/8) {
+	if !b.lying && (b.hyp.ls == nil || b.hyperDue()) {
 		b.lastFit = b.t.nTold
 		// Fit on the best and a spread of the rest: obs is sorted best
 		// first when it was subsampled, else in the order told.
@@ -480,6 +533,21 @@ func (b *bayesOpt) model() (*gp, float64, bool) {
 			hyp = refineHyper(hx, hy, hyp)
 		}
 		b.hyp = hyp
+	}
+	if b.lying && b.liar == "believer" {
+		// The kriging believer: each outstanding configuration is told the
+		// mean of the model of the measurements there, so the mean stays
+		// and only the uncertainty about it shrinks.
+		g0, ok := fitGP(X, y, b.hyp.inv(), b.hyp.noise)
+		if !ok {
+			return nil, 0, false
+		}
+		scratch := make([]float64, len(X))
+		for _, i := range b.outstanding {
+			x := b.features(i, nil)
+			mu, _ := g0.predict(x, scratch)
+			X, y = append(X, x), append(y, mu)
+		}
 	}
 	g, ok := fitGP(X, y, b.hyp.inv(), b.hyp.noise)
 	return g, best, ok

@@ -195,3 +195,52 @@ func TestRankGauss(t *testing.T) {
 		}
 	}
 }
+
+// TestKrigingBeliever: told the model's own mean at the outstanding
+// configurations, the model keeps its mean everywhere and is surer there;
+// the lies never fit the hyperparameters.
+func TestKrigingBeliever(t *testing.T) {
+	vals := make([]expr.Value, 40)
+	for i := range vals {
+		vals[i] = expr.Int(int64(i + 1))
+	}
+	sp, err := space.Build([]space.Param{{Name: "x", Values: vals}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newBayesOpt(Options{Space: sp, Seed: 1, Batch: 3, Params: map[string]any{"threads": false, "alignment": false, "target": "log"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.(*bayesOpt)
+	for _, i := range []int{0, 7, 15, 22, 30, 39} {
+		b.t.propose(i)
+		b.Tell(Evaluation{Index: i, Score: 1 + math.Pow(float64(i-18)/10, 2), Valid: true})
+	}
+	g0, _, ok := b.model()
+	if !ok {
+		t.Fatal("no model of 6 measurements")
+	}
+	hyp := b.hyp
+	b.outstanding, b.lying = []int{11, 26}, true
+	g, _, ok := b.model()
+	b.lying = false
+	if !ok || len(g.X) != 8 {
+		t.Fatalf("the believer's model has %d observations (ok %v), want 6 measured and 2 outstanding", len(g.X), ok)
+	}
+	if !slices.Equal(b.hyp.ls, hyp.ls) || b.hyp.noise != hyp.noise {
+		t.Errorf("hyperparameters changed with lies: %+v, was %+v", b.hyp, hyp)
+	}
+	scratch := make([]float64, 8)
+	for i := range 40 {
+		x := b.features(i, nil)
+		m0, sd0 := g0.predict(x, scratch)
+		m, sd := g.predict(x, scratch)
+		if math.Abs(m-m0) > 1e-6 {
+			t.Errorf("x=%d: mean %.9f with the believer's lies, %.9f without", i+1, m, m0)
+		}
+		if (i == 11 || i == 26) && !(sd < sd0/2) {
+			t.Errorf("x=%d (outstanding): sd %.4f with its lie, %.4f without; want less than half", i+1, sd, sd0)
+		}
+	}
+}

@@ -60,7 +60,7 @@ func init() { Register("transfer", Needs{Priors: true}, newTransfer) }
 func newTransfer(o Options) (Strategy, error) {
 	params := map[string]any{}
 	priorCands := 200
-	h, err := newHyper("transfer", o.Params, "initial_samples", "candidates", "top", "xi", "max_points", "bo_evals", "refit", "stall", "scaling", "ard", "design", "acquisition", "kappa", "target", "prior", "prior_candidates", "random_initial")
+	h, err := newHyper("transfer", o.Params, "initial_samples", "candidates", "top", "xi", "max_points", "bo_evals", "refit", "stall", "scaling", "ard", "design", "acquisition", "kappa", "target", "liar", "prior", "prior_candidates", "random_initial")
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func newTransfer(o Options) (Strategy, error) {
 		// optimum here: let the model look further before handing over.
 		params["stall"] = 60
 	}
-	s, err := newBayesOpt(Options{Space: o.Space, Seed: o.Seed, Params: params, Budget: o.Budget})
+	s, err := newBayesOpt(Options{Space: o.Space, Seed: o.Seed, Params: params, Budget: o.Budget, Batch: o.Batch})
 	if err != nil {
 		return nil, fmt.Errorf("%s", strings.Replace(err.Error(), "bayes_opt", "transfer", 1))
 	}

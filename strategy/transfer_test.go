@@ -113,6 +113,30 @@ func TestTransferSearchAndErrors(t *testing.T) {
 	if a, b, c := run(1, 60), run(1, 60), run(2, 60); !slices.Equal(a, b) || slices.Equal(a, c) {
 		t.Fatal("not deterministic per seed")
 	}
+	// Told the batch (Options.Batch), it keeps that many outstanding
+	// after its initial design, as bayes_opt does.
+	for _, batch := range []int{1, 4} {
+		s, err := New("transfer", Options{Space: sp, Seed: 1, Params: map[string]any{"prior": prior.Source}, Priors: priors, Batch: batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		most := 0
+		for told := 0; told < 40; {
+			ids := s.Next(4 - len(out))
+			out = append(out, ids...)
+			if told >= 10 {
+				most = max(most, len(out))
+			}
+			if len(ids) == 0 || len(out) == 4 {
+				s.Tell(eval(out[0]))
+				out, told = out[1:], told+1
+			}
+		}
+		if most != batch {
+			t.Errorf("transfer told a batch of %d: %d outstanding at most", batch, most)
+		}
+	}
 	for _, bad := range []struct {
 		params map[string]any
 		priors []PriorTimes

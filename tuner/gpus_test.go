@@ -3,6 +3,7 @@ package tuner
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/executor"
 	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/store"
 )
 
 // runOn tunes the fixture's spec by brute force on n simulated GPUs of
@@ -220,5 +222,49 @@ func TestWaitingStrategiesOnSeveralGPUs(t *testing.T) {
 		if sum.Evaluated != 40 {
 			t.Errorf("%s on three GPUs: %d evaluated of a budget of 40", name, sum.Evaluated)
 		}
+	}
+}
+
+// bayes_opt with 4 configurations in flight on one GPU: the run is the
+// same whatever the compile times (results are told in the order
+// proposed, each before the next proposal), differs from one at a time,
+// and its settings say how many; on the simulated GPU the default is 1.
+func TestInFlight(t *testing.T) {
+	d, _ := device.Lookup("h100_sxm")
+	order := func(inFlight int) ([]string, *store.Run) {
+		f := newFixture(t)
+		sp, _ := f.spec.BuildSpace()
+		be := sim.New(d, sim.Options{Seed: 7, Noise: 0.01})
+		defer be.Close()
+		sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: be, DB: f.db,
+			Objective: objective.FromSpec(f.spec), Strategy: "bayes_opt", Seed: 3, MaxEvals: 30, InFlight: inFlight, CompileWorkers: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, err := f.db.Evaluations(sum.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, e := range es {
+			keys = append(keys, e.Key)
+		}
+		r, err := f.db.Run(sum.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return keys, r
+	}
+	four, r := order(4)
+	again, _ := order(4)
+	one, r1 := order(0)
+	if len(four) != 30 || !slices.Equal(four, again) {
+		t.Errorf("4 in flight: %d evaluated; two runs %v\n%v", len(four), four, again)
+	}
+	if slices.Equal(four, one) {
+		t.Errorf("4 in flight evaluated what 1 does: %v", four)
+	}
+	if got, got1 := r.Settings["in_flight"], r1.Settings["in_flight"]; got != 4.0 || got1 != 1.0 {
+		t.Errorf("settings in_flight %v and, by default on the simulated GPU, %v; want 4 and 1", got, got1)
 	}
 }

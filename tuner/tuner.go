@@ -94,6 +94,13 @@ type Config struct {
 	// the CPU count; one less than the CPU count at most when the run
 	// measures energy).
 	CompileWorkers int
+	// InFlight is, per GPU, the configurations a strategy that waits for
+	// results before proposing more (bayes_opt, transfer) keeps in
+	// progress: the others compile while one is measured
+	// (strategy.Options.Batch is InFlight per GPU). 0: DefaultInFlight
+	// on a backend that compiles, 1 on a simulated or replayed GPU, whose
+	// compilations cost nothing; stored in the run's settings.
+	InFlight int
 	// Lookahead is the number of configurations proposed and not yet told
 	// at most (default twice CompileWorkers); stored in the run's
 	// settings.
@@ -684,8 +691,17 @@ func start(ctx context.Context, c Config) (*run, error) {
 	if len(c.Objectives) == 0 {
 		c.Objectives = []objective.Objective{c.Objective}
 	}
+	inFlight := c.InFlight
+	if inFlight <= 0 {
+		inFlight = DefaultInFlight
+		_, sim := backend.Capability[backend.Simulator](c.Backend)
+		_, replays := backend.Capability[backend.Replayer](c.Backend)
+		if sim || replays {
+			inFlight = 1
+		}
+	}
 	strat, err := strategy.New(c.Strategy, strategy.Options{
-		Space: c.Space, Seed: c.Seed, Params: c.StrategyParams, Budget: maxEvals, Batch: 1 + len(c.GPUs),
+		Space: c.Space, Seed: c.Seed, Params: c.StrategyParams, Budget: maxEvals, Batch: (1 + len(c.GPUs)) * inFlight,
 		Resources: c.Resources, Target: c.Target, Priors: c.Priors, Objectives: len(c.Objectives), Kernels: c.Kernels,
 	})
 	if err != nil {
@@ -771,6 +787,7 @@ func start(ctx context.Context, c Config) (*run, error) {
 		lookahead = max(2*c.CompileWorkers, 2*(1+len(c.GPUs)))
 	}
 	sr.Settings["lookahead"] = lookahead
+	sr.Settings["in_flight"] = inFlight
 	if c.Shard != "" {
 		sr.Settings["shard"] = c.Shard
 	}
@@ -1035,6 +1052,18 @@ func (r *run) noteThermal(o *Evaluation) error {
 	}
 	return r.c.DB.SetRunSettings(r.store.ID, set)
 }
+
+// DefaultInFlight is Config.InFlight on a backend that compiles. On an
+// H200, 25 evaluations of benchmark_hub's convolution, every
+// configuration compiled (driver JIT cache off), took bayes_opt 66.9 and
+// 70.3 s one at a time and 35.5 and 15.7 s with 4 in flight, transfer
+// 33.6 / 42.3 s and 26.9 / 30.7 s (scripts/device-transfer.sh, seeds 1
+// and 2). In the replay 4 in flight close 0.346 of random search's gap at
+// 25 evaluations and 0.610 at 100, against 0.399 and 0.647 one at a time;
+// transfer 0.765 / 0.872 against 0.777 / 0.863 (bench-strategies --gpus 4,
+// the 8 hub caches, 100 seeds; BENCHMARKS.md, "Compiling while
+// measuring").
+const DefaultInFlight = 4
 
 // reuseBatch is how many reuse links a run records in one transaction
 // (store.DB.Reuse): a crash loses at most that many from the run's

@@ -41,7 +41,7 @@ import (
 type tuneFlags struct {
 	backend, db, strategy, objective, simDevice string
 	strategyParams, compilerOptions             []string
-	device, maxEvals                            int
+	device, maxEvals, inFlight                  int
 	limits                                      spaceLimits
 	timeLimit                                   time.Duration
 	asJSON, fresh, noProgress, energy, orders   bool
@@ -126,6 +126,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	intFlag(fl, &f.confirmRounds, "confirm-rounds", 10, 1, 10000, "with --confirm: the most re-measurements of each configuration")
 	fl.StringVar(&f.shard, "shard", "", "tune shard I/K of the search space: every K-th configuration from the I-th (0-based), for K jobs that cannot talk to each other (brute_force, random_sample); gtune merge joins their databases into one run (gtune slurm submit --shards K writes such a job)")
 	intFlag(fl, &f.maxEvals, "max-evals", 0, 0, math.MaxInt, "evaluate at most this many configurations (0: no limit beyond the spec's Budget)")
+	intFlag(fl, &f.inFlight, "in-flight", 0, 0, 1024, fmt.Sprintf("per GPU, the configurations bayes_opt and transfer keep in progress, compiling while one is measured: more is faster where compiling takes longer than measuring, and needs a few more evaluations to find as good a configuration (0: %d on a GPU, 1 on the simulated GPU)", tuner.DefaultInFlight))
 	addSpaceFlags(fl, &f.limits)
 	durationFlag(fl, &f.timeLimit, "time-limit", 0, 0, "stop proposing configurations after this wall time, e.g. 10m (0: no limit)")
 	listFlagVar(fl, &f.objective, "objective", "objective: time, energy, power, edp or a metric of the spec's Gtune.Metrics (default: the spec's Gtune.Objective, else time); a comma-separated list, e.g. time,energy, gives the Pareto front (and is what nsga2 searches)")
@@ -314,7 +315,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	cfg := tuner.Config{
 		Subject: tuner.FromSpec(s), Space: sp, Backend: be, DB: db, Objective: obj, Objectives: objs, Strategy: stratName, StrategyParams: params, Seed: f.seed,
-		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more, Shard: f.shard, Repeat: f.repeat, RepeatUntil: f.repeatUntil / 100,
+		MaxEvals: f.maxEvals, InFlight: f.inFlight, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more, Shard: f.shard, Repeat: f.repeat, RepeatUntil: f.repeatUntil / 100,
 		Confirm: f.confirm, ConfirmRounds: f.confirmRounds,
 	}
 	// The compile cache first: the resource provider (occupancy-guided
