@@ -87,29 +87,59 @@ func (c *counting) Tell(r strategy.Evaluation) {
 }
 
 // bayes_opt told a batch of 4 proposes beyond its initial design (2 here) while
-// results are outstanding (the constant liar), up to 4 at once; with a
-// batch of 1 it waits for each result.
+// results are outstanding (liar), up to 4 at once, and so does greedy_ils
+// (the neighbours of a neighbourhood), also as bayes_opt's last phase
+// (bo_evals 10); with a batch of 1 each waits for each result.
 func TestBayesOptBatch(t *testing.T) {
 	p := grid(t)
-	for _, batch := range []int{1, 4} {
-		s, err := strategy.New("bayes_opt", strategy.Options{Space: p.Space, Seed: 2, Budget: 40, Batch: batch, Params: map[string]any{"initial_samples": 2}})
-		if err != nil {
-			t.Fatal(err)
+	for _, c := range []struct {
+		name   string
+		params map[string]any
+	}{
+		{"bayes_opt", map[string]any{"initial_samples": 2}},
+		{"greedy_ils", nil},
+		{"bayes_opt", map[string]any{"initial_samples": 2, "bo_evals": 10}},
+	} {
+		for _, batch := range []int{1, 4} {
+			testBatch(t, p, c.name, c.params, batch)
 		}
-		c := &counting{Strategy: s}
-		var outstanding []int
-		for told := 0; told < 40; {
-			ids := c.Next(batch - len(outstanding))
-			outstanding = append(outstanding, ids...)
-			if len(ids) == 0 || len(outstanding) == batch {
-				i := outstanding[0]
-				outstanding = outstanding[1:]
-				c.Tell(strategy.Evaluation{Index: i, Score: p.Times[i], Valid: true})
-				told++
+	}
+}
+
+// testBatch drives strategy name told a batch over 40 evaluations, asking
+// for as many as the batch leaves room for and telling the oldest when
+// it is full or the strategy waits: it must reach the batch, never
+// exceed it, and never propose twice.
+func testBatch(t *testing.T, p *Problem, name string, params map[string]any, batch int) {
+	t.Helper()
+	s, err := strategy.New(name, strategy.Options{Space: p.Space, Seed: 2, Budget: 40, Batch: batch, Params: params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &counting{Strategy: s}
+	var outstanding []int
+	seen := map[int]bool{}
+	late := 0 // most outstanding after the first 20 told
+	for told := 0; told < 40; {
+		ids := c.Next(batch - len(outstanding))
+		for _, i := range ids {
+			if seen[i] {
+				t.Fatalf("%s batch %d: configuration %d proposed twice", name, batch, i)
 			}
+			seen[i] = true
 		}
-		if c.most != batch {
-			t.Errorf("batch %d: at most %d outstanding", batch, c.most)
+		outstanding = append(outstanding, ids...)
+		if told >= 20 {
+			late = max(late, len(outstanding))
 		}
+		if len(ids) == 0 || len(outstanding) == batch {
+			i := outstanding[0]
+			outstanding = outstanding[1:]
+			c.Tell(strategy.Evaluation{Index: i, Score: p.Times[i], Valid: true})
+			told++
+		}
+	}
+	if c.most != batch || late != batch {
+		t.Errorf("%s %v, batch %d: at most %d outstanding, %d after 20 told", name, params, batch, c.most, late)
 	}
 }

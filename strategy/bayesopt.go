@@ -246,7 +246,7 @@ func newBayesOpt(o Options) (Strategy, error) {
 	}
 	b.hamming = neighborFunc(o.Space, "Hamming")
 	b.adjacent = neighborFunc(o.Space, "adjacent")
-	ils, _ := newGreedyILS(Options{Space: o.Space, Seed: o.Seed})
+	ils, _ := newGreedyILS(Options{Space: o.Space, Seed: o.Seed, Batch: o.Batch})
 	b.ils = ils.(*greedyILS)
 	b.ils.t = b.t // share the record: never propose a configuration twice
 	b.ils.ls.t = b.t

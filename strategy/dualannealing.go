@@ -71,7 +71,7 @@ func newDualAnnealing(o Options) (Strategy, error) {
 		d.widest = max(d.widest, float64(n))
 	}
 	d.t = newTracker(o.Space, newRand(o.Seed, 17))
-	d.ls = localSearch{t: d.t, neighbors: neighborFunc(o.Space, kind), first: true, waiting: -1}
+	d.ls = localSearch{t: d.t, neighbors: neighborFunc(o.Space, kind), first: true}
 	d.cur, d.curScore, d.chainBest, d.waiting = -1, math.Inf(1), math.Inf(1), -1
 	return d, nil
 }

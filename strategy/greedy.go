@@ -5,8 +5,11 @@ import "math"
 // greedy_mls and greedy_ils: local search over the neighbourhood of a
 // configuration, after Kernel Tuner's strategies of the same names
 // (Schoonhoven et al., "Benchmarking optimization algorithms for
-// auto-tuning GPU kernels", IEEE TEC 2022, Sec. III). Both are sequential:
-// Next proposes one configuration and waits for its result.
+// auto-tuning GPU kernels", IEEE TEC 2022, Sec. III). greedy_mls is
+// sequential: Next proposes one configuration and waits for its result.
+// greedy_ils keeps up to Options.Batch outstanding: the neighbours of a
+// neighbourhood measure together, and the climb moves at the first told
+// better.
 
 func init() {
 	Register("greedy_mls", Needs{}, newGreedyMLS)
@@ -62,7 +65,7 @@ func newGreedyMLS(o Options) (Strategy, error) {
 		return nil, h.err
 	}
 	t := newTracker(o.Space, newRand(o.Seed, 11))
-	return &greedyMLS{climb{t: t, ls: localSearch{t: t, neighbors: neighborFunc(o.Space, kind), first: first, waiting: -1}, start: -1}}, nil
+	return &greedyMLS{climb{t: t, ls: localSearch{t: t, neighbors: neighborFunc(o.Space, kind), first: first}, start: -1}}, nil
 }
 
 func (g *greedyMLS) Name() string { return "greedy_mls" }
@@ -107,6 +110,7 @@ type greedyILS struct {
 	walk     int
 	patience int
 	neigh    func(int) []int
+	batch    int // Options.Batch: results outstanding at most
 
 	inc      int // incumbent local optimum; -1 if none
 	incScore float64
@@ -128,20 +132,39 @@ func newGreedyILS(o Options) (Strategy, error) {
 	t := newTracker(o.Space, newRand(o.Seed, 12))
 	nf := neighborFunc(o.Space, kind)
 	walk := max(1, int(math.Round(frac*float64(len(o.Space.Params())))))
-	return &greedyILS{climb: climb{t: t, ls: localSearch{t: t, neighbors: nf, first: first, waiting: -1}, start: -1}, walk: walk, patience: patience, neigh: nf, inc: -1, incScore: math.Inf(1)}, nil
+	return &greedyILS{climb: climb{t: t, ls: localSearch{t: t, neighbors: nf, first: first}, start: -1}, walk: walk, patience: patience, neigh: nf, batch: max(1, o.Batch), inc: -1, incScore: math.Inf(1)}, nil
 }
 
 func (g *greedyILS) Name() string { return "greedy_ils" }
 
 func (g *greedyILS) Next(n int) []int {
-	if n <= 0 || g.t.pending() > 0 {
-		return nil
+	var out []int
+	for len(out) < n && g.t.pending() < g.batch {
+		i, ok := g.one()
+		if !ok {
+			break
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+// one proposes the next configuration: a neighbour, or the start of the
+// next climb (a perturbation of the incumbent or a random restart). It
+// returns false while the climb waits for a result it needs (its start's,
+// or the rest of a neighbourhood's) and when the space is exhausted.
+func (g *greedyILS) one() (int, bool) {
+	if g.start >= 0 {
+		return -1, false // the climb begins from the start's result
 	}
 	for tries := 0; ; tries++ {
 		if g.active {
 			if c, ok := g.ls.next(); ok {
 				g.t.propose(c)
-				return []int{c}
+				return c, true
+			}
+			if g.ls.waiting() {
+				return -1, false
 			}
 			g.active = false
 			if g.ls.curScore < g.incScore {
@@ -153,7 +176,7 @@ func (g *greedyILS) Next(n int) []int {
 			// (Re)start from a random configuration.
 			var ok bool
 			if i, ok = g.t.randomFresh(); !ok {
-				return nil
+				return -1, false
 			}
 			if g.inc >= 0 {
 				g.lastImpr = g.t.nTold
@@ -169,7 +192,7 @@ func (g *greedyILS) Next(n int) []int {
 		}
 		g.t.propose(i)
 		g.start = i
-		return []int{i}
+		return i, true
 	}
 }
 

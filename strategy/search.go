@@ -333,7 +333,7 @@ type localSearch struct {
 	pos      int
 	bestC    int
 	bestS    float64
-	waiting  int // index proposed and not yet told; -1 if none
+	out      []int // proposed by next and not yet told, in order
 }
 
 func (l *localSearch) start(i int, s float64) {
@@ -342,7 +342,6 @@ func (l *localSearch) start(i int, s float64) {
 	l.t.rng.Shuffle(len(l.cand), func(a, b int) { l.cand[a], l.cand[b] = l.cand[b], l.cand[a] })
 	l.pos = 0
 	l.bestC, l.bestS = -1, s
-	l.waiting = -1
 }
 
 func (l *localSearch) consider(c int, s float64) {
@@ -357,8 +356,12 @@ func (l *localSearch) consider(c int, s float64) {
 	}
 }
 
-// next gives the next neighbour to evaluate, or ok=false at a local
-// optimum (the climber then rests at cur).
+// next gives the next neighbour to evaluate, or ok=false when there is
+// none: at a local optimum (the climber then rests at cur), or, while
+// waiting says so, until the results outstanding are told. A climber
+// that calls it only with nothing outstanding scans one neighbour at a
+// time; one that calls it again before (greedy_ils with a batch) scans
+// several at once, and moves at the first of them told better.
 func (l *localSearch) next() (int, bool) {
 	for {
 		for l.pos < len(l.cand) {
@@ -371,8 +374,11 @@ func (l *localSearch) next() (int, bool) {
 			if l.t.proposed[c] {
 				continue
 			}
-			l.waiting = c
+			l.out = append(l.out, c)
 			return c, true
+		}
+		if len(l.out) > 0 {
+			return -1, false // the rest of the neighbourhood is measuring
 		}
 		if !l.first && l.bestC >= 0 && l.bestS < l.curScore {
 			l.start(l.bestC, l.bestS)
@@ -382,13 +388,16 @@ func (l *localSearch) next() (int, bool) {
 	}
 }
 
-// told passes a result to the climber when it is the one it waits for.
+// told passes a result to the climber when it is one it waits for.
 func (l *localSearch) told(i int, s float64) {
-	if i == l.waiting {
-		l.waiting = -1
+	if k := slices.Index(l.out, i); k >= 0 {
+		l.out = slices.Delete(l.out, k, k+1)
 		l.consider(i, s)
 	}
 }
+
+// waiting says whether results of neighbours next gave are outstanding.
+func (l *localSearch) waiting() bool { return len(l.out) > 0 }
 
 func errorf(format string, a ...any) error { return fmt.Errorf("strategy "+format, a...) }
 
