@@ -534,22 +534,17 @@ func (b *bayesOpt) model() (*gp, float64, bool) {
 		}
 		b.hyp = hyp
 	}
-	if b.lying && b.liar == "believer" {
-		// The kriging believer: each outstanding configuration is told the
-		// mean of the model of the measurements there, so the mean stays
-		// and only the uncertainty about it shrinks.
-		g0, ok := fitGP(X, y, b.hyp.inv(), b.hyp.noise)
-		if !ok {
-			return nil, 0, false
-		}
-		scratch := make([]float64, len(X))
-		for _, i := range b.outstanding {
-			x := b.features(i, nil)
-			mu, _ := g0.predict(x, scratch)
-			X, y = append(X, x), append(y, mu)
-		}
-	}
 	g, ok := fitGP(X, y, b.hyp.inv(), b.hyp.noise)
+	if ok && b.lying && b.liar == "believer" {
+		// The kriging believer: each outstanding configuration is told the
+		// model's mean there, so the mean stays and only the uncertainty
+		// about it shrinks (gp.believe: no refit).
+		P := make([][]float64, len(b.outstanding))
+		for k, i := range b.outstanding {
+			P[k] = b.features(i, nil)
+		}
+		g = g.believe(P)
+	}
 	return g, best, ok
 }
 

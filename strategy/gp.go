@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
@@ -93,6 +94,44 @@ func fitGP(X [][]float64, y []float64, inv []float64, noise float64) (*gp, bool)
 	}
 	g.lml = -0.5*quad - 0.5*ch.LogDet() - 0.5*float64(m)*math.Log(2*math.Pi)
 	return g, true
+}
+
+// believe is g with each of points added as an observation of g's own
+// mean there (the kriging believer, bayesOpt.liar): the mean is g's
+// everywhere (the weights of the added points are exactly 0: with
+// y_P = k_Pᵀ K⁻¹ y the system [K k_P; k_Pᵀ c] α' = [y; y_P] has α' = [α;
+// 0]) and the variance that of a fit on X and points. The factor grows
+// by a column per point, O(len(points)·m²), instead of a refit's O(m³).
+// points are not copied.
+func (g *gp) believe(points [][]float64) *gp {
+	m, q := len(g.X), len(points)
+	n := m + q
+	u := make([]float64, n*n)
+	for i := 0; i < m; i++ {
+		copy(u[i*n+i:i*n+m], g.u.Data[i*g.u.Stride+i:i*g.u.Stride+m])
+	}
+	X := append(slices.Clone(g.X), points...)
+	k := make([]float64, n)
+	for j := m; j < n; j++ {
+		// Column j of U solves Uᵀ l = k(X[:j], X[j]); its diagonal is
+		// what is left of k(x, x) + noise.
+		ss := 0.0
+		for i := 0; i < j; i++ {
+			s := matern52r(math.Sqrt(scaledDist2(X[j], X[i], g.inv)))
+			for l := 0; l < i; l++ {
+				s -= u[l*n+i] * k[l]
+			}
+			s /= u[i*n+i]
+			k[i] = s
+			u[i*n+j] = s
+			ss += s * s
+		}
+		u[j*n+j] = math.Sqrt(max(1+g.noise-ss, 1e-12))
+	}
+	alpha := make([]float64, n)
+	copy(alpha, g.alpha)
+	return &gp{X: X, inv: g.inv, noise: g.noise, alpha: alpha, lml: math.NaN(),
+		u: blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: n, Data: u}}
 }
 
 // hyperGP are fitted kernel hyperparameters.

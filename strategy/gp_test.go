@@ -244,3 +244,33 @@ func TestKrigingBeliever(t *testing.T) {
 		}
 	}
 }
+
+// TestBelieve: a GP grown by believe predicts what a fit on the same
+// points, told its mean there, does.
+func TestBelieve(t *testing.T) {
+	X, y := sinData()
+	inv := []float64{2, 1}
+	g, ok := fitGP(X[:6], y[:6], inv, 0.01)
+	if !ok {
+		t.Fatal("no fit")
+	}
+	P := X[6:9]
+	scratch := make([]float64, 9)
+	yb := slices.Clone(y[:6])
+	for _, p := range P {
+		mu, _ := g.predict(p, scratch)
+		yb = append(yb, mu)
+	}
+	full, ok := fitGP(X[:9], yb, inv, 0.01)
+	if !ok {
+		t.Fatal("no fit with the lies")
+	}
+	b := g.believe(P)
+	for _, x := range X {
+		m1, s1 := b.predict(x, scratch)
+		m2, s2 := full.predict(x, scratch)
+		if math.Abs(m1-m2) > 1e-9 || math.Abs(s1-s2) > 1e-9 {
+			t.Errorf("x=%v: believe gives %.12f ± %.12f, a refit %.12f ± %.12f", x, m1, s1, m2, s2)
+		}
+	}
+}
