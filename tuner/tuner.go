@@ -1058,11 +1058,11 @@ func (r *run) noteThermal(o *Evaluation) error {
 // configuration compiled (driver JIT cache off), took bayes_opt 66.9 and
 // 70.3 s one at a time and 35.5 and 15.7 s with 4 in flight, transfer
 // 33.6 / 42.3 s and 26.9 / 30.7 s (scripts/device-transfer.sh, seeds 1
-// and 2). In the replay 4 in flight close 0.346 of random search's gap at
-// 25 evaluations and 0.610 at 100, against 0.399 and 0.647 one at a time;
-// transfer 0.765 / 0.872 against 0.777 / 0.863 (bench-strategies --gpus 4,
-// the 8 hub caches, 100 seeds; BENCHMARKS.md, "Compiling while
-// measuring").
+// and 2). In the replay bayes_opt with 4 in flight closes 0.346 / 0.607 /
+// 0.908 of random search's gap at 25 / 100 / 400 evaluations, against
+// 0.399 / 0.647 / 0.919 one at a time; transfer 0.765 / 0.872 at 25 / 100
+// against 0.777 / 0.863 (bench-strategies --gpus 4, the 8 hub caches, 100
+// seeds; BENCHMARKS.md, "Compiling while measuring").
 const DefaultInFlight = 4
 
 // reuseBatch is how many reuse links a run records in one transaction
