@@ -433,6 +433,9 @@ func (b *bayesOpt) lie() float64 {
 			f = append(f, s)
 		}
 	}
+	if len(f) == 0 {
+		return b.t.bestScore // nothing valid yet: no scale to lie on
+	}
 	slices.Sort(f)
 	if b.liar == "max" {
 		return f[len(f)-1]
