@@ -395,6 +395,12 @@ func (b *bayesOpt) withLiars(pick func() (int, bool)) (int, bool) {
 			liars = append(liars, i)
 		}
 	}
+	if b.liar == "believer" {
+		// The lies join the model after the fit (model, gp.believe).
+		b.outstanding, b.lying = liars, true
+		defer func() { b.lying = false }()
+		return pick()
+	}
 	if b.hyp.ls == nil || b.hyperDue() {
 		// The GP's hyperparameters come from measurements only, not
 		// lies: they are kept for the next refit evaluations.
@@ -404,10 +410,6 @@ func (b *bayesOpt) withLiars(pick func() (int, bool)) (int, bool) {
 	}
 	b.lying = true
 	defer func() { b.lying = false }()
-	if b.liar == "believer" {
-		b.outstanding = liars
-		return pick()
-	}
 	told := len(b.told)
 	lie := b.lie()
 	for _, i := range liars {
@@ -512,7 +514,9 @@ func (b *bayesOpt) model() (*gp, float64, bool) {
 	for k, i := range obs {
 		X[k] = b.features(i, nil)
 	}
-	if !b.lying && (b.hyp.ls == nil || b.hyperDue()) {
+	// With a liar other than the believer the lies are among obs: the
+	// hyperparameters are not fitted then (withLiars fitted them first).
+	if !(b.lying && b.liar != "believer") && (b.hyp.ls == nil || b.hyperDue()) {
 		b.lastFit = b.t.nTold
 		// Fit on the best and a spread of the rest: obs is sorted best
 		// first when it was subsampled, else in the order told.

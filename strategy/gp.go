@@ -111,18 +111,16 @@ func (g *gp) believe(points [][]float64) *gp {
 		copy(u[i*n+i:i*n+m], g.u.Data[i*g.u.Stride+i:i*g.u.Stride+m])
 	}
 	X := append(slices.Clone(g.X), points...)
-	k := make([]float64, n)
 	for j := m; j < n; j++ {
-		// Column j of U solves Uᵀ l = k(X[:j], X[j]); its diagonal is
-		// what is left of k(x, x) + noise.
+		// Column j of U solves Uᵀ l = k(X[:j], X[j]) (forward
+		// substitution); its diagonal is what is left of k(x, x) + noise.
 		ss := 0.0
 		for i := 0; i < j; i++ {
 			s := matern52r(math.Sqrt(scaledDist2(X[j], X[i], g.inv)))
 			for l := 0; l < i; l++ {
-				s -= u[l*n+i] * k[l]
+				s -= u[l*n+i] * u[l*n+j]
 			}
 			s /= u[i*n+i]
-			k[i] = s
 			u[i*n+j] = s
 			ss += s * s
 		}

@@ -33,6 +33,20 @@ func sinData() ([][]float64, []float64) {
 	return gridData(func(a, b float64) float64 { return math.Sin(6*a) + 0.05*math.Cos(17*b*a) })
 }
 
+// lineSpace is a search space of one parameter x with values 1 to n.
+func lineSpace(t *testing.T, n int) *space.Space {
+	t.Helper()
+	vals := make([]expr.Value, n)
+	for i := range vals {
+		vals[i] = expr.Int(int64(i + 1))
+	}
+	sp, err := space.Build([]space.Param{{Name: "x", Values: vals}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
 // intValues are vs as expression values.
 func intValues(vs ...int64) []expr.Value {
 	out := make([]expr.Value, len(vs))
@@ -135,14 +149,7 @@ func TestAlignmentAndThreadsFeatures(t *testing.T) {
 // gives configurations next to failed ones a low probability of being
 // valid and those next to valid ones a high one.
 func TestFeasibilityModel(t *testing.T) {
-	vals := make([]expr.Value, 20)
-	for i := range vals {
-		vals[i] = expr.Int(int64(i + 1))
-	}
-	sp, err := space.Build([]space.Param{{Name: "x", Values: vals}}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp := lineSpace(t, 20)
 	s, err := newBayesOpt(Options{Space: sp, Seed: 1, Params: map[string]any{"invalid": "feasibility", "threads": false, "alignment": false}})
 	if err != nil {
 		t.Fatal(err)
@@ -200,14 +207,7 @@ func TestRankGauss(t *testing.T) {
 // configurations, the model keeps its mean everywhere and is surer there;
 // the lies never fit the hyperparameters.
 func TestKrigingBeliever(t *testing.T) {
-	vals := make([]expr.Value, 40)
-	for i := range vals {
-		vals[i] = expr.Int(int64(i + 1))
-	}
-	sp, err := space.Build([]space.Param{{Name: "x", Values: vals}}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp := lineSpace(t, 40)
 	s, err := newBayesOpt(Options{Space: sp, Seed: 1, Batch: 3, Params: map[string]any{"threads": false, "alignment": false, "target": "log"}})
 	if err != nil {
 		t.Fatal(err)

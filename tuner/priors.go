@@ -20,10 +20,10 @@ const PriorDatabase = "database"
 // GPU other than the one of uuid on which the spec of hash specHash ran
 // (store.DB.OtherDevices: tune, replay and import runs alike) with at
 // least strategy.MinPriorValid configurations of sp measured valid, the
-// objective obj's value of every configuration of sp there (its newest
-// valid evaluation; the reciprocal where obj is maximised, so that lower
-// is better as for times), NaN where there is none or it is flagged
-// implausible. A configuration a partial run never measured is NaN like
+// objective obj's value of every configuration of sp there (from its
+// newest evaluation; the reciprocal where obj is maximised, so that lower
+// is better as for times), NaN where there is none, or the newest failed
+// or is flagged implausible. A configuration a partial run never measured is NaN like
 // one that failed: the runs the database keeps searched the good regions,
 // so the unmeasured are mostly worse (BENCHMARKS.md, "Transfer from the
 // results database": priors from runs of 25 and 100 evaluations).

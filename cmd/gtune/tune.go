@@ -318,14 +318,14 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		MaxEvals: f.maxEvals, InFlight: f.inFlight, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more, Shard: f.shard, Repeat: f.repeat, RepeatUntil: f.repeatUntil / 100,
 		Confirm: f.confirm, ConfirmRounds: f.confirmRounds,
 	}
-	// The compile cache first: the resource provider (occupancy-guided
-	// strategies) keeps the binaries it compiles there for the run.
 	if defaultPrior {
 		cfg.Priors = dbPriors
 		for _, p := range dbPriors {
 			fmt.Fprintf(cmd.ErrOrStderr(), "transfer: prior %s\n", p.Source)
 		}
 	}
+	// The compile cache first: the resource provider (occupancy-guided
+	// strategies) keeps the binaries it compiles there for the run.
 	cfg.CompileCache = openCompileCache(cmd, f)
 	cfg.DiscardPTX = !f.keepPTX
 	if err := cfg.Provide(ctx, cmd.ErrOrStderr()); err != nil {
