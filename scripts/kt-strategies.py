@@ -21,7 +21,7 @@ Tuner 1.4 at .ext/kernel_tuner (+ .ext/py: python-constraint), as the
 conformance suite (scripts/conformance/kt_run.py installs the same guards).
 
 Usage: /usr/bin/python3 scripts/kt-strategies.py [--seeds N] [--budgets 25,100,400]
-           [--strategy NAME ...] [--cache FILE ...] [--json OUT]
+           [--strategy NAME ...] [--cache FILE ...] [--jobs N] [--json OUT]
 """
 import argparse
 import gzip
@@ -75,63 +75,112 @@ def load(cache_path):
     return name, doc, cons, times
 
 
+_KT = None
+_DOCS = {}
+
+
+def _init_worker(caches):
+    """Imports Kernel Tuner behind the conformance suite's guards and loads
+    the caches to replay, once, before any worker is forked."""
+    global _KT
+    sys.path.insert(0, os.path.join(ROOT, "scripts", "conformance"))
+    import kt_run  # noqa: E402
+    _KT = kt_run.import_kernel_tuner(os.path.join(ROOT, ".ext"))
+    for cp in caches:
+        name, doc, cons, times = load(cp)
+        _DOCS[name] = (doc, cons, times)
+
+
+def _run_one(task):
+    """One tune_kernel call: (cache name, strategy, budget, seed index) ->
+    fraction of the optimum of the best valid time it found (0 if none).
+    The cache is copied fresh into a file of this process's own, because
+    Kernel Tuner may write to the cache it simulates from."""
+    import numpy as np
+    name, s, b, k = task
+    doc, cons, times = _DOCS[name]
+    path = os.path.join(tempfile.gettempdir(), f"kt-strategies-{os.getpid()}-{name}.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    sd = seed_of(name, s, k)
+    np.random.seed(sd)
+    random.seed(sd)
+    res, _ = _KT.tune_kernel(doc["kernel_name"], "__global__ void k(){}", doc["problem_size"], [], doc["tune_params"],
+                             restrictions=cons, strategy=s, strategy_options={"max_fevals": b},
+                             simulation_mode=True, cache=path, quiet=True, verbose=False, lang="CUDA")
+    valid = [r["time"] for r in res if isinstance(r.get("time"), (int, float))]
+    return task, (times[0] / min(valid) if valid else 0.0)
+
+
+def _mean_row(problem, s, budgets, rs):
+    return {"problem": problem, "strategy": s, "budgets": budgets,
+            "fraction_of_optimum": [st.mean(r["fraction_of_optimum"][i] for r in rs) for i in range(len(budgets))],
+            "gap_closed": [st.mean(g) if (g := [r["gap_closed"][i] for r in rs if r["gap_closed"][i] is not None]) else None
+                           for i in range(len(budgets))]}
+
+
+def _line(problem, s, fr, gaps, tail=""):
+    return (f"{problem:>26} {s:>24} " + " ".join(f"{f:.3f}" for f in fr) + "  gap " +
+            " ".join("-" if g is None else f"{g:.3f}" for g in gaps) + tail)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--budgets", default="25,100,400")
     ap.add_argument("--strategy", action="append")
     ap.add_argument("--cache", action="append")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="worker processes; each (cache, strategy, budget, seed) is one task, so results do not depend on it")
     ap.add_argument("--json")
     a = ap.parse_args()
     budgets = [int(b) for b in a.budgets.split(",")]
     strategies = a.strategy or DEFAULT_STRATEGIES
     caches = a.cache or sorted(os.path.join(HUB, f) for f in os.listdir(HUB) if f.endswith(".json.gz") and "_T4" not in f)
-    sys.path.insert(0, os.path.join(ROOT, "scripts", "conformance"))
-    import kt_run  # noqa: E402
-    kt = kt_run.import_kernel_tuner(os.path.join(ROOT, ".ext"))
-    import numpy as np
     t00 = time.time()
+    # Loaded (and Kernel Tuner imported) once here; forked workers inherit both.
+    _init_worker(caches)
+    names = list(_DOCS)
+    # Longest first: a 400-evaluation run of a slow strategy started last
+    # would hold the whole pool up.
+    tasks = [(name, s, b, k) for b in sorted(budgets, reverse=True) for name in names for s in strategies for k in range(a.seeds)]
+    got = {}
+    if a.jobs > 1:
+        import multiprocessing as mp
+        with mp.get_context("fork").Pool(a.jobs) as pool:
+            for i, (task, f) in enumerate(pool.imap_unordered(_run_one, tasks, chunksize=1)):
+                got[task] = f
+                if (i + 1) % max(1, len(tasks) // 20) == 0:
+                    print(f"{i + 1} of {len(tasks)} runs ({time.time() - t00:.0f} s)", file=sys.stderr, flush=True)
+    else:
+        for task in tasks:
+            got[task] = _run_one(task)[1]
     rows = []
-    tmp = tempfile.mkdtemp()
-    for cp in caches:
-        name, doc, cons, times = load(cp)
+    for name in names:
+        doc, _, times = _DOCS[name]
         n = len(doc["cache"])
-        path = os.path.join(tmp, name + ".json")
         for s in strategies:
-            fr = {b: [] for b in budgets}
-            for b in budgets:
-                for k in range(a.seeds):
-                    with open(path, "w") as f:
-                        json.dump(doc, f)
-                    sd = seed_of(name, s, k)
-                    np.random.seed(sd)
-                    random.seed(sd)
-                    res, _ = kt.tune_kernel(doc["kernel_name"], "__global__ void k(){}", doc["problem_size"], [], doc["tune_params"],
-                                            restrictions=cons, strategy=s, strategy_options={"max_fevals": b},
-                                            simulation_mode=True, cache=path, quiet=True, verbose=False, lang="CUDA")
-                    valid = [r["time"] for r in res if isinstance(r.get("time"), (int, float))]
-                    fr[b].append(times[0] / min(valid) if valid else 0.0)
-            row = {"problem": name, "strategy": s, "runs": a.seeds, "budgets": budgets,
-                   "fraction_of_optimum": [st.mean(fr[b]) for b in budgets],
+            fr = [st.mean(got[(name, s, b, k)] for k in range(a.seeds)) for b in budgets]
+            row = {"problem": name, "strategy": s, "runs": a.seeds, "budgets": budgets, "fraction_of_optimum": fr,
                    "random_fraction": [random_fraction(times, n, b) for b in budgets]}
-            row["gap_closed"] = [(f - r) / (1 - r) if r < 1 else None for f, r in zip(row["fraction_of_optimum"], row["random_fraction"])]
+            row["gap_closed"] = [(f - r) / (1 - r) if r < 1 else None for f, r in zip(fr, row["random_fraction"])]
             rows.append(row)
-            print(f"{name:>26} {s:>24} " + " ".join(f"{f:.3f}" for f in row["fraction_of_optimum"]) + "  gap " +
-                  " ".join("-" if g is None else f"{g:.3f}" for g in row["gap_closed"]) + f"  ({time.time() - t00:.0f} s)", flush=True)
+            print(_line(name, s, fr, row["gap_closed"]), flush=True)
     means = []
+    families = sorted({r["problem"].rsplit("_", 1)[0] for r in rows})
     for s in strategies:
         rs = [r for r in rows if r["strategy"] == s]
-        m = {"problem": "mean", "strategy": s, "budgets": budgets,
-             "fraction_of_optimum": [st.mean(r["fraction_of_optimum"][i] for r in rs) for i in range(len(budgets))],
-             "gap_closed": [st.mean(g) if (g := [r["gap_closed"][i] for r in rs if r["gap_closed"][i] is not None]) else None
-                            for i in range(len(budgets))]}
-        means.append(m)
-        print(f"{'mean':>26} {s:>24} " + " ".join(f"{f:.3f}" for f in m["fraction_of_optimum"]) + "  gap " +
-              " ".join("-" if g is None else f"{g:.3f}" for g in m["gap_closed"]))
-    print(f"{len(caches)} caches, {len(strategies)} strategies, {a.seeds} seeds, budgets {budgets}: {time.time() - t00:.0f} s")
+        groups = [("mean", rs)]
+        if len(families) > 1:
+            groups += [("mean " + fam, [r for r in rs if r["problem"].rsplit("_", 1)[0] == fam]) for fam in families]
+        for problem, group in groups:
+            m = _mean_row(problem, s, budgets, group)
+            means.append(m)
+            print(_line(problem, s, m["fraction_of_optimum"], m["gap_closed"]))
+    print(f"{len(caches)} caches, {len(strategies)} strategies, {a.seeds} seeds, budgets {budgets}, {a.jobs} jobs: {time.time() - t00:.0f} s")
     if a.json:
-        json.dump({"tool": "kernel_tuner", "version": getattr(kt, "__version__", "1.4"), "seeds": a.seeds, "results": rows, "mean": means},
-                  open(a.json, "w"), indent=1)
+        json.dump({"tool": "kernel_tuner", "version": getattr(_KT, "__version__", "1.4"), "seeds": a.seeds,
+                   "results": rows, "mean": means}, open(a.json, "w"), indent=1)
 
 
 if __name__ == "__main__":
