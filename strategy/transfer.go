@@ -60,7 +60,7 @@ func init() { Register("transfer", Needs{Priors: true}, newTransfer) }
 func newTransfer(o Options) (Strategy, error) {
 	params := map[string]any{}
 	priorCands := 200
-	h, err := newHyper("transfer", o.Params, "initial_samples", "candidates", "top", "xi", "max_points", "bo_evals", "refit", "stall", "scaling", "ard", "design", "acquisition", "kappa", "target", "liar", "prior", "prior_candidates", "random_initial")
+	h, err := newHyper("transfer", o.Params, "initial_samples", "candidates", "top", "xi", "max_points", "bo_evals", "refit", "stall", "scaling", "ard", "design", "acquisition", "kappa", "target", "liar", "reshape", "prior", "prior_candidates", "random_initial")
 	if err != nil {
 		return nil, err
 	}
