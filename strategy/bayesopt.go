@@ -727,12 +727,11 @@ func (b *bayesOpt) localPick() (int, bool) {
 	if len(cands) == 0 {
 		return b.t.randomFresh()
 	}
-	scratch := make([]float64, len(g.X))
 	x := make([]float64, 0, len(b.fm.used))
 	bestI, bestMu := cands[0], math.Inf(1)
 	for _, i := range cands {
 		x = b.features(i, x)
-		if mu, _ := g.predict(x, scratch); mu < bestMu {
+		if mu := g.mean(x); mu < bestMu {
 			bestI, bestMu = i, mu
 		}
 	}

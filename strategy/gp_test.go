@@ -272,5 +272,9 @@ func TestBelieve(t *testing.T) {
 		if math.Abs(m1-m2) > 1e-9 || math.Abs(s1-s2) > 1e-9 {
 			t.Errorf("x=%v: believe gives %.12f ± %.12f, a refit %.12f ± %.12f", x, m1, s1, m2, s2)
 		}
+		// mean alone is predict's mean (localPick ranks by it).
+		if m := b.mean(x); math.Abs(m-m1) > 1e-12 {
+			t.Errorf("x=%v: mean %.15f, predict's %.15f", x, m, m1)
+		}
 	}
 }

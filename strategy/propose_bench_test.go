@@ -13,7 +13,10 @@ import (
 // parameters of ten values, a smooth objective with one optimum, 400
 // evaluations per run (issue 35's target: under 10 ms a proposal).
 // ms/proposal is the mean over the 400; bayes_opt_in_flight_4 is
-// bayes_opt told a batch of 4, as tune runs it on a GPU.
+// bayes_opt told a batch of 4, as tune runs it on a GPU, and
+// bayes_opt_thread_blocks bayes_opt on the same space with two parameters
+// named as the thread block's dimensions (values 1..10), where its local
+// phases also try reshapes.
 //
 //	go test ./strategy -run '^$' -bench Propose -benchtime 3x
 func BenchmarkPropose(b *testing.B) {
@@ -64,6 +67,42 @@ func BenchmarkPropose(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(max(proposals, 1))/1e6, "ms/proposal")
 		})
 	}
+	// bayes_opt where two of the parameters are the thread block's
+	// dimensions, values 1..10: its local phases then also try the best
+	// configurations' reshapes (reshapeFunc), the case of a CUDA kernel.
+	b.Run("bayes_opt_thread_blocks", func(b *testing.B) {
+		var tp []space.Param
+		for _, n := range []string{"block_size_x", "block_size_y", "c", "d", "e"} {
+			var vs []expr.Value
+			for v := range 10 {
+				vs = append(vs, expr.Int(int64(v+1)))
+			}
+			tp = append(tp, space.Param{Name: n, Values: vs})
+		}
+		sp2, err := space.Build(tp, nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if reshapeFunc(sp2) == nil {
+			b.Fatal("no reshape neighbourhood")
+		}
+		proposals := 0
+		for i := 0; i < b.N; i++ {
+			s, err := New("bayes_opt", Options{Space: sp2, Seed: uint64(i + 1), Budget: evals})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for done := 0; done < evals; done++ {
+				ids := s.Next(1)
+				if len(ids) == 0 {
+					break
+				}
+				s.Tell(Evaluation{Index: ids[0], Valid: true, Score: score(ids[0])})
+				proposals++
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(max(proposals, 1))/1e6, "ms/proposal")
+	})
 	// bayes_opt with 4 in flight (tune's default on a GPU): the oldest of
 	// 4 outstanding told before each new proposal, chosen as if the
 	// others had been measured (the kriging believer).
