@@ -28,7 +28,7 @@ const DefaultSearchBudget = 400
 // the same DefaultSearchBudget. On the replayed caches, with the other
 // GPUs' results from runs of 100 evaluations, it closes 0.78 / 0.86 / 0.96
 // of random search's gap at 25 / 100 / 400 evaluations where bayes_opt
-// alone closes 0.40 / 0.65 / 0.92 (BENCHMARKS.md, "Transfer from the
+// alone closes 0.40 / 0.66 / 0.94 (BENCHMARKS.md, "Transfer from the
 // results database").
 const DefaultTransfer = "transfer"
 
