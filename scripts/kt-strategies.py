@@ -21,7 +21,7 @@ Tuner 1.4 at .ext/kernel_tuner (+ .ext/py: python-constraint), as the
 conformance suite (scripts/conformance/kt_run.py installs the same guards).
 
 Usage: /usr/bin/python3 scripts/kt-strategies.py [--seeds N] [--budgets 25,100,400]
-           [--strategy NAME ...] [--cache FILE ...] [--jobs N] [--json OUT]
+           [--strategy NAME ...] [--cache FILE ...] [--jobs N] [--json OUT] [--partial RUNS.jsonl]
 """
 import argparse
 import gzip
@@ -133,6 +133,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=1,
                     help="worker processes; each (cache, strategy, budget, seed) is one task, so results do not depend on it")
     ap.add_argument("--json")
+    ap.add_argument("--partial", help="append each finished run to this JSON-lines file as it ends (cache, strategy, budget, seed, fraction), so that a run cut short keeps what it did")
     a = ap.parse_args()
     budgets = [int(b) for b in a.budgets.split(",")]
     strategies = a.strategy or DEFAULT_STRATEGIES
@@ -150,11 +151,17 @@ def main():
         with mp.get_context("fork").Pool(a.jobs) as pool:
             for i, (task, f) in enumerate(pool.imap_unordered(_run_one, tasks, chunksize=1)):
                 got[task] = f
+                if a.partial:
+                    with open(a.partial, "a") as pf:
+                        pf.write(json.dumps(list(task) + [f]) + "\n")
                 if (i + 1) % max(1, len(tasks) // 20) == 0:
                     print(f"{i + 1} of {len(tasks)} runs ({time.time() - t00:.0f} s)", file=sys.stderr, flush=True)
     else:
         for task in tasks:
             got[task] = _run_one(task)[1]
+            if a.partial:
+                with open(a.partial, "a") as pf:
+                    pf.write(json.dumps(list(task) + [got[task]]) + "\n")
     rows = []
     for name in names:
         doc, _, times = _DOCS[name]
