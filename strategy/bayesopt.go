@@ -622,9 +622,18 @@ func (b *bayesOpt) maximiseAcquisition() (int, bool) {
 	}
 	x := make([]float64, 0, len(b.fm.used)+len(b.prior))
 	bestI, bestEI := cands[0], math.Inf(-1)
+	maxSD := g.maxSD()
 	for _, i := range cands {
 		x = b.features(i, x)
-		mu, sd := g.predict(x, scratch)
+		mu := g.meanK(x, scratch)
+		// Under the bound, a candidate whose bound at the prior's
+		// deviation cannot beat the best so far is passed over before
+		// the O(m²) solve: exactly the choice a full scan makes, since
+		// sd ≤ maxSD and rounding is monotone.
+		if b.acq == "lcb" && -(mu-b.kappa*maxSD) <= bestEI {
+			continue
+		}
+		sd := g.sdK(scratch)
 		var ei float64
 		if b.acq == "lcb" {
 			// A bound has no scale to weigh by a probability: the
@@ -727,11 +736,12 @@ func (b *bayesOpt) localPick() (int, bool) {
 	if len(cands) == 0 {
 		return b.t.randomFresh()
 	}
+	scratch := make([]float64, len(g.X))
 	x := make([]float64, 0, len(b.fm.used))
 	bestI, bestMu := cands[0], math.Inf(1)
 	for _, i := range cands {
 		x = b.features(i, x)
-		if mu := g.mean(x); mu < bestMu {
+		if mu := g.meanK(x, scratch); mu < bestMu {
 			bestI, bestMu = i, mu
 		}
 	}

@@ -195,25 +195,36 @@ func fitHyper(X [][]float64, y []float64, ardPasses int) (hyperGP, bool) {
 	return best, true
 }
 
-// mean is predict's mean alone, in O(m·d) rather than predict's O(m²):
-// for choosers that rank by the mean only (localPick).
-func (g *gp) mean(x []float64) float64 {
+// predict gives the posterior mean and standard deviation at x; k is
+// scratch of length len(g.X).
+func (g *gp) predict(x []float64, k []float64) (float64, float64) {
+	mu := g.meanK(x, k)
+	return mu, g.sdK(k)
+}
+
+// meanK is the posterior mean at x, leaving the kernel vector k(x, X) in
+// k (scratch of length len(g.X)) for sdK: O(m·d), where predict's
+// standard deviation adds O(m²), so choosers that rank by the mean alone
+// (localPick) or rule candidates out by it (maximiseAcquisition) call it
+// first.
+func (g *gp) meanK(x []float64, k []float64) float64 {
 	mu := 0.0
 	for i := range g.X {
-		mu += matern52r(math.Sqrt(scaledDist2(x, g.X[i], g.inv))) * g.alpha[i]
+		k[i] = matern52r(math.Sqrt(scaledDist2(x, g.X[i], g.inv)))
+		mu += k[i] * g.alpha[i]
 	}
 	return mu
 }
 
-// predict gives the posterior mean and standard deviation at x; k is
-// scratch of length len(g.X).
-func (g *gp) predict(x []float64, k []float64) (float64, float64) {
+// maxSD is the largest standard deviation sdK can give, the prior's: an
+// upper bound that lets a chooser pass over a candidate whose mean alone
+// rules it out without the O(m²) solve.
+func (g *gp) maxSD() float64 { return math.Sqrt(1 + g.noise) }
+
+// sdK is the posterior standard deviation from the kernel vector meanK
+// left in k (overwritten).
+func (g *gp) sdK(k []float64) float64 {
 	m := len(g.X)
-	mu := 0.0
-	for i := 0; i < m; i++ {
-		k[i] = matern52r(math.Sqrt(scaledDist2(x, g.X[i], g.inv)))
-		mu += k[i] * g.alpha[i]
-	}
 	// Solve Uᵀv = k in place (forward substitution): var = k(x,x) − |v|².
 	u, st := g.u.Data, g.u.Stride
 	ss := 0.0
@@ -230,7 +241,7 @@ func (g *gp) predict(x []float64, k []float64) (float64, float64) {
 	if v < 1e-12 {
 		v = 1e-12
 	}
-	return mu, math.Sqrt(v)
+	return math.Sqrt(v)
 }
 
 // featureMap gives a configuration's GP inputs: one coordinate in [0, 1]

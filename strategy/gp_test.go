@@ -272,8 +272,12 @@ func TestBelieve(t *testing.T) {
 		if math.Abs(m1-m2) > 1e-9 || math.Abs(s1-s2) > 1e-9 {
 			t.Errorf("x=%v: believe gives %.12f ± %.12f, a refit %.12f ± %.12f", x, m1, s1, m2, s2)
 		}
-		// mean alone is predict's mean (localPick ranks by it).
-		if m := b.mean(x); math.Abs(m-m1) > 1e-12 {
+		// meanK alone is predict's mean (localPick ranks by it), and
+		// no deviation exceeds maxSD (maximiseAcquisition's bound).
+		if s1 > b.maxSD() {
+			t.Errorf("x=%v: sd %.15f over maxSD %.15f", x, s1, b.maxSD())
+		}
+		if m := b.meanK(x, scratch); m != m1 {
 			t.Errorf("x=%v: mean %.15f, predict's %.15f", x, m, m1)
 		}
 	}
