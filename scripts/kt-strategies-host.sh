@@ -13,7 +13,8 @@
 # run, writing $OUT/kt-$TAG$B.json (the table's input), .jsonl (each run as
 # it ends: what a cut call keeps), .out and .err. SEEDS (default 100),
 # TAG and PY (default python3) are read from the environment. Issue 35's
-# table at 100 seeds came from
+# table at 100 seeds came from these calls (made with this script's first
+# form, an uncommitted .ktrun/run.sh of the same arguments and outputs)
 #
 #   scripts/kt-strategies-host.sh 25,100 random_sample genetic_algorithm pso diff_evo dual_annealing \
 #     simulated_annealing greedy_ils greedy_mls firefly_algorithm basinhopping adaptive_tabu_greywolf hybrid_vndx
