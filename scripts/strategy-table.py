@@ -72,7 +72,11 @@ def main():
     head = ["tool", "strategy"] + [f"gap@{b}" for b in budgets] + [f"{f} {' / '.join(map(str, budgets))}" for f in families]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
-    for key in sorted(rows, key=lambda k: (k[0] != "gtune", -(mean(k, budgets[0]) or -9))):
+    def first(k):
+        m = mean(k, budgets[0])
+        return -9 if m is None else m
+
+    for key in sorted(rows, key=lambda k: (k[0] != "gtune", -first(k))):
         cells = list(key) + [fmt(mean(key, b)) for b in budgets]
         cells += [" / ".join(fmt(mean(key, b, f), 2) for b in budgets) for f in families]
         print("| " + " | ".join(cells) + " |")
