@@ -146,22 +146,22 @@ def main():
     # would hold the whole pool up.
     tasks = [(name, s, b, k) for b in sorted(budgets, reverse=True) for name in names for s in strategies for k in range(a.seeds)]
     got = {}
+
+    def record(results):
+        for i, (task, f) in enumerate(results):
+            got[task] = f
+            if a.partial:
+                with open(a.partial, "a") as pf:
+                    pf.write(json.dumps(list(task) + [f]) + "\n")
+            if (i + 1) % max(1, len(tasks) // 20) == 0:
+                print(f"{i + 1} of {len(tasks)} runs ({time.time() - t00:.0f} s)", file=sys.stderr, flush=True)
+
     if a.jobs > 1:
         import multiprocessing as mp
         with mp.get_context("fork").Pool(a.jobs) as pool:
-            for i, (task, f) in enumerate(pool.imap_unordered(_run_one, tasks, chunksize=1)):
-                got[task] = f
-                if a.partial:
-                    with open(a.partial, "a") as pf:
-                        pf.write(json.dumps(list(task) + [f]) + "\n")
-                if (i + 1) % max(1, len(tasks) // 20) == 0:
-                    print(f"{i + 1} of {len(tasks)} runs ({time.time() - t00:.0f} s)", file=sys.stderr, flush=True)
+            record(pool.imap_unordered(_run_one, tasks, chunksize=1))
     else:
-        for task in tasks:
-            got[task] = _run_one(task)[1]
-            if a.partial:
-                with open(a.partial, "a") as pf:
-                    pf.write(json.dumps(list(task) + [got[task]]) + "\n")
+        record(map(_run_one, tasks))
     rows = []
     for name in names:
         doc, _, times = _DOCS[name]

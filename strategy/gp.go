@@ -324,32 +324,49 @@ func (f *featureMap) at(i int, dst []float64) []float64 {
 // benchmarks use.
 var blockSizeNames = []string{"block_size_x", "block_size_y", "block_size_z"}
 
+// blockDims gives the thread block's dimensions among sp's tunable
+// parameters: the indexes of the blockSizeNames parameters with two values
+// or more, in order, and their values. ok is false when one of those has
+// a value that is not a positive number (no thread count to compute).
+func blockDims(sp *space.Space) (params []int, vals [][]float64, ok bool) {
+	for p, par := range sp.Params() {
+		if !slices.Contains(blockSizeNames, par.Name) || len(par.Values) < 2 {
+			continue
+		}
+		v := make([]float64, len(par.Values))
+		for j, x := range par.Values {
+			f, isNum := x.Float()
+			if !isNum || f <= 0 {
+				return nil, nil, false
+			}
+			v[j] = f
+		}
+		params, vals = append(params, p), append(vals, v)
+	}
+	return params, vals, true
+}
+
 // addThreads adds a coordinate for the log of the threads per thread
 // block, the product of the block-size parameters, where at least two of
 // them vary: occupancy, the registers and shared memory a thread block
 // claims, and the number of thread blocks all follow the product, which a
 // kernel with one length scale per dimension sees only as a diagonal.
 func (f *featureMap) addThreads() {
-	var params []int
-	var logs [][]float64
-	lo, hi := 0.0, 0.0
-	for p, par := range f.sp.Params() {
-		if !slices.Contains(blockSizeNames, par.Name) || len(par.Values) < 2 {
-			continue
-		}
-		l := make([]float64, len(par.Values))
-		for j, v := range par.Values {
-			x, isNum := v.Float()
-			if !isNum || x <= 0 {
-				return
-			}
-			l[j] = math.Log(x)
-		}
-		params, logs = append(params, p), append(logs, l)
-		lo += slices.Min(l)
-		hi += slices.Max(l)
+	params, vals, ok := blockDims(f.sp)
+	if !ok || len(params) < 2 {
+		return
 	}
-	if len(logs) < 2 || hi <= lo {
+	logs := make([][]float64, len(vals))
+	lo, hi := 0.0, 0.0
+	for d, v := range vals {
+		logs[d] = make([]float64, len(v))
+		for j, x := range v {
+			logs[d][j] = math.Log(x)
+		}
+		lo += slices.Min(logs[d])
+		hi += slices.Max(logs[d])
+	}
+	if hi <= lo {
 		return
 	}
 	for _, l := range logs {

@@ -20,21 +20,28 @@ import (
 //
 //	go test ./strategy -run '^$' -bench Propose -benchtime 3x
 func BenchmarkPropose(b *testing.B) {
-	var params []space.Param
-	for _, n := range []string{"a", "b", "c", "d", "e"} {
-		var vs []expr.Value
-		for v := range 10 {
-			vs = append(vs, expr.Int(int64(v)))
+	// grid is five parameters of ten values from first, named names.
+	grid := func(names []string, first int64) *space.Space {
+		var params []space.Param
+		for _, n := range names {
+			var vs []expr.Value
+			for v := range int64(10) {
+				vs = append(vs, expr.Int(first+v))
+			}
+			params = append(params, space.Param{Name: n, Values: vs})
 		}
-		params = append(params, space.Param{Name: n, Values: vs})
+		sp, err := space.Build(params, nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sp.Len() != 100000 {
+			b.Fatalf("%d configurations", sp.Len())
+		}
+		return sp
 	}
-	sp, err := space.Build(params, nil, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if sp.Len() != 100000 {
-		b.Fatalf("%d configurations", sp.Len())
-	}
+	sp := grid([]string{"a", "b", "c", "d", "e"}, 0)
+	// score depends on value indexes only, so it is the same landscape on
+	// every grid.
 	score := func(i int) float64 {
 		s := 1.0
 		for p, x := range sp.Indexes(i) {
@@ -44,11 +51,12 @@ func BenchmarkPropose(b *testing.B) {
 		return s * (1 + 0.1*math.Sin(float64(i)))
 	}
 	const evals = 400
-	for _, name := range []string{"random_sample", "bayes_opt", "genetic_algorithm", "pso", "diff_evo", "dual_annealing", "simulated_annealing", "greedy_ils", "greedy_mls"} {
-		b.Run(name, func(b *testing.B) {
+	// sequential measures name on a space, each proposal told before the next.
+	sequential := func(name string, on *space.Space) func(b *testing.B) {
+		return func(b *testing.B) {
 			proposals := 0
 			for i := 0; i < b.N; i++ {
-				s, err := New(name, Options{Space: sp, Seed: uint64(i + 1), Budget: evals})
+				s, err := New(name, Options{Space: on, Seed: uint64(i + 1), Budget: evals})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -65,44 +73,19 @@ func BenchmarkPropose(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(max(proposals, 1))/1e6, "ms/proposal")
-		})
+		}
+	}
+	for _, name := range []string{"random_sample", "bayes_opt", "genetic_algorithm", "pso", "diff_evo", "dual_annealing", "simulated_annealing", "greedy_ils", "greedy_mls"} {
+		b.Run(name, sequential(name, sp))
 	}
 	// bayes_opt where two of the parameters are the thread block's
 	// dimensions, values 1..10: its local phases then also try the best
 	// configurations' reshapes (reshapeFunc), the case of a CUDA kernel.
-	b.Run("bayes_opt_thread_blocks", func(b *testing.B) {
-		var tp []space.Param
-		for _, n := range []string{"block_size_x", "block_size_y", "c", "d", "e"} {
-			var vs []expr.Value
-			for v := range 10 {
-				vs = append(vs, expr.Int(int64(v+1)))
-			}
-			tp = append(tp, space.Param{Name: n, Values: vs})
-		}
-		sp2, err := space.Build(tp, nil, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if reshapeFunc(sp2) == nil {
-			b.Fatal("no reshape neighbourhood")
-		}
-		proposals := 0
-		for i := 0; i < b.N; i++ {
-			s, err := New("bayes_opt", Options{Space: sp2, Seed: uint64(i + 1), Budget: evals})
-			if err != nil {
-				b.Fatal(err)
-			}
-			for done := 0; done < evals; done++ {
-				ids := s.Next(1)
-				if len(ids) == 0 {
-					break
-				}
-				s.Tell(Evaluation{Index: ids[0], Valid: true, Score: score(ids[0])})
-				proposals++
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(max(proposals, 1))/1e6, "ms/proposal")
-	})
+	blocks := grid([]string{"block_size_x", "block_size_y", "c", "d", "e"}, 1)
+	if reshapeFunc(blocks) == nil {
+		b.Fatal("no reshape neighbourhood")
+	}
+	b.Run("bayes_opt_thread_blocks", sequential("bayes_opt", blocks))
 	// bayes_opt with 4 in flight (tune's default on a GPU): the oldest of
 	// 4 outstanding told before each new proposal, chosen as if the
 	// others had been measured (the kriging believer).

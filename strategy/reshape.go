@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"math"
 	"slices"
 
 	"github.com/gtune/gtune/space"
@@ -28,33 +29,30 @@ const maxReshapeShapes = 1 << 16
 // (16,48,…) has no better Hamming neighbour, and the 2nd best (8,96,…)
 // is its reshape.
 //
-// It returns nil when sp has fewer than two such parameters, a value of
-// one that is not a positive integer, or more than maxReshapeShapes shapes.
+// It returns nil when sp has fewer than two such parameters (blockDims), a
+// value of one that is not a positive integer up to 2^20, or more than
+// maxReshapeShapes shapes.
 // The result of a call is the configurations' indexes, in no order the
 // caller may rely on; the configuration itself is not among them.
 func reshapeFunc(sp *space.Space) func(int) []int {
-	var params []int
-	var vals [][]int64
+	params, fv, ok := blockDims(sp)
+	if !ok || len(params) < 2 {
+		return nil
+	}
+	// Integers only: threads per block is then an exact product, a map key.
+	vals := make([][]int64, len(fv))
 	shapes := 1
-	for p, par := range sp.Params() {
-		if !slices.Contains(blockSizeNames, par.Name) || len(par.Values) < 2 {
-			continue
-		}
-		v := make([]int64, len(par.Values))
-		for j, x := range par.Values {
-			n, ok := x.Int()
-			if !ok || n <= 0 {
+	for d, v := range fv {
+		vals[d] = make([]int64, len(v))
+		for j, x := range v {
+			if x != math.Trunc(x) || x > 1<<20 {
 				return nil
 			}
-			v[j] = n
+			vals[d][j] = int64(x)
 		}
-		params, vals = append(params, p), append(vals, v)
 		if shapes *= len(v); shapes > maxReshapeShapes {
 			return nil
 		}
-	}
-	if len(params) < 2 {
-		return nil
 	}
 	// byThreads: threads per block -> the shapes (one value index per
 	// block-size parameter) with that many.
