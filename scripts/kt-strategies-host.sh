@@ -12,7 +12,9 @@
 # and carried with .ext/kernel_tuner and .ext/py. Each budget is its own
 # run, writing $OUT/kt-$TAG$B.json (the table's input), .jsonl (each run as
 # it ends: what a cut call keeps), .out and .err. SEEDS (default 100),
-# TAG and PY (default python3) are read from the environment. Issue 35's
+# TAG and PY (default python3) are read from the environment. With
+# RESUME=DIR, a DIR/kt-$TAG$B.jsonl of an earlier call (cut short, or of
+# fewer seeds) is copied in and its runs are taken, not run again. Issue 35's
 # table at 100 seeds came from these calls (made with this script's first
 # form, an uncommitted .ktrun/run.sh of the same arguments and outputs)
 #
@@ -21,6 +23,8 @@
 #   scripts/kt-strategies-host.sh 400 (the same twelve)
 #   TAG=bo- scripts/kt-strategies-host.sh 25,100 bayes_opt
 #   SEEDS=40 TAG=bo- scripts/kt-strategies-host.sh 400 bayes_opt
+#   RESUME=.ktrun/prev TAG=bo- scripts/kt-strategies-host.sh 400 bayes_opt
+#     (the 40 seeds' .jsonl in .ktrun/prev: seeds 40-99 run, 0-39 taken)
 set -u
 out=${OUT:?OUT: the folder to write to}
 hub=${HUB:-.ktrun/hub}
@@ -34,8 +38,13 @@ for s in "$@"; do args+=(--strategy "$s"); done
 for c in "$hub"/*.json.gz; do args+=(--cache "$c"); done
 for budget in ${b//,/ }; do
 	f=$out/kt-${TAG:-}$budget
+	resume=()
+	if [ -n "${RESUME:-}" ] && [ -f "$RESUME/kt-${TAG:-}$budget.jsonl" ]; then
+		cp "$RESUME/kt-${TAG:-}$budget.jsonl" "$f.jsonl"
+		resume=(--resume)
+	fi
 	$py scripts/kt-strategies.py --seeds "${SEEDS:-100}" --budgets "$budget" "${args[@]}" --jobs "$(nproc)" \
-		--json "$f.json" --partial "$f.jsonl" >"$f.out" 2>"$f.err"
+		--json "$f.json" --partial "$f.jsonl" "${resume[@]}" >"$f.out" 2>"$f.err"
 	echo "budget $budget: exit $?"
 	tail -1 "$f.err"
 	grep mean "$f.out"

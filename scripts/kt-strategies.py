@@ -21,7 +21,7 @@ Tuner 1.4 at .ext/kernel_tuner (+ .ext/py: python-constraint), as the
 conformance suite (scripts/conformance/kt_run.py installs the same guards).
 
 Usage: /usr/bin/python3 scripts/kt-strategies.py [--seeds N] [--budgets 25,100,400]
-           [--strategy NAME ...] [--cache FILE ...] [--jobs N] [--json OUT] [--partial RUNS.jsonl]
+           [--strategy NAME ...] [--cache FILE ...] [--jobs N] [--json OUT] [--partial RUNS.jsonl [--resume]]
 """
 import argparse
 import gzip
@@ -134,6 +134,8 @@ def main():
                     help="worker processes; each (cache, strategy, budget, seed) is one task, so results do not depend on it")
     ap.add_argument("--json")
     ap.add_argument("--partial", help="append each finished run to this JSON-lines file as it ends (cache, strategy, budget, seed, fraction), so that a run cut short keeps what it did")
+    ap.add_argument("--resume", action="store_true",
+                    help="take the runs already in the --partial file instead of running them again (a cut call, or more seeds on top of fewer: seed k is the same run either way)")
     a = ap.parse_args()
     budgets = [int(b) for b in a.budgets.split(",")]
     strategies = a.strategy or DEFAULT_STRATEGIES
@@ -146,6 +148,17 @@ def main():
     # would hold the whole pool up.
     tasks = [(name, s, b, k) for b in sorted(budgets, reverse=True) for name in names for s in strategies for k in range(a.seeds)]
     got = {}
+    if a.resume:
+        if not a.partial:
+            ap.error("--resume needs --partial")
+        want = set(tasks)
+        if os.path.exists(a.partial):
+            for line in open(a.partial):
+                name, s_, b, k, f = json.loads(line)
+                if (name, s_, b, k) in want:
+                    got[(name, s_, b, k)] = f
+        tasks = [t for t in tasks if t not in got]
+        print(f"--resume: {len(got)} runs from {a.partial}, {len(tasks)} to run", file=sys.stderr, flush=True)
 
     def record(results):
         for i, (task, f) in enumerate(results):

@@ -52,6 +52,10 @@ type gp struct {
 	alpha []float64
 	u     blas64.Triangular // K = UᵀU
 	lml   float64
+	// lt is Uᵀ by rows, packed: row i (i+1 values, U's column i) starts
+	// at i(i+1)/2. sdK's forward substitution reads it contiguously,
+	// where U's columns are a stride apart; built on first use.
+	lt []float64
 }
 
 // scaledDist2 is Σ_p ((a_p − b_p)·inv_p)².
@@ -225,15 +229,19 @@ func (g *gp) maxSD() float64 { return math.Sqrt(1 + g.noise) }
 // left in k (overwritten).
 func (g *gp) sdK(k []float64) float64 {
 	m := len(g.X)
+	if g.lt == nil {
+		g.lt = lowerRows(g.u, m)
+	}
 	// Solve Uᵀv = k in place (forward substitution): var = k(x,x) − |v|².
-	u, st := g.u.Data, g.u.Stride
 	ss := 0.0
-	for i := 0; i < m; i++ {
+	for i, off := 0, 0; i < m; i++ {
+		row := g.lt[off : off+i+1]
+		off += i + 1
 		s := k[i]
-		for j := 0; j < i; j++ {
-			s -= u[j*st+i] * k[j]
+		for j, l := range row[:i] {
+			s -= l * k[j]
 		}
-		s /= u[i*st+i]
+		s /= row[i]
 		k[i] = s
 		ss += s * s
 	}
@@ -242,6 +250,18 @@ func (g *gp) sdK(k []float64) float64 {
 		v = 1e-12
 	}
 	return math.Sqrt(v)
+}
+
+// lowerRows packs the first m columns of the upper triangular u as the
+// rows of its transpose (gp.lt).
+func lowerRows(u blas64.Triangular, m int) []float64 {
+	lt := make([]float64, 0, m*(m+1)/2)
+	for i := 0; i < m; i++ {
+		for j := 0; j <= i; j++ {
+			lt = append(lt, u.Data[j*u.Stride+i])
+		}
+	}
+	return lt
 }
 
 // featureMap gives a configuration's GP inputs: one coordinate in [0, 1]

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/space"
+	"gonum.org/v1/gonum/mat"
 )
 
 // gridData is an 8 × 5 grid over [0, 1]² and f's value at each point,
@@ -279,6 +280,70 @@ func TestBelieve(t *testing.T) {
 		}
 		if m := b.meanK(x, scratch); m != m1 {
 			t.Errorf("x=%v: mean %.15f, predict's %.15f", x, m, m1)
+		}
+	}
+}
+
+// TestSDRows: sdK, which reads the factor's transpose by rows (gp.lt),
+// gives bit for bit the deviation of the forward substitution down U's
+// columns it replaced (the same sums in the same order, so replays do not
+// change), on a fitted GP and on one grown by believe, and the posterior
+// variance k(x,x) + noise − kᵀK⁻¹k of a direct solve.
+func TestSDRows(t *testing.T) {
+	X, y := sinData()
+	inv := []float64{2, 1}
+	g, ok := fitGP(X[:6], y[:6], inv, 0.01)
+	if !ok {
+		t.Fatal("no fit")
+	}
+	// columns is the substitution as it was, down U's columns.
+	columns := func(g *gp, k []float64) float64 {
+		u, st := g.u.Data, g.u.Stride
+		ss := 0.0
+		for i := range len(g.X) {
+			s := k[i]
+			for j := 0; j < i; j++ {
+				s -= u[j*st+i] * k[j]
+			}
+			s /= u[i*st+i]
+			k[i] = s
+			ss += s * s
+		}
+		return math.Sqrt(max(1+g.noise-ss, 1e-12))
+	}
+	for _, m := range []*gp{g, g.believe(X[6:9])} {
+		n := len(m.X)
+		K := mat.NewSymDense(n, nil)
+		for i := range n {
+			for j := i; j < n; j++ {
+				v := matern52r(math.Sqrt(scaledDist2(m.X[i], m.X[j], inv)))
+				if i == j {
+					v += m.noise
+				}
+				K.SetSym(i, j, v)
+			}
+		}
+		var ch mat.Cholesky
+		if !ch.Factorize(K) {
+			t.Fatal("kernel matrix not positive definite")
+		}
+		for _, x := range X {
+			k1, k2 := make([]float64, n), make([]float64, n)
+			m.meanK(x, k1)
+			copy(k2, k1)
+			kv := mat.NewVecDense(n, slices.Clone(k1))
+			var w mat.VecDense
+			if err := ch.SolveVecTo(&w, kv); err != nil {
+				t.Fatal(err)
+			}
+			direct := math.Sqrt(1 + m.noise - mat.Dot(kv, &w))
+			got, want := m.sdK(k1), columns(m, k2)
+			if got != want {
+				t.Errorf("n=%d x=%v: sd %.17g by rows, %.17g down the columns", n, x, got, want)
+			}
+			if math.Abs(got-direct) > 1e-9 {
+				t.Errorf("n=%d x=%v: sd %.12f, direct solve %.12f", n, x, got, direct)
+			}
 		}
 	}
 }
