@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -114,7 +116,9 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 			if len(specDirs) == 0 {
 				specDirs = []string{benchmark.DefaultSpecDir}
 				for _, c := range caches {
-					specDirs = append(specDirs, filepath.Join(filepath.Dir(c), "specs"))
+					if d := filepath.Join(filepath.Dir(c), "specs"); !slices.Contains(specDirs, d) {
+						specDirs = append(specDirs, d)
+					}
 				}
 			}
 			if len(strategies) == 0 {
@@ -128,6 +132,23 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 			hp, err := parseStrategyParams(params)
 			if err != nil {
 				return err
+			}
+			for _, kv := range params {
+				// A hyperparameter of a strategy this run does not run
+				// would be silently ignored: a typo, or a forgotten
+				// --strategy. (parseStrategyParams checked the form.)
+				if name, _, _ := strings.Cut(kv, "."); !slices.Contains(strategies, name) {
+					return badInput("--strategy-param %s: %s is not among the strategies this run replays (%s)", kv, name, strings.Join(strategies, ", "))
+				}
+			}
+			for _, c := range caches {
+				// Before the spec is looked up by the cache's name: a
+				// missing file is the problem to report, not a missing spec.
+				if st, err := os.Stat(c); err != nil {
+					return badInput("--cache %s: %v", c, errors.Unwrap(err))
+				} else if st.IsDir() {
+					return badInput("--cache %s is a directory: give the cache files in it (--cache FILE.json.gz, repeatable)", c)
+				}
 			}
 			var problems []*benchmark.Problem
 			for _, c := range caches {

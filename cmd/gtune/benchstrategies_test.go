@@ -66,16 +66,31 @@ func TestBenchStrategiesJSON(t *testing.T) {
 }
 
 func TestBenchStrategiesBadInput(t *testing.T) {
-	for _, args := range [][]string{
-		{"bench-strategies", "--budgets", "100,25"},
-		{"bench-strategies", "--budgets", "a"},
-		{"bench-strategies", "--seeds", "0"},
-		{"bench-strategies", "--strategy", "nope", "--cache", "x.json"},
-		{"bench-strategies", "--strategy-param", "popsize=3", "--cache", "x.json"},
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string // in the message
+	}{
+		{[]string{"--budgets", "100,25"}, `--budgets "100,25": want ascending budgets`},
+		{[]string{"--budgets", "a"}, `--budgets "a": want positive integers`},
+		{[]string{"--seeds", "0"}, `invalid argument "0" for "--seeds"`},
+		{[]string{"--strategy", "nope", "--cache", "x.json"}, `unknown strategy "nope"`},
+		{[]string{"--strategy-param", "popsize=3", "--cache", "x.json"}, `--strategy-param "popsize=3": want STRATEGY.NAME=VALUE`},
+		// A hyperparameter of a strategy the run does not replay was
+		// silently ignored.
+		{[]string{"--strategy", "random_sample", "--strategy-param", "bayes_opt.kappa=2", "--cache", "x.json"},
+			"--strategy-param bayes_opt.kappa=2: bayes_opt is not among the strategies this run replays (random_sample)"},
+		{[]string{"--strategy", "random_sample", "--strategy-param", "bayes_op.kappa=2", "--cache", "x.json"},
+			"bayes_op is not among the strategies"},
+		// A missing cache was reported as a missing spec.
+		{[]string{"--strategy", "random_sample", "--cache", filepath.Join(dir, "gone_A100.json")},
+			"--cache " + filepath.Join(dir, "gone_A100.json") + ": no such file or directory"},
+		{[]string{"--strategy", "random_sample", "--cache", dir}, "--cache " + dir + " is a directory"},
 	} {
 		var out, errb bytes.Buffer
-		if code := run(args, &out, &errb); code != exitBadInput || !strings.Contains(errb.String(), "gtune:") {
-			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
+		args := append([]string{"bench-strategies"}, c.args...)
+		if code := run(args, &out, &errb); code != exitBadInput || !strings.Contains(errb.String(), "gtune: ") || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", args, code, errb.String(), exitBadInput, c.want)
 		}
 	}
 }
