@@ -201,6 +201,9 @@ func TestBadInput(t *testing.T) {
 		{"unknown hyperparameter", func() []string {
 			return []string{"tune", writeSpec(t, "", ""), "--backend", "sim", "--strategy-param", "popsize=4", "--db", filepath.Join(dir, "h.db")}
 		}, 2, []string{"popsize"}},
+		{"bench-strategies' form of a hyperparameter", func() []string {
+			return []string{"tune", writeSpec(t, "", ""), "--backend", "sim", "--strategy", "bayes_opt", "--strategy-param", "bayes_opt.kappa=2", "--db", filepath.Join(dir, "k.db")}
+		}, 2, []string{`--strategy-param "bayes_opt.kappa=2": tune takes NAME=VALUE for the run's strategy (--strategy bayes_opt --strategy-param kappa=2)`}},
 		{"unknown objective", func() []string {
 			return []string{"tune", writeSpec(t, "", ""), "--objective", "speed", "--db", filepath.Join(dir, "o.db")}
 		}, 2, []string{"speed", "GB/s"}},

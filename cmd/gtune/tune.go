@@ -511,6 +511,11 @@ func strategyParams(s *spec.Spec, flags []string) (map[string]any, error) {
 		if !ok || name == "" {
 			return nil, badInput("--strategy-param %q: want NAME=VALUE", kv)
 		}
+		if st, hp, dotted := strings.Cut(name, "."); dotted && slices.Contains(strategy.Names(), st) {
+			// bench-strategies' form, which names the strategy: here
+			// the hyperparameter belongs to the run's one strategy.
+			return nil, badInput("--strategy-param %q: tune takes NAME=VALUE for the run's strategy (--strategy %s --strategy-param %s=%s); STRATEGY.NAME=VALUE is bench-strategies' form", kv, st, hp, val)
+		}
 		var v any
 		if err := json.Unmarshal([]byte(val), &v); err != nil {
 			v = val
