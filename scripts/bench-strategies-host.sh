@@ -13,10 +13,15 @@
 # (benchmark.Seed) and do not depend on the worker count, so the figures
 # are those of the same command on this machine: bayes_opt at 400
 # evaluations, 100 seeds, gave 0.942 on a 64-core host in 36 s and here
-# in 1,571 s. Issue 35's eighth step ran, for example,
+# in 1,571 s. Issue 35's eighth step ran it as
 #
-#   scripts/bench-strategies-host.sh bo-400 --seeds 100 --budgets 400 --strategy bayes_opt
-#   scripts/bench-strategies-host.sh bo-100-g4 --seeds 300 --budgets 100 --strategy bayes_opt --gpus 4
+#   scripts/bench-strategies-host.sh cyc40-400 --seeds 100 --budgets 400 --strategy bayes_opt \
+#     --strategy-param bayes_opt.cycle=40
+#
+# (a hyperparameter tried and not kept; BENCHMARKS.md, "eighth step"), and
+# its first form gave the default's 0.942 above with
+#
+#   scripts/bench-strategies-host.sh def-400 --seeds 100 --budgets 400 --strategy bayes_opt
 set -u
 out=${OUT:?OUT: the folder to write to}
 hub=${HUB:-.ktrun/hub}
