@@ -12,8 +12,9 @@
 # rows. Runs are seeded per cache, strategy and run index
 # (benchmark.Seed) and do not depend on the worker count, so the figures
 # are those of the same command on this machine: bayes_opt at 400
-# evaluations, 100 seeds, gave 0.942 on a 64-core host in 36 s and here
-# in 1,571 s. Issue 35's eighth step ran it as
+# evaluations, 100 seeds, gave 0.942 on a 64-core host in 36 s and on
+# the 2-core development machine in 1,571 s (sharing its cores with other
+# runs). Issue 35's eighth step ran it as
 #
 #   scripts/bench-strategies-host.sh cyc40-400 --seeds 100 --budgets 400 --strategy bayes_opt \
 #     --strategy-param bayes_opt.cycle=40
