@@ -120,6 +120,9 @@ func TuneTable(w io.Writer, metrics []spec.Metric, sum *tuner.Summary, dbPath st
 // interval, how many times it was measured, and whether it differs from
 // the next.
 func confirmed(w io.Writer, sum *tuner.Summary) {
+	if sum.ConfirmNote != "" {
+		fmt.Fprintln(w, sum.ConfirmNote)
+	}
 	if len(sum.Confirmed) == 0 {
 		return
 	}
@@ -243,6 +246,7 @@ type TuneGPU struct {
 type TuneDoc struct {
 	Best             *TuneBest         `json:"best,omitempty"`
 	Confirmed        []TuneConfirmed   `json:"confirmed,omitempty"`
+	ConfirmNote      string            `json:"confirm_note,omitempty"`
 	CompileProcesses *CompileProcesses `json:"compile_processes,omitempty"`
 	CompileReused    int               `json:"compile_reused"`
 	Compiled         int               `json:"compiled"`
@@ -385,6 +389,7 @@ func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 	if r := cappingReport(sum); r != nil {
 		doc.PowerCapping = r
 	}
+	doc.ConfirmNote = sum.ConfirmNote
 	for _, c := range sum.Confirmed {
 		cj := TuneConfirmed{Key: c.Key, Values: c.Values, Median: c.Median, Low: c.Lo, High: c.Hi, Level: c.Level, Significant: c.Significant}
 		if !math.IsNaN(c.PNext) {

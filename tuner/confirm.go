@@ -59,7 +59,12 @@ func (r *run) confirm() error {
 		cands = cands[:k]
 	}
 	if len(cands) < 2 {
+		r.sum.ConfirmNote = fmt.Sprintf("--confirm %d: the run has %d valid configuration(s) by %s; nothing to tell apart, nothing re-measured", k, len(cands), obj.Name)
 		return nil
+	}
+	rounds := r.c.ConfirmRounds
+	if rounds <= 0 {
+		rounds = DefaultConfirmRounds
 	}
 	type cand struct {
 		o      *Evaluation
@@ -67,36 +72,92 @@ func (r *run) confirm() error {
 		plan   *backend.Plan
 		values []float64 // of the objective
 		next   int       // next repeat number
+		stored int       // values read from the database
 	}
 	var cs []*cand
 	for _, o := range cands {
-		cfg := r.c.Space.Values(o.Index)
-		plan, err := r.sub.plan(cfg)
-		if err != nil {
-			continue
-		}
-		plan.Key, plan.Measure = o.Key, r.request
-		plan.Measure.StateKey = plan.Settings.StateKey()
-		cr := r.compile(plan)
-		if cr.err != nil {
-			continue
-		}
-		for i, b := range cr.bins {
-			plan.Launches[i].Binary = b
-		}
 		id := o.evalID
 		if id == 0 {
 			id = o.storedID
 		}
-		first := max(1, r.c.Repeat)
-		cs = append(cs, &cand{o: o, id: id, plan: plan, values: []float64{o.Value}, next: first})
+		c := &cand{o: o, id: id, values: []float64{o.Value}, next: max(1, r.c.Repeat)}
+		// The repeats stored already (an earlier confirmation, a run
+		// with --repeat) are this configuration's samples: a re-run
+		// continues from them, numbering the new repeats after them,
+		// and does not measure what it holds.
+		if id != 0 {
+			reps, err := r.c.DB.Repeats(id)
+			if err != nil {
+				return err
+			}
+			if len(reps) > 0 {
+				if reps[0].Repeat != 0 {
+					// Repeat 0, the run's own measurement, was not kept
+					// as a repeat (a run without --repeat): its value
+					// is the evaluation's.
+					c.values = []float64{o.Value}
+				} else {
+					c.values = nil
+				}
+				for _, rep := range reps {
+					c.next = max(c.next, rep.Repeat+1)
+					if rep.Status != string(backend.StatusValid) {
+						continue
+					}
+					metrics, _ := r.sub.metrics(rep.Observations, r.c.Space.Values(o.Index))
+					if v, ok := obj.Value(rep.Observations, metrics); ok {
+						c.values = append(c.values, v)
+					}
+				}
+				if len(c.values) == 0 {
+					c.values = []float64{o.Value}
+				}
+				c.stored = len(c.values)
+			}
+		}
+		cs = append(cs, c)
 	}
-	rounds := r.c.ConfirmRounds
-	if rounds <= 0 {
-		rounds = DefaultConfirmRounds
+	// wanted says whether c takes another re-measurement: at most
+	// rounds of them beyond its first measurement, stored ones counted.
+	wanted := func(c *cand) bool { return len(c.values) < 1+rounds }
+	values := func(c *cand) []float64 { return c.values }
+	done := func() bool {
+		if !slices.ContainsFunc(cs, wanted) {
+			return true
+		}
+		for _, c := range cs {
+			if len(c.values) < 3 {
+				return false // the U test needs a few values each
+			}
+		}
+		return settled(cs, values, obj)
+	}
+	measuring := !done()
+	if measuring {
+		if err := r.prepare(); err != nil {
+			return err
+		}
+		for _, c := range cs {
+			cfg := r.c.Space.Values(c.o.Index)
+			plan, err := r.sub.plan(cfg)
+			if err != nil {
+				continue
+			}
+			plan.Key, plan.Measure = c.o.Key, r.request
+			plan.Measure.StateKey = plan.Settings.StateKey()
+			cr := r.compile(plan)
+			if cr.err != nil {
+				continue
+			}
+			for i, b := range cr.bins {
+				plan.Launches[i].Binary = b
+			}
+			c.plan = plan
+		}
 	}
 	byTrial := map[int]*cand{}
 	inflight := 0
+	measured := 0
 	take := func() error {
 		out := r.ex.Wait()
 		inflight--
@@ -112,18 +173,26 @@ func (r *run) confirm() error {
 			return nil // the objective not observed this time: no sample
 		}
 		c.values = append(c.values, v)
+		measured++
 		rec := store.Repeat{Repeat: out.Trial.Repeat, GPU: out.GPU, Status: string(out.Result.Status), Observations: obs}
 		if c.id != 0 {
 			return r.c.DB.AddRepeats(c.id, []store.Repeat{rec})
 		}
 		return nil
 	}
-	for round := 0; round < rounds && r.ctx.Err() == nil; round++ {
+	for round := 0; measuring && round < rounds && r.ctx.Err() == nil && !done(); round++ {
+		submitted := 0
 		for _, c := range cs {
-			for r.ex.Free() == 0 {
+			if c.plan == nil || !wanted(c) {
+				continue
+			}
+			for r.ex.Free() == 0 && inflight > 0 {
 				if err := take(); err != nil {
 					return err
 				}
+			}
+			if r.ex.Live() == 0 {
+				return fmt.Errorf("confirmation: every GPU of the run failed")
 			}
 			p := *c.plan
 			p.Repeat = c.next
@@ -131,6 +200,7 @@ func (r *run) confirm() error {
 			r.trials++
 			byTrial[r.trials] = c
 			inflight++
+			submitted++
 			r.ex.Submit(r.ctx, executor.Trial{ID: r.trials, Index: c.o.Index, Repeat: c.next, Plan: &p})
 			c.next++
 		}
@@ -139,9 +209,16 @@ func (r *run) confirm() error {
 				return err
 			}
 		}
-		if round >= 1 && settled(cs, func(c *cand) []float64 { return c.values }, obj) {
-			break
+		if submitted == 0 {
+			break // none can be measured (a plan or compilation failed)
 		}
+	}
+	stored := 0
+	for _, c := range cs {
+		stored += c.stored
+	}
+	if stored > 0 {
+		r.sum.ConfirmNote = fmt.Sprintf("confirm: %d stored measurements of these configurations counted, %d new", stored, measured)
 	}
 	slices.SortStableFunc(cs, func(a, b *cand) int {
 		return cmp.Compare(obj.Score(measure.Median(a.values)), obj.Score(measure.Median(b.values)))

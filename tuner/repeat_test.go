@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -270,4 +271,60 @@ func confirmRun(t *testing.T, f *fixture, noise float64, rounds int) *Summary {
 		t.Fatalf("%d confirmed; want 3", len(sum.Confirmed))
 	}
 	return sum
+}
+
+// A re-run with Confirm and nothing new to measure continues from the
+// stored repeats (it used to panic: the executor was waited on with no
+// trial in flight, the GPU never prepared): the same rounds again measure
+// nothing and give the same confirmation; more rounds measure only the
+// missing ones, numbered after the stored repeats.
+func TestConfirmRerun(t *testing.T) {
+	f := newFixture(t)
+	first := confirmRun(t, f, 0.01, 4)
+	again := confirmRun(t, f, 0.01, 4)
+	want := map[string][]float64{}
+	for _, c := range first.Confirmed {
+		want[c.Key] = c.Values
+	}
+	stored := 0
+	for _, c := range again.Confirmed {
+		if !slices.Equal(c.Values, want[c.Key]) {
+			t.Errorf("%s: re-run values %v; the first run's %v", c.Key, c.Values, want[c.Key])
+		}
+		stored += len(c.Values)
+	}
+	if w := fmt.Sprintf("confirm: %d stored measurements of these configurations counted, 0 new", stored); again.ConfirmNote != w {
+		t.Errorf("note %q; want %q", again.ConfirmNote, w)
+	}
+	more := confirmRun(t, f, 0.01, 6)
+	total := 0
+	for _, c := range more.Confirmed {
+		if n := len(want[c.Key]); len(c.Values) < n || !slices.Equal(c.Values[:n], want[c.Key]) || len(c.Values) > 7 {
+			t.Errorf("%s: %v after 6 rounds; want the stored %v first, 7 at most", c.Key, c.Values, want[c.Key])
+		}
+		total += len(c.Values)
+	}
+	if w := fmt.Sprintf("confirm: %d stored measurements of these configurations counted, %d new", stored, total-stored); more.ConfirmNote != w {
+		t.Errorf("note %q; want %q", more.ConfirmNote, w)
+	}
+}
+
+// Confirm with fewer than two valid configurations says so.
+func TestConfirmOne(t *testing.T) {
+	f := newFixture(t)
+	sp, err := f.spec.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := device.Lookup("h100_sxm")
+	g := sim.New(d, sim.Options{Seed: 7})
+	defer g.Close()
+	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: g, DB: f.db, MaxEvals: 1,
+		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Confirm: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := "--confirm 3: the run has 1 valid configuration(s) by time; nothing to tell apart, nothing re-measured"; sum.ConfirmNote != w {
+		t.Errorf("note %q; want %q", sum.ConfirmNote, w)
+	}
 }

@@ -252,6 +252,10 @@ type Summary struct {
 	// Confirmed are the best configurations re-measured at the end of the
 	// run (Config.Confirm), in the order of their median times.
 	Confirmed []Confirmation
+	// ConfirmNote says what confirmation did beyond Confirmed: why it
+	// re-measured nothing (fewer than two valid configurations), or how
+	// many stored measurements it counted (a re-run); "" otherwise.
+	ConfirmNote string
 }
 
 // GPUShare is one GPU's part of a run over several: the configurations
