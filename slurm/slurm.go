@@ -8,12 +8,15 @@
 package slurm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"unicode"
 )
 
 // Job is a tuning job: sharded (an array job, Shards tasks) or, with
@@ -33,9 +36,53 @@ type Job struct {
 	// (--gres, e.g. gpu:1) where the site asks for one, else
 	// --gpus-per-task=1.
 	Partition, Time, Account, GRES string
+	// MergePartition is the merge job's partition (it needs no GPU: a
+	// CPU partition); "" takes Partition.
+	MergePartition string
+	// CPUsPerTask, when above 0, asks for that many CPUs per task
+	// (--cpus-per-task): the compile processes of each tuning task run
+	// on them. 0 leaves the site's default.
+	CPUsPerTask int
 	// NoGPU leaves the GPU request out (tuning on the simulated GPU).
 	NoGPU bool
 }
+
+// GraceSeconds is how long before its time limit Slurm signals a job's
+// batch shell (--signal=B:TERM@GraceSeconds): gtune stops between
+// configurations, marks its run interrupted and the script copies the
+// shard's database back, before Slurm's SIGKILL.
+const GraceSeconds = 120
+
+// Values written into #SBATCH lines: Slurm's own names (a partition or
+// account list, a GRES list, a time limit), checked whole so that no
+// value can end its line or carry a shell word of its own.
+var (
+	schedName = regexp.MustCompile(`^[A-Za-z0-9_.+-]+(,[A-Za-z0-9_.+-]+)*$`)
+	gresList  = regexp.MustCompile(`^[A-Za-z0-9_.+-]+(:[A-Za-z0-9_.+-]+)*(,[A-Za-z0-9_.+-]+(:[A-Za-z0-9_.+-]+)*)*$`)
+	// Slurm's time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or no
+	// limit.
+	timeLimit = regexp.MustCompile(`^([0-9]+|[0-9]+:[0-9]+|[0-9]+:[0-9]+:[0-9]+|[0-9]+-[0-9]+|[0-9]+-[0-9]+:[0-9]+|[0-9]+-[0-9]+:[0-9]+:[0-9]+|UNLIMITED|unlimited|INFINITE|infinite)$`)
+)
+
+// JobName makes s a job name Slurm and the scripts take as it is: every
+// character other than a letter, a digit or one of "_.+-" becomes "_"
+// (a kernel or file name may hold any), at most 128 characters.
+func JobName(s string) string {
+	b := []rune(s)
+	for i, r := range b {
+		if !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_.+-", r))) {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 128 {
+		b = b[:128]
+	}
+	return string(b)
+}
+
+// controlChar says whether s holds a control character (a newline ends
+// a script line; others have no place in a path or an argument).
+func controlChar(s string) bool { return strings.ContainsFunc(s, unicode.IsControl) }
 
 // Check says what is wrong with j for writing its scripts.
 func (j Job) Check() error {
@@ -48,18 +95,51 @@ func (j Job) Check() error {
 		return errors.New("slurm: the gtune executable and the results directory need absolute paths (the job runs elsewhere)")
 	case len(j.Tune) == 0:
 		return errors.New("slurm: no spec or workload to tune")
+	case j.Name == "" || JobName(j.Name) != j.Name:
+		return fmt.Errorf("slurm: job name %q: letters, digits and _.+- only (slurm.JobName makes one)", j.Name)
+	case j.CPUsPerTask < 0:
+		return fmt.Errorf("slurm: --cpus-per-task %d: want 1 or more (0: the site's default)", j.CPUsPerTask)
+	}
+	for _, v := range []struct{ flag, value string }{{"--partition", j.Partition}, {"--account", j.Account}, {"--merge-partition", j.MergePartition}} {
+		if v.value != "" && !schedName.MatchString(v.value) {
+			return fmt.Errorf("slurm: %s %q: a Slurm name or comma-separated names (letters, digits, _.+-)", v.flag, v.value)
+		}
+	}
+	if j.GRES != "" && !gresList.MatchString(j.GRES) {
+		return fmt.Errorf("slurm: --gres %q: a GRES list such as gpu:a100:1 (letters, digits, _.+-, : and ,)", j.GRES)
+	}
+	if j.Time != "" && !timeLimit.MatchString(j.Time) {
+		return fmt.Errorf("slurm: --time %q: a Slurm time limit: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED", j.Time)
+	}
+	for _, v := range []struct{ what, value string }{{"the results directory", j.Results}, {"the gtune executable", j.Gtune}} {
+		if controlChar(v.value) || strings.Contains(v.value, `\`) {
+			return fmt.Errorf("slurm: %s %q holds a control character or a backslash, which a batch script cannot carry", v.what, v.value)
+		}
+	}
+	for _, a := range j.Tune {
+		if controlChar(a) {
+			return fmt.Errorf("slurm: the tune argument %q holds a control character, which a batch script cannot carry", a)
+		}
 	}
 	return nil
 }
 
+// outputPath is the #SBATCH --output value of file in the results
+// directory: Slurm expands %-patterns there (%a, the array index), so a
+// % of the directory's name is written %%.
+func (j Job) outputPath(file string) string {
+	return quote(strings.ReplaceAll(j.Results, "%", "%%") + "/" + file)
+}
+
 // directives are the #SBATCH lines common to both scripts.
-func (j Job) directives(b *strings.Builder, name string) {
+func (j Job) directives(b *strings.Builder, name, partition string) {
 	fmt.Fprintf(b, "#SBATCH --job-name=%s\n", name)
-	for _, o := range [][2]string{{"partition", j.Partition}, {"time", j.Time}, {"account", j.Account}} {
+	for _, o := range [][2]string{{"partition", partition}, {"time", j.Time}, {"account", j.Account}} {
 		if o[1] != "" {
 			fmt.Fprintf(b, "#SBATCH --%s=%s\n", o[0], o[1])
 		}
 	}
+	fmt.Fprintf(b, "#SBATCH --signal=B:TERM@%d\n", GraceSeconds)
 }
 
 // ArrayScript is the batch script of the array job: task I tunes shard
@@ -72,9 +152,12 @@ func (j Job) directives(b *strings.Builder, name string) {
 func (j Job) ArrayScript() string {
 	var b strings.Builder
 	b.WriteString("#!/bin/bash\n")
-	j.directives(&b, j.Name)
+	j.directives(&b, j.Name, j.Partition)
 	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", j.Shards-1)
 	b.WriteString("#SBATCH --ntasks=1\n")
+	if j.CPUsPerTask > 0 {
+		fmt.Fprintf(&b, "#SBATCH --cpus-per-task=%d\n", j.CPUsPerTask)
+	}
 	switch {
 	case j.NoGPU:
 	case j.GRES != "":
@@ -82,12 +165,20 @@ func (j Job) ArrayScript() string {
 	default:
 		b.WriteString("#SBATCH --gpus-per-task=1\n")
 	}
-	fmt.Fprintf(&b, "#SBATCH --output=%s\n", quote(filepath.Join(j.Results, "shard-%a.log")))
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", j.outputPath("shard-%a.log"))
 	b.WriteString("set -u\n")
 	fmt.Fprintf(&b, "results=%s\n", quote(j.Results))
 	fmt.Fprintf(&b, "gtune=%s\n", quote(j.Gtune))
 	b.WriteString(`i=$SLURM_ARRAY_TASK_ID
 local=${TMPDIR:-/tmp}/gtune-$SLURM_ARRAY_JOB_ID-$i.db
+# One shard runs once at a time: a task Slurm requeued after a node
+# failure and a resubmission of the same results directory would
+# otherwise both write shard-$i.db.
+exec 9>>"$results/shard-$i.lock"
+if ! flock -n 9; then
+  echo "gtune: shard $i is being tuned by another job of $results; this task leaves it to that one" >&2
+  exit 75
+fi
 keep() {
   # The database and, where gtune died before folding it in, its
   # write-ahead log (committed evaluations): SQLite reads the pair.
@@ -122,9 +213,9 @@ exit $rc
 func (j Job) MergeScript() string {
 	var b strings.Builder
 	b.WriteString("#!/bin/bash\n")
-	j.directives(&b, j.Name+"-merge")
+	j.directives(&b, j.Name+"-merge", cmp.Or(j.MergePartition, j.Partition))
 	b.WriteString("#SBATCH --ntasks=1\n")
-	fmt.Fprintf(&b, "#SBATCH --output=%s\n", quote(filepath.Join(j.Results, "merge.log")))
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", j.outputPath("merge.log"))
 	b.WriteString("#SBATCH --open-mode=append\n")
 	b.WriteString("set -u\n")
 	fmt.Fprintf(&b, "cd %s || exit 1\n", quote(j.Results))
@@ -143,9 +234,12 @@ func (j Job) MergeScript() string {
 func (j Job) CoordinatedScript() string {
 	var b strings.Builder
 	b.WriteString("#!/bin/bash\n")
-	j.directives(&b, j.Name)
+	j.directives(&b, j.Name, j.Partition)
 	fmt.Fprintf(&b, "#SBATCH --nodes=%d\n", j.Nodes)
 	fmt.Fprintf(&b, "#SBATCH --ntasks-per-node=%d\n", j.GPUsPerNode)
+	if j.CPUsPerTask > 0 {
+		fmt.Fprintf(&b, "#SBATCH --cpus-per-task=%d\n", j.CPUsPerTask)
+	}
 	switch {
 	case j.NoGPU:
 	case j.GRES != "":
@@ -153,7 +247,7 @@ func (j Job) CoordinatedScript() string {
 	default:
 		fmt.Fprintf(&b, "#SBATCH --gpus-per-node=%d\n", j.GPUsPerNode)
 	}
-	fmt.Fprintf(&b, "#SBATCH --output=%s\n", quote(filepath.Join(j.Results, "tune.log")))
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", j.outputPath("tune.log"))
 	b.WriteString("#SBATCH --open-mode=append\n")
 	fmt.Fprintf(&b, "exec %s tune %s --slurm --nodes %d --gpus-per-node %d --db %s --no-progress\n",
 		quote(j.Gtune), quoteAll(j.Tune), j.Nodes, j.GPUsPerNode, quote(filepath.Join(j.Results, "tune.db")))
@@ -233,7 +327,9 @@ func run(ctx context.Context, sbatch string, args ...string) (string, error) {
 	return id, nil
 }
 
-// quote makes s one word for bash.
+// quote makes s one word for bash, and for sbatch's reading of #SBATCH
+// lines, which groups quoted text alike (Check keeps backslashes, which
+// the two read differently, out of every value).
 func quote(s string) string {
 	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,%+@", r))

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/spec"
@@ -43,6 +45,16 @@ func gpuIndexes(f tuneFlags) ([]int, error) {
 		idx = append(idx, n)
 	}
 	return idx, nil
+}
+
+// deviceOrDevices refuses --device beside --devices, whatever the index
+// (--device 0, the default's value, too): one names the run's GPU, the
+// other its GPUs.
+func deviceOrDevices(cmd *cobra.Command) error {
+	if cmd.Flags().Changed("device") && cmd.Flags().Changed("devices") {
+		return badInput("give --device or --devices, not both")
+	}
+	return nil
 }
 
 // openBackends opens the GPUs a run measures on: --device's alone, or

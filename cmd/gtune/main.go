@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gtune/gtune/backend/compileproc"
 	"github.com/gtune/gtune/backend/cuda"
@@ -98,6 +99,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().BoolVar(&quiet, "quiet", false, "no progress (bars, spinners, progress lines) on stderr; results and errors are still printed")
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return emptyValues(c) }
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return inputError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
@@ -108,6 +110,20 @@ func newRoot() *cobra.Command {
 		c.Args = wrapArgs(c.Args)
 	}
 	return root
+}
+
+// emptyValues refuses a text flag given an empty value (--devices "",
+// --results ""): each such flag's default or absence means something
+// (one GPU, a folder, a policy from the spec), and an empty value,
+// often an unset shell variable, silently meant that instead.
+func emptyValues(c *cobra.Command) error {
+	var err error
+	c.Flags().Visit(func(f *pflag.Flag) {
+		if err == nil && f.Value.Type() == "string" && f.Value.String() == "" {
+			err = badInput("--%s \"\": an empty value; give one, or leave --%s out for its default", f.Name, f.Name)
+		}
+	})
+	return err
 }
 
 // wrapArgs makes argument-count errors input errors (exit 2).

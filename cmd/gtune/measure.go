@@ -46,7 +46,12 @@ the method that measured it, and stores them in the results database as a run of
 A workload file is measured at one configuration of its combined space (--config KEY, default the first) in its
 written launch order or --order NAME>NAME>...`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runMeasure(cmd.Context(), cmd, args, f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := deviceOrDevices(cmd); err != nil {
+				return err
+			}
+			return runMeasure(cmd.Context(), cmd, args, f)
+		},
 	}
 	fl := c.Flags()
 	fl.StringArrayVar(&f.configs, "config", nil, "configuration key of the corresponding SPEC, e.g. 256,4 (repeatable, in SPEC order; empty: the default)")

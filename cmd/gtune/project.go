@@ -286,11 +286,16 @@ func projectDevices(list string) ([]*device.Description, error) {
 		return out, nil
 	}
 	var out []*device.Description
+	seen := map[string]bool{}
 	for _, id := range strings.Split(list, ",") {
 		d, err := device.Lookup(strings.TrimSpace(id))
 		if err != nil {
 			return nil, inputError{fmt.Errorf("--devices: %w", err)}
 		}
+		if seen[d.ID] {
+			return nil, badInput("--devices: %s is given twice", d.ID)
+		}
+		seen[d.ID] = true
 		if !d.IsCUDA() {
 			return nil, badInput("--devices: %s is not a CUDA GPU (the projection models CUDA GPUs)", d.ID)
 		}

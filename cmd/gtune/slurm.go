@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,8 +26,9 @@ func newSlurmCmd() *cobra.Command {
 }
 
 type slurmFlags struct {
-	shards, nodes, gpusPerNode              int
+	shards, nodes, gpusPerNode, cpusPerTask int
 	results, partition, time, account, gres string
+	mergePartition                          string
 	sbatch                                  string
 	noGPU, dryRun                           bool
 }
@@ -66,6 +68,8 @@ prints the scripts and submits nothing.`,
 	fl.StringVar(&f.time, "time", "", "time limit of each task (--time, e.g. 2:00:00)")
 	fl.StringVar(&f.account, "account", "", "account charged (--account)")
 	fl.StringVar(&f.gres, "gres", "", "the GPUs as the site requests them (--gres): per task with --shards (e.g. gpu:a100:1), per node for a coordinated job (e.g. gpu:a100:4); default --gpus-per-task=1, or --gpus-per-node")
+	fl.StringVar(&f.mergePartition, "merge-partition", "", "the merge job's partition: it needs no GPU, so a CPU partition where the site has one (default: --partition)")
+	intFlag(fl, &f.cpusPerTask, "cpus-per-task", 0, 0, 4096, "CPUs per task (--cpus-per-task), for each task's compile processes (0: the site's default)")
 	fl.BoolVar(&f.noGPU, "no-gpu", false, "request no GPU (tuning on the simulated GPU: --backend sim)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the two batch scripts; submit nothing")
 	fl.StringVar(&f.sbatch, "sbatch", "sbatch", "the sbatch command")
@@ -96,8 +100,23 @@ func runSlurmSubmit(cmd *cobra.Command, args []string, f slurmFlags) error {
 	if _, err := os.Stat(path); err != nil {
 		return badInput("%v", err)
 	}
+	// Every tune flag as tune checks it (the objective, the repeat
+	// policy, the strategy's hyperparameters, the spec and its space),
+	// stopping before the database and the GPU.
+	vc := newTuneCmdOpts(true)
+	vc.SetArgs(args)
+	vc.SetOut(io.Discard)
+	vc.SetErr(cmd.ErrOrStderr())
+	vc.SilenceErrors, vc.SilenceUsage = true, true
+	vc.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return inputError{err} })
+	if err := vc.ExecuteContext(cmd.Context()); err != nil {
+		if exitCode(err) == exitBadInput {
+			return badInput("the tuning after --: %v", err)
+		}
+		return fmt.Errorf("the tuning after --: %w", err)
+	}
 	strat, _ := tc.Flags().GetString("strategy")
-	name := "gtune-" + strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	name := slurm.JobName("gtune-" + strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
 	if !workload.IsFile(path) {
 		s, err := spec.Load(path)
 		if err != nil {
@@ -106,7 +125,7 @@ func runSlurmSubmit(cmd *cobra.Command, args []string, f slurmFlags) error {
 		if strat, err = resolveStrategy(s, strat); err != nil {
 			return err
 		}
-		name = "gtune-" + s.KernelName
+		name = slurm.JobName("gtune-" + s.KernelName)
 	} else if strat == "" {
 		strat = "brute_force"
 	}
@@ -134,7 +153,8 @@ func runSlurmSubmit(cmd *cobra.Command, args []string, f slurmFlags) error {
 		}
 	}
 	j := slurm.Job{Name: name, Shards: f.shards, Nodes: f.nodes, GPUsPerNode: f.gpusPerNode, Gtune: exe, Tune: tune, Results: results,
-		Partition: f.partition, Time: f.time, Account: f.account, GRES: f.gres, NoGPU: f.noGPU}
+		Partition: f.partition, Time: f.time, Account: f.account, GRES: f.gres, NoGPU: f.noGPU,
+		MergePartition: f.mergePartition, CPUsPerTask: f.cpusPerTask}
 	if err := j.Check(); err != nil {
 		return badInput("%v", err)
 	}

@@ -73,10 +73,18 @@ type tuneFlags struct {
 	devices string
 	// simIndex is the simulated GPU's ordinal (openSim; --devices).
 	simIndex int
+	// validateOnly stops tune after every check of its input, before it
+	// opens the database or a GPU (slurm submit checks a job's tuning
+	// so, before the queue wait).
+	validateOnly bool
 }
 
-func newTuneCmd() *cobra.Command {
-	var f tuneFlags
+func newTuneCmd() *cobra.Command { return newTuneCmdOpts(false) }
+
+// newTuneCmdOpts is gtune tune; validateOnly makes it check its input
+// and stop before the database and the GPU (tuneFlags.validateOnly).
+func newTuneCmdOpts(validateOnly bool) *cobra.Command {
+	f := tuneFlags{validateOnly: validateOnly}
 	c := &cobra.Command{
 		Use:   "tune SPEC | tune WORKLOAD",
 		Short: "Tune a kernel: evaluate configurations on the GPU (or the simulated GPU) and report the best",
@@ -90,6 +98,9 @@ together on one GPU: the combined space of their configurations (and GPU setting
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkGPUFlags(cmd.Flags(), f.gpu); err != nil {
+				return err
+			}
+			if err := deviceOrDevices(cmd); err != nil {
 				return err
 			}
 			if workload.IsFile(args[0]) {
@@ -154,8 +165,8 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		s.Measurement.Energy = &on
 	}
 	if f.thermal != "" {
-		if err := measure.CheckThermal(f.thermal); err != nil {
-			return badInput("--thermal: %v", err)
+		if err := thermalFlag(cmd, f); err != nil {
+			return err
 		}
 		s.Measurement.Protocol.Thermal = f.thermal
 	}
@@ -223,6 +234,10 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintln(cmd.ErrOrStderr(), "gtune: warning:", w)
+	}
+	if f.validateOnly {
+		_, err := strategyParams(s, f.strategyParams)
+		return err
 	}
 	// The database comes before the GPU: a bad path must cost no GPU work.
 	db, err := openRunDB(f.db)
@@ -345,6 +360,19 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return err
 	}
 	return ncupass.Observe(ctx, cmd.ErrOrStderr(), s, sp, db, sum.RunID, observe, ncupass.Options{Ncu: f.ncu, Device: f.device, Version: version})
+}
+
+// thermalFlag checks --thermal: a policy measure knows, and one that
+// acts on energy only where energy is measured (--energy=false with a
+// policy other than none would be ignored without a word).
+func thermalFlag(cmd *cobra.Command, f tuneFlags) error {
+	if err := measure.CheckThermal(f.thermal); err != nil {
+		return badInput("--thermal: %v", err)
+	}
+	if cmd.Flags().Changed("energy") && !f.energy && f.thermal != "none" {
+		return badInput("--thermal %s acts on energy measurements, and --energy=false measures none: drop one of them", f.thermal)
+	}
+	return nil
 }
 
 // addCompileFlags adds --compile-cache, --no-compile-cache,
@@ -728,6 +756,9 @@ func parseShardFlag(text, strategyName string) (func(*cobra.Command, *space.Spac
 // and a cap that lets the interval reach 95 % (6 repeats); without
 // --repeat, --repeat-until caps at 30.
 func repeatFlags(cmd *cobra.Command, f *tuneFlags) error {
+	if cmd.Flags().Changed("confirm-rounds") && f.confirm == 0 {
+		return badInput("--confirm-rounds bounds the re-measurements of --confirm K; give --confirm 2 or more with it")
+	}
 	if f.confirm == 1 {
 		return badInput("--confirm 1: confirm compares the best configurations with each other; give 2 or more")
 	}

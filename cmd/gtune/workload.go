@@ -81,12 +81,24 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 			m.Spec.Measurement.Energy = &on
 		}
 	}
+	if f.thermal != "" {
+		if err := thermalFlag(cmd, f); err != nil {
+			return err
+		}
+		for _, m := range set.Members {
+			m.Spec.Measurement.Protocol.Thermal = f.thermal
+		}
+	}
 	if simulatedBackend(f.backend) {
 		for _, m := range set.Members {
 			if m.Spec.Simulation == nil {
 				return badInput("kernel %q (%s) has no Gtune.Simulation section: the simulated GPU needs each kernel's work", m.Name, m.Spec.Path)
 			}
 		}
+	}
+	if f.validateOnly {
+		_, err := strategyParams(&first, f.strategyParams)
+		return err
 	}
 	db, err := openRunDB(f.db)
 	if err != nil {
