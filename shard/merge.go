@@ -53,7 +53,9 @@ type groupKey struct{ spec, device, objective string }
 func Merge(out *store.DB, paths []string, version string, log io.Writer) ([]Merged, error) {
 	var srcs []source
 	for _, p := range paths {
-		db, err := store.Open(p)
+		// Read-only: a shard is an input, never written (an older
+		// schema is read through a migrated copy).
+		db, err := store.OpenReadOnly(p)
 		if err != nil {
 			return nil, err
 		}

@@ -75,8 +75,11 @@ var ErrNotFound = errors.New("not found")
 type DB struct {
 	sql      *sql.DB
 	path     string
-	readOnly bool       // opened by OpenReadOnly
-	wmu      sync.Mutex // serialises this process's writers: one SQLite writer at a time anyway
+	readOnly bool // opened by OpenReadOnly
+	// copyDir holds the migrated copy OpenReadOnly reads of a database
+	// of an older schema; Close removes it. "" otherwise.
+	copyDir string
+	wmu     sync.Mutex // serialises this process's writers: one SQLite writer at a time anyway
 
 	// Batched commits (SetBatch), guarded by wmu.
 	batchN     int           // evaluations per transaction; 0 or 1: each Add commits
@@ -309,8 +312,10 @@ func Open(path string) (*DB, error) {
 // (gtune runs, show, export): nothing is created or written, so a database
 // on a read-only file system can be listed. Writes through the returned DB
 // fail. Errors (naming the path): the file does not exist, is a directory
-// or is not an SQLite database; its schema is newer than this gtune's, or
-// older (open it once with Open, e.g. by gtune tune, to upgrade it).
+// or is not an SQLite database; its schema is newer than this gtune's. A
+// database of an older schema is read through a migrated copy
+// (migratedCopy), never upgraded in place: the file's bytes stay as
+// they were.
 func OpenReadOnly(path string) (*DB, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil || path == "" {
@@ -341,11 +346,18 @@ func OpenReadOnly(path string) (*DB, error) {
 	if string(header[:n]) != sqliteHeader {
 		return nil, fail(errors.New("the file is not an SQLite database"))
 	}
-	// mode=ro reads a WAL database along with its -wal and -shm files;
-	// where those cannot be made (a read-only mount) the file is read as
-	// immutable: nothing else may be writing it there anyway.
+	// mode=ro reads a WAL database along with its -wal and -shm files,
+	// which a writer keeps while it has the file open; where there is no
+	// -wal file, no writer has it open and mode=ro would create the pair
+	// beside the file and leave it there, so the file is read as
+	// immutable (as it is where the pair cannot be made: a read-only
+	// mount).
+	modes := []string{"mode=ro", "mode=ro&immutable=1"}
+	if _, err := os.Stat(abs + "-wal"); errors.Is(err, fs.ErrNotExist) {
+		modes = modes[1:]
+	}
 	var lastErr error
-	for _, extra := range []string{"mode=ro", "mode=ro&immutable=1"} {
+	for _, extra := range modes {
 		q := url.Values{}
 		q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
 		dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + extra + "&" + q.Encode()
@@ -364,12 +376,51 @@ func OpenReadOnly(path string) (*DB, error) {
 			sdb.Close()
 			return nil, fail(fmt.Errorf("its schema version %d is newer than this gtune's %d", version, target))
 		case version < target:
+			db, err := migratedCopy(sdb, abs)
 			sdb.Close()
-			return nil, fail(fmt.Errorf("its schema version %d is older than this gtune's %d: open it once writable (gtune tune or gtune import) to upgrade it", version, target))
+			if err != nil {
+				return nil, fail(fmt.Errorf("its schema version %d is older than this gtune's %d, and a migrated copy could not be made: %v", version, target, err))
+			}
+			return db, nil
 		}
 		return &DB{sql: sdb, path: abs, readOnly: true}, nil
 	}
 	return nil, fail(lastErr)
+}
+
+// migratedCopy reads the database of an older schema open on src
+// (read-only) into a copy in a temporary folder (VACUUM INTO: a
+// consistent snapshot, its write-ahead log included, without a write to
+// the original), upgrades the copy's schema and opens it read-only. The
+// copy is removed when the returned DB closes. Reading an old database
+// so costs a copy of it on the temporary file system (os.TempDir).
+func migratedCopy(src *sql.DB, abs string) (*DB, error) {
+	dir, err := os.MkdirTemp("", "gtune-read-")
+	if err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(dir, "copy.db")
+	if _, err := src.Exec("VACUUM INTO ?", tmp); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	w, err := Open(tmp)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	q := url.Values{}
+	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
+	sdb, err := sql.Open("sqlite", "file:"+(&url.URL{Path: tmp}).EscapedPath()+"?mode=ro&"+q.Encode())
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &DB{sql: sdb, path: abs, readOnly: true, copyDir: dir}, nil
 }
 
 // init checks the journal mode and brings the schema to len(migrations) in
@@ -420,6 +471,9 @@ func (db *DB) Close() error {
 	db.wmu.Unlock()
 	if cerr := db.sql.Close(); err == nil {
 		err = cerr
+	}
+	if db.copyDir != "" {
+		os.RemoveAll(db.copyDir)
 	}
 	return err
 }

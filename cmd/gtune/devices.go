@@ -128,7 +128,7 @@ func measuredProfiles(path string) (map[string]string, error) {
 	if _, err := os.Stat(path); err != nil {
 		return out, nil
 	}
-	db, err := store.Open(path)
+	db, err := store.OpenReadOnly(path)
 	if err != nil {
 		return nil, inputError{err}
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -25,13 +24,22 @@ marked running (a shard that died) is merged and makes the merged run interrupte
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, shards := args[0], args[1:]
-			abs := func(p string) string { a, _ := filepath.Abs(p); return a }
+			// Files are told apart by device and inode (os.SameFile):
+			// a symbolic or hard link to a shard is that shard.
+			outInfo, outErr := os.Stat(out)
 			for _, p := range shards {
-				if abs(p) == abs(out) {
-					return badInput("merge: %s is both the output and a shard", p)
-				}
-				if _, err := os.Stat(p); err != nil {
+				fi, err := os.Stat(p)
+				if err != nil {
 					return badInput("merge: shard database %v", err)
+				}
+				if fi.IsDir() {
+					return badInput("merge: shard database %s is a directory", p)
+				}
+				if outErr == nil && os.SameFile(fi, outInfo) {
+					if p != out {
+						return badInput("merge: %s is both the output and a shard (it is the file %s)", p, out)
+					}
+					return badInput("merge: %s is both the output and a shard", p)
 				}
 			}
 			db, err := store.Open(out)

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/sha256"
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,4 +109,70 @@ func outcomes(t *testing.T, path string, id int64) map[string]string {
 		out[e.Key] = e.Status + " " + v
 	}
 	return out
+}
+
+// merge and project --from only read their inputs: no byte of a shard
+// changes, nothing is created beside it, a read-only shard merges, and a
+// link to the output (symbolic or hard) is the output. An empty file is
+// not a shard.
+func TestMergeReadsOnly(t *testing.T) {
+	va := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
+	dir := t.TempDir()
+	var shards []string
+	for i := range 2 {
+		p := filepath.Join(dir, fmt.Sprintf("shard%d.db", i))
+		if code, _, errs := gtune(t, "tune", va, "--backend", "sim", "--db", p, "--shard", fmt.Sprintf("%d/2", i), "--no-compile-cache", "--no-progress"); code != 0 {
+			t.Fatalf("shard %d: exit %d: %s", i, code, errs)
+		}
+		shards = append(shards, p)
+	}
+	if err := os.Chmod(shards[1], 0o444); err != nil {
+		t.Fatal(err)
+	}
+	snapshot := func() map[string][32]byte {
+		m := map[string][32]byte{}
+		es, _ := os.ReadDir(dir)
+		for _, e := range es {
+			b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+			m[e.Name()] = sha256.Sum256(b)
+		}
+		return m
+	}
+	before := snapshot()
+	outDir := t.TempDir()
+	out := filepath.Join(outDir, "merged.db")
+	if code, stdout, errs := gtune(t, "merge", out, shards[0], shards[1]); code != 0 || !strings.Contains(stdout, "96 configurations from 2 runs") {
+		t.Fatalf("merge: exit %d: %s %s", code, stdout, errs)
+	}
+	if code, _, errs := gtune(t, "project", va, "--config", "all", "--from", shards[0]+":1", "--devices", "h100_sxm,h200", "--db", shards[1]); code != 0 {
+		t.Errorf("project --from: exit %d: %s", code, errs)
+	}
+	if after := snapshot(); !maps.Equal(after, before) {
+		t.Errorf("merge or project changed its inputs' folder: %d files before, %d after", len(before), len(after))
+	}
+	sym, hard := filepath.Join(outDir, "sym.db"), filepath.Join(outDir, "hard.db")
+	if err := os.Symlink(out, sym); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(out, hard); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(outDir, "empty.db")
+	os.WriteFile(empty, nil, 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"merge", out, sym}, "is both the output and a shard (it is the file " + out + ")"},
+		{[]string{"merge", out, shards[0], hard}, "is both the output and a shard (it is the file " + out + ")"},
+		{[]string{"merge", sym, out}, "is both the output"},
+		{[]string{"merge", filepath.Join(outDir, "m2.db"), empty}, "the file is empty"},
+	} {
+		if code, _, errs := gtune(t, c.args...); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d: %s", c.args, code, errs)
+		}
+	}
+	if fi, err := os.Stat(empty); err != nil || fi.Size() != 0 {
+		t.Error("merge wrote into the empty file")
+	}
 }

@@ -309,7 +309,7 @@ func projectDevices(list string) ([]*device.Description, error) {
 func projectProfiles(path string, devs []*device.Description) ([]model.Profile, error) {
 	measured := map[string]*store.Profile{}
 	if _, err := os.Stat(path); err == nil {
-		db, err := store.Open(path)
+		db, err := store.OpenReadOnly(path)
 		if err != nil {
 			return nil, inputError{err}
 		}
@@ -357,7 +357,7 @@ func loadMeasuredRun(from, dbPath string, s *spec.Spec) (*measuredRun, error) {
 	if _, err := os.Stat(file); err != nil {
 		return nil, badInput("--from %q: %v", from, err)
 	}
-	db, err := store.Open(file)
+	db, err := store.OpenReadOnly(file)
 	if err != nil {
 		return nil, inputError{err}
 	}
@@ -416,7 +416,7 @@ func keptWork(cmd *cobra.Command, s *spec.Spec, sp *space.Space, idx []int, dbPa
 	if _, err := os.Stat(dbPath); err != nil {
 		return nil, nil, badInput("--emulate reads the PTX kept in --db: %v", err)
 	}
-	db, err := store.Open(dbPath)
+	db, err := store.OpenReadOnly(dbPath)
 	if err != nil {
 		return nil, nil, inputError{err}
 	}
