@@ -40,6 +40,7 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/internal/bounded"
 )
 
 // Kernel Tuner's error markers (kernel_tuner/util.py: ErrorConfig and its
@@ -186,7 +187,7 @@ func Read(r io.Reader) (*Cache, error) {
 	} else {
 		r = br
 	}
-	b, err := io.ReadAll(r)
+	b, err := bounded.ReadAll(r, bounded.Data, "the cache", "a Kernel Tuner cache")
 	if gz && errors.Is(err, io.ErrUnexpectedEOF) {
 		// A cache is compressed once it is whole; a compressed file cut
 		// short is damaged, not a cache still being written.

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/internal/bounded"
 )
 
 // DefaultMaxBytes bounds the disk part of a cache opened without a bound:
@@ -207,7 +208,7 @@ func (c *Cache) Get(key string) (bin *backend.Binary, rejected *backend.CompileE
 	}
 	c.mu.Unlock()
 	p := c.path(key)
-	data, err := os.ReadFile(p)
+	data, err := bounded.ReadFile(p, bounded.Data, "a compile-cache entry")
 	var e entry
 	if err == nil {
 		why := ""

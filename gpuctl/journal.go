@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/gtune/gtune/internal/bounded"
 )
 
 // JournalVersion is the version of the journal format this package
@@ -97,7 +99,7 @@ func WriteJournal(path string, j Journal) error {
 // ReadJournal reads and checks a journal. Errors: the file's (os.ErrNotExist
 // when absent), or a *JournalError saying what is wrong with it.
 func ReadJournal(path string) (*Journal, error) {
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, bounded.MiB, "a GPU-settings journal")
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,7 @@ import (
 	"strings"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/internal/bounded"
 )
 
 // Mix is one launch's instruction mix and memory traffic.
@@ -152,7 +153,7 @@ var metaColumns = map[string]bool{"ID": true, "Process ID": true, "Process Name"
 // not give ("n/a", a GPU without it) is left out of that launch.
 // Errors: no header, or no launch.
 func ParseNcuMetrics(r io.Reader) ([]LaunchMetrics, error) {
-	b, err := io.ReadAll(r)
+	b, err := bounded.ReadAll(r, bounded.Data, "Nsight Compute's report", "a profiler report")
 	if err != nil {
 		return nil, err
 	}

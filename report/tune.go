@@ -59,6 +59,10 @@ func TuneTable(w io.Writer, metrics []spec.Metric, sum *tuner.Summary, dbPath st
 			implausible(w, sum)
 			return
 		}
+		if len(sum.Evaluations) == 0 {
+			fmt.Fprintln(w, "no configuration was measured")
+			return
+		}
 		fmt.Fprintf(w, "no valid configuration; see the reasons in %s\n", dbPath)
 		return
 	}

@@ -24,7 +24,11 @@ func TestNonFiniteNumbers(t *testing.T) {
 		{"EnergyWindowSeconds: 1.0", "EnergyWindowSeconds: .nan", "Gtune.Measurement.EnergyWindowSeconds: NaN: must be between 0"},
 		// Straggling launches: a chance, and a slow-down.
 		{"Device: h100_sxm", "Device: h100_sxm\n    Stragglers: 1.5", "Gtune.Simulation.Stragglers: must be a chance in [0, 1), got 1.5"},
-		{"Device: h100_sxm", "Device: h100_sxm\n    Stragglers: 0.1\n    StragglerFactor: 0.5", "Gtune.Simulation.StragglerFactor: must be above 1 (a slow-down), got 0.5"},
+		{"Device: h100_sxm", "Device: h100_sxm\n    Stragglers: 0.1\n    StragglerFactor: 0.5", "Gtune.Simulation.StragglerFactor: must be a slow-down above 1 and at most 100, got 0.5"},
+		// Physical ranges: Noise 10 gave 3.7·10^16 W; 1e300 a time ranked best.
+		{"Device: h100_sxm", "Device: h100_sxm\n    Noise: 10", "Gtune.Simulation.Noise: must be a relative standard deviation between 0 and 0.5 (50 %), got 10"},
+		{"Device: h100_sxm", "Device: h100_sxm\n    Noise: 1e300", "Gtune.Simulation.Noise: must be a relative standard deviation between 0 and 0.5"},
+		{"Device: h100_sxm", "Device: h100_sxm\n    Stragglers: 0.1\n    StragglerFactor: 1e300", "Gtune.Simulation.StragglerFactor: must be a slow-down above 1 and at most 100, got 1e+300"},
 	} {
 		if !strings.Contains(string(base), c.old) {
 			t.Fatalf("spec.yaml has no %q", c.old)

@@ -3,11 +3,12 @@ package spec
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gtune/gtune/internal/bounded"
 )
 
 // checkSource reads the kernel source the way a compiler would before the
@@ -180,7 +181,7 @@ func (l *loader) checkKernelName(code string) error {
 	for _, inc := range s.Includes() {
 		found := false
 		for _, d := range s.IncludeDirs(inc.Angle) {
-			b, err := os.ReadFile(filepath.Join(d, inc.Name))
+			b, err := bounded.ReadFile(filepath.Join(d, inc.Name), bounded.Text, "an included header")
 			if err != nil {
 				continue
 			}

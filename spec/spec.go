@@ -19,6 +19,7 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/internal/bounded"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/space"
 )
@@ -90,6 +91,14 @@ const (
 	// DefaultSimNoise is the relative standard deviation of simulated timing
 	// noise.
 	DefaultSimNoise = 0.01
+	// MaxSimNoise bounds Gtune.Simulation.Noise: a relative standard
+	// deviation of 50 % is noisier than any GPU's timer; beyond it the
+	// simulated times and powers leave physical ranges (Noise 10 gave
+	// 3.7·10^16 W).
+	MaxSimNoise = 0.5
+	// MaxSimStragglerFactor bounds Gtune.Simulation.StragglerFactor, a
+	// straggling launch's mean slow-down.
+	MaxSimStragglerFactor = 100.0
 )
 
 // Metric is a compiled user metric (Gtune.Metrics).
@@ -288,7 +297,7 @@ func (l *loader) parse(field, src string) (*expr.Expr, error) {
 // LoadWith is Load with options.
 func LoadWith(path string, opts LoadOptions) (*Spec, error) {
 	l := &loader{file: path}
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.Text, "a spec")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, l.errf("", "spec file does not exist")
@@ -366,7 +375,7 @@ func (l *loader) load(data []byte, opts LoadOptions) error {
 			return err
 		}
 		s.CompilerOptions = l.includeOptions(ks.CompilerOptions)
-		src, err := os.ReadFile(s.KernelFile)
+		src, err := bounded.ReadFile(s.KernelFile, bounded.Text, "a kernel source")
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return l.errf("KernelSpecification.KernelFile", "kernel source %s does not exist (relative paths are relative to the spec's directory)", s.KernelFile)
@@ -1241,17 +1250,17 @@ func (l *loader) gtune() error {
 		if sm.ColdStartC < 0 || sm.ColdStartC > 120 || math.IsNaN(sm.ColdStartC) {
 			return l.errf("Gtune.Simulation.ColdStartC", "must be a die temperature between 0 and 120 °C (0: not cold-started), got %v", sm.ColdStartC)
 		}
-		if sm.Stragglers < 0 || sm.Stragglers >= 1 {
+		if !(sm.Stragglers >= 0 && sm.Stragglers < 1) {
 			return l.errf("Gtune.Simulation.Stragglers", "must be a chance in [0, 1), got %v", sm.Stragglers)
 		}
-		if sm.StragglerFactor != 0 && sm.StragglerFactor <= 1 {
-			return l.errf("Gtune.Simulation.StragglerFactor", "must be above 1 (a slow-down), got %v", sm.StragglerFactor)
+		if sm.StragglerFactor != 0 && !(sm.StragglerFactor > 1 && sm.StragglerFactor <= MaxSimStragglerFactor) {
+			return l.errf("Gtune.Simulation.StragglerFactor", "must be a slow-down above 1 and at most %v, got %v", MaxSimStragglerFactor, sm.StragglerFactor)
 		}
 		if sim.Device == "" {
 			sim.Device = DefaultSimDevice
 		}
-		if sm.Noise < 0 {
-			return l.errf("Gtune.Simulation.Noise", "must not be negative")
+		if !(sm.Noise >= 0 && sm.Noise <= MaxSimNoise) {
+			return l.errf("Gtune.Simulation.Noise", "must be a relative standard deviation between 0 and %v (%v %%), got %v", MaxSimNoise, 100*MaxSimNoise, sm.Noise)
 		}
 		if sm.Noise == 0 {
 			sim.Noise = DefaultSimNoise

@@ -9,7 +9,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
+
+	"github.com/gtune/gtune/internal/bounded"
 )
 
 // migrateV6 keeps the PTX of each compiled configuration
@@ -159,7 +160,7 @@ func unzipPTX(gz []byte, h string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := io.ReadAll(zr)
+	b, err := bounded.ReadAll(zr, bounded.PTX, "a stored PTX", "PTX")
 	if err != nil {
 		return nil, err
 	}

@@ -400,6 +400,10 @@ func (r *run) told(o *Evaluation) error {
 
 // done closes a run that ran to its end.
 func (r *run) done() (*Summary, error) {
+	if r.best == nil && len(r.sum.Evaluations) == 0 && r.timeLimit > 0 && r.elapsed() >= r.timeLimit {
+		// Not "no valid configuration": none was measured at all.
+		return r.finish("done", fmt.Errorf("the time limit (%v) was reached before the first configuration was measured (%w)", r.timeLimit, ErrNoValid))
+	}
 	if r.best == nil {
 		return r.finish("done", ErrNoValid)
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/internal/bounded"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
@@ -141,7 +141,7 @@ var memberName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 // IsFile reports whether path holds a workload file rather than a spec:
 // a YAML or JSON document whose top level has "kernels".
 func IsFile(path string) bool {
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, bounded.Text, "a workload")
 	if err != nil {
 		return false
 	}
@@ -176,7 +176,7 @@ func IsFile(path string) bool {
 // scalar, an order that is not a permutation of the kernels, a tuned
 // setting other than nvml_gr_clock, nvml_mem_clock and nvml_pwr_limit.
 func Load(path string) (*Set, error) {
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, bounded.Text, "a workload")
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/internal/bounded"
 	"github.com/gtune/gtune/internal/workerproc"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/nvml"
@@ -834,7 +835,7 @@ func (w *worker) verifyKernel(ka *kernelArgs, check, save bool) (maxErr float64,
 					continue
 				}
 				path := filepath.Join(v.ReferenceDir, a.arg.Name+".bin")
-				b, err := os.ReadFile(path)
+				b, err := bounded.ReadFile(path, bounded.Data, "an expected output")
 				if err != nil {
 					if save {
 						continue

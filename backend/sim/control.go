@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/internal/bounded"
 	"github.com/gtune/gtune/nvml"
 )
 
@@ -140,7 +141,7 @@ func OpenControl(path string) (*Control, error) {
 
 func readControlState(path string) (ControlState, error) {
 	var st ControlState
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, bounded.MiB, "a simulated GPU's state file")
 	if err != nil {
 		return st, err
 	}

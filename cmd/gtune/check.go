@@ -115,13 +115,9 @@ func checkFile(ctx context.Context, path string, f checkFlags) report.CheckFile 
 		}
 		cf.Configurations = sp.Len()
 		cf.Checked = append(cf.Checked, "the combined search space")
-		id := f.simDevice
-		if sim := set.Members[0].Spec.Simulation; id == "" && sim != nil {
-			id = sim.Device
-		}
-		d, err := device.Lookup(cmp.Or(id, spec.DefaultSimDevice))
+		d, err := simulatedGPU(f.simDevice, set.Members[0].Spec)
 		if err != nil {
-			return fail(inputError{err})
+			return fail(err)
 		}
 		var warn strings.Builder
 		if err := checkWorkloadMembers(ctx, set, d, &warn); err != nil {
@@ -163,13 +159,9 @@ func checkFile(ctx context.Context, path string, f checkFlags) report.CheckFile 
 		return fail(err)
 	}
 	cf.Checked = append(cf.Checked, fmt.Sprintf("the search space and every configuration's grid, thread block, shared memory and simulated work (%d)", sp.Len()))
-	id := f.simDevice
-	if id == "" && s.Simulation != nil {
-		id = s.Simulation.Device
-	}
-	d, err := device.Lookup(cmp.Or(id, spec.DefaultSimDevice))
+	d, err := simulatedGPU(f.simDevice, s)
 	if err != nil {
-		return fail(inputError{err})
+		return fail(err)
 	}
 	if err := argumentsFit(s, d); err != nil {
 		cf.Problems = append(cf.Problems, err.Error())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/spec"
 )
 
@@ -130,4 +132,24 @@ func warnEnergyAcrossGPUs(log io.Writer, s *spec.Spec, objectives []string, gpus
 			return
 		}
 	}
+}
+
+// simulatedGPU is the device-database entry the simulated GPU takes the
+// shape of: id, else the spec's Gtune.Simulation.Device (s may be nil),
+// else spec.DefaultSimDevice. Errors (bad input): an unknown id, a GPU
+// that is not a CUDA GPU (the database also describes AMD and Intel
+// GPUs for projection; the simulated GPU runs CUDA kernels, and such a
+// GPU failed at run time with a compiler's "maximum 0 registers").
+func simulatedGPU(id string, s *spec.Spec) (*device.Description, error) {
+	if id == "" && s != nil && s.Simulation != nil {
+		id = s.Simulation.Device
+	}
+	d, err := device.Lookup(cmp.Or(id, spec.DefaultSimDevice))
+	if err != nil {
+		return nil, inputError{err}
+	}
+	if !d.IsCUDA() {
+		return nil, badInput("simulated GPU %s: the %s is not a CUDA GPU (%s); the simulated GPU runs CUDA kernels: gtune devices --all lists those it can be", d.ID, d.Name, d.Vendor)
+	}
+	return d, nil
 }

@@ -108,10 +108,11 @@ func floatFlag(fl *pflag.FlagSet, p *float64, name string, def, min, max float64
 	fl.Var(&rangedFloat{p, min, max, aboveMin}, name, usage)
 }
 
-// rangedDuration is a duration flag value of at least min.
+// rangedDuration is a duration flag value of at least min and, where
+// max is above 0, at most max.
 type rangedDuration struct {
-	p   *time.Duration
-	min time.Duration
+	p        *time.Duration
+	min, max time.Duration
 }
 
 func (v *rangedDuration) String() string { return v.p.String() }
@@ -124,6 +125,9 @@ func (v *rangedDuration) Set(s string) error {
 	if d < v.min {
 		return fmt.Errorf("must be at least %v", v.min)
 	}
+	if v.max > 0 && d > v.max {
+		return fmt.Errorf("must be at most %v", v.max)
+	}
 	*v.p = d
 	return nil
 }
@@ -131,7 +135,13 @@ func (v *rangedDuration) Set(s string) error {
 // durationFlag adds a duration flag of at least min.
 func durationFlag(fl *pflag.FlagSet, p *time.Duration, name string, def, min time.Duration, usage string) {
 	*p = def
-	fl.Var(&rangedDuration{p, min}, name, usage)
+	fl.Var(&rangedDuration{p, min, 0}, name, usage)
+}
+
+// boundedDurationFlag adds a duration flag between min and max.
+func boundedDurationFlag(fl *pflag.FlagSet, p *time.Duration, name string, def, min, max time.Duration, usage string) {
+	*p = def
+	fl.Var(&rangedDuration{p, min, max}, name, usage)
 }
 
 // listFlag is a string flag holding a comma-separated list: an empty

@@ -353,8 +353,23 @@ func TestGPUSettingsOnSeveralGPUs(t *testing.T) {
 			t.Fatalf("journal after kill -9: %v", err)
 		}
 	}
+	// The first GPU's journal damaged: the second GPU is restored all
+	// the same (restore stopped at the first bad journal), exit 2.
+	good, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(journal, good[:len(good)/2], 0o644)
 	code, out, errs = gtune(t, "restore", "--db", strings.TrimSuffix(journal, ".gpu-journal"))
-	if code != 0 || !strings.Contains(out, "restored the original settings of SIM-k20c;") || !strings.Contains(out, "restored the original settings of SIM-k20c-1;") {
+	if code != 2 || !strings.Contains(out, "restored the original settings of SIM-k20c-1;") || !strings.Contains(errs, "1 of the journals of") {
+		t.Fatalf("restore with the first journal damaged: exit %d: %s %s", code, out, errs)
+	}
+	if st := readState(t, state+".1"); st != defaultFor(t, 1) {
+		t.Errorf("the second GPU after a restore past a damaged journal: %+v", st)
+	}
+	os.WriteFile(journal, good, 0o644)
+	code, out, errs = gtune(t, "restore", "--db", strings.TrimSuffix(journal, ".gpu-journal"))
+	if code != 0 || !strings.Contains(out, "restored the original settings of SIM-k20c;") {
 		t.Fatalf("restore: exit %d: %s %s", code, out, errs)
 	}
 	for i, p := range []string{state, state + ".1"} {

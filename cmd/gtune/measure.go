@@ -188,6 +188,20 @@ func measureSpec(ctx context.Context, cmd *cobra.Command, s *spec.Spec, cfg []ex
 		on := f.tune.energy
 		s.Measurement.Energy = &on
 	}
+	// The simulated GPU's memory and launch limits, as tune and check
+	// see them, before the database and the GPU.
+	if simulatedBackend(f.tune.backend) {
+		d, err := simulatedGPU(f.tune.simDevice, s)
+		if err != nil {
+			return err
+		}
+		if err := argumentsFit(s, d); err != nil {
+			return err
+		}
+		if _, err := geometryFit(ctx, s, sp, d, ""); err != nil {
+			return err
+		}
+	}
 	launch := []string{fmt.Sprintf("%s %s, stream 0", s.KernelName, sp.Key(0))}
 	return measureOne(ctx, cmd, s, tuner.Config{Subject: tuner.FromSpec(s), Space: sp}, sp.Key(0), launch, 1, f)
 }

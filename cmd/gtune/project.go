@@ -20,6 +20,7 @@ import (
 	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/internal/bounded"
 	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
@@ -146,7 +147,7 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 		if f.config == "all" || f.from != "" {
 			return badInput("--ptx is the PTX of one configuration: give it with --config KEY (not all, not --from); --emulate takes each configuration's PTX from --db")
 		}
-		text, err := os.ReadFile(f.ptx)
+		text, err := bounded.ReadFile(f.ptx, bounded.PTX, "PTX")
 		if err != nil {
 			return badInput("--ptx: %v", err)
 		}

@@ -35,16 +35,26 @@ appended; --db restores each of them.`,
 				return runRestore(cmd, journal, true)
 			}
 			first := gpuctl.DefaultJournalPath(db)
-			if err := runRestore(cmd, first, false); err != nil {
-				return err
-			}
-			// The further GPUs' journals of a run over several, in order.
-			for _, p := range furtherJournals(first) {
-				if err := runRestore(cmd, p, true); err != nil {
-					return err
+			// Every GPU's journal, the further GPUs' of a run over
+			// several in order: one that cannot be restored (damaged,
+			// another GPU's) leaves the next GPU's to be restored all
+			// the same, and the error names each that failed.
+			var errs []error
+			bad := true
+			for i, p := range append([]string{first}, furtherJournals(first)...) {
+				if err := runRestore(cmd, p, i > 0); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "gtune: %v\n", err)
+					errs = append(errs, err)
+					bad = bad && exitCode(err) == exitBadInput
 				}
 			}
-			return nil
+			switch {
+			case len(errs) == 0:
+				return nil
+			case bad:
+				return badInput("%d of the journals of %s could not be restored (above); the others were", len(errs), db)
+			}
+			return fmt.Errorf("%d of the journals of %s could not be restored (above); the others were", len(errs), db)
 		},
 	}
 	c.Flags().StringVar(&journal, "journal", "", "the journal (default: the database path + .gpu-journal)")
@@ -67,7 +77,9 @@ func runRestore(cmd *cobra.Command, path string, explicit bool) error {
 		return badInput("%v; nothing was changed. Restore by hand if the GPU's settings are wrong (nvidia-smi -rgc; nvidia-smi -rmc; nvidia-smi -rac; nvidia-smi -pl <default W>) and then delete the journal", err)
 	}
 	if err != nil {
-		return err
+		// A folder, an unreadable or oversized file: the journal given
+		// is not one, as a damaged journal is not.
+		return badInput("journal %s: %v; nothing was changed", path, err)
 	}
 	fmt.Fprintf(out, "journal %s: %s (%s), %s backend, written by process %d at %s\n", path, j.DeviceUUID, j.DeviceName, j.Backend, j.PID, j.Created)
 	o := j.Original

@@ -97,9 +97,5 @@ func chooseSimulated(cmd *cobra.Command, backendFlag, simDevice string, deviceIn
 	if deviceIndex != 0 {
 		return nil, badInput("--device %d: the simulated GPU is device 0 (choose its model with --sim-device)", deviceIndex)
 	}
-	d, err := device.Lookup(simDevice)
-	if err != nil {
-		return nil, inputError{err}
-	}
-	return d, nil
+	return simulatedGPU(simDevice, nil)
 }

@@ -125,7 +125,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	intFlag(fl, &f.slurmNodes, "nodes", 0, 0, 100000, "with --slurm: nodes of the allocation to use (0: SLURM_JOB_NUM_NODES)")
 	intFlag(fl, &f.slurmGPUsPerNode, "gpus-per-node", 0, 0, 1024, "with --slurm: GPU workers per node (0: SLURM_GPUS_ON_NODE or SLURM_GPUS_PER_NODE)")
 	fl.StringVar(&f.srun, "srun", "srun", "with --slurm: the srun command")
-	durationFlag(fl, &f.simRunWall, "sim-run-wall", 0, 0, "on the simulated GPU: hold each evaluation this long (e.g. 200ms), standing for a real kernel's evaluation time (scaling and fault tests over several GPUs and nodes)")
+	boundedDurationFlag(fl, &f.simRunWall, "sim-run-wall", 0, 0, time.Minute, "on the simulated GPU: hold each evaluation this long (e.g. 200ms), standing for a real kernel's evaluation time (scaling and fault tests over several GPUs and nodes)")
 	fl.StringVar(&f.simDevice, "sim-device", "", "device-database id of the simulated GPU (default: the spec's Gtune.Simulation.Device, else h100_sxm)")
 	fl.StringVar(&f.db, "db", "gtune.db", "results database (SQLite)")
 	fl.StringVar(&f.strategy, "strategy", "", "search strategy: "+strings.Join(strategy.Names(), ", ")+fmt.Sprintf(" (default: the spec's Search.Name, else brute_force up to %d configurations and %s above, with %d evaluations unless a budget is given; %s where the results database holds this kernel's results on another GPU)", strategy.BruteForceMax, strategy.DefaultSearch, strategy.DefaultSearchBudget, strategy.DefaultTransfer))
@@ -222,14 +222,12 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	// The simulated GPU's memory, as check sees it (a real GPU's is the
 	// driver's business at the first allocation).
 	if simulatedBackend(f.backend) {
-		id := f.simDevice
-		if id == "" && s.Simulation != nil {
-			id = s.Simulation.Device
+		d, err := simulatedGPU(f.simDevice, s)
+		if err != nil {
+			return err
 		}
-		if d, err := device.Lookup(cmp.Or(id, spec.DefaultSimDevice)); err == nil {
-			if err := argumentsFit(s, d); err != nil {
-				return err
-			}
+		if err := argumentsFit(s, d); err != nil {
+			return err
 		}
 	}
 	for _, w := range s.Warnings {
@@ -379,7 +377,7 @@ func thermalFlag(cmd *cobra.Command, f tuneFlags) error {
 // --compile-processes and --compile-timeout.
 func addCompileFlags(fl *pflag.FlagSet, f *tuneFlags) {
 	autoIntFlag(fl, &f.compileProcs, "compile-processes", -1, 0, 4096, "compile in this many worker processes (0: in this process; auto: one per CPU, at most one per GiB of available memory, on a real GPU, and none on the simulated GPU; a run that measures energy leaves one CPU to the GPU worker)")
-	durationFlag(fl, &f.compileTimeout, "compile-timeout", 5*time.Minute, time.Second, "a compilation in a worker process taking longer fails its configuration (the process is killed)")
+	boundedDurationFlag(fl, &f.compileTimeout, "compile-timeout", 5*time.Minute, time.Second, 24*time.Hour, "a compilation in a worker process taking longer fails its configuration (the process is killed)")
 	fl.StringVar(&f.compileCache, "compile-cache", "", "folder of the compile cache, binaries kept between runs and reused (default: $GTUNE_COMPILE_CACHE, else the user's cache folder, e.g. ~/.cache/gtune/kernels; bounded to 2 GiB)")
 	fl.Bool("no-compile-cache", false, "compile every kernel the run needs, without reading or writing the compile cache")
 	fl.BoolVar(&f.keepPTX, "keep-ptx", true, "keep each compiled configuration's PTX in the results database, for gtune project --emulate (where the backend makes PTX: the CUDA backend)")
@@ -480,7 +478,7 @@ func addSpaceFlags(fl *pflag.FlagSet, v *spaceLimits) {
 	intFlag(fl, &v.maxConfigs, "max-configurations", space.DefaultMaxConfigurations, 1, math.MaxInt,
 		"refuse a search space with more valid configurations than this (memory grows with them: about 121 bytes each, space package)")
 	intFlag(fl, &v.maxExamined, "max-examined", defaultMaxExamined, 1, math.MaxInt,
-		"stop building a search space after examining this many partial configurations (about 10^7 a second): restrictions that prune late can make a huge raw space take hours")
+		"stop building a search space after examining this many partial configurations: restrictions that prune late can make a huge raw space take hours")
 }
 
 // buildSpace builds the search space, stopping within a second when ctx
@@ -489,9 +487,12 @@ func buildSpace(ctx context.Context, s *spec.Spec, lim spaceLimits) (*space.Spac
 	return buildSpaceExamined(ctx, s, lim.maxConfigs, uint64(lim.maxExamined))
 }
 
-// defaultMaxExamined bounds a search space's construction: about 15
-// minutes at 10^7 partial configurations a second (--max-examined).
-const defaultMaxExamined = 10_000_000_000
+// defaultMaxExamined bounds a search space's construction
+// (--max-examined). It was 10^10, sized for 10^7 partial configurations
+// a second; with restrictions that are slow to evaluate and prune late, a
+// raw space of 9.6·10^13 then built for hours before the bound stopped
+// it. A space that needs more asks for it.
+const defaultMaxExamined = 1_000_000_000
 
 // buildSpaceExamined is buildSpace with a bound on the partial
 // configurations examined; progress goes to stderr (a spinner with the
@@ -688,16 +689,9 @@ func simOptions(s *spec.Spec, f tuneFlags) (*device.Description, sim.Options, er
 	if f.device != 0 && f.devices == "" {
 		return nil, sim.Options{}, badInput("--device %d: the simulated GPU is device 0 (choose its model with --sim-device)", f.device)
 	}
-	id := f.simDevice
-	if id == "" && s.Simulation != nil {
-		id = s.Simulation.Device
-	}
-	if id == "" {
-		id = "h100_sxm"
-	}
-	d, err := device.Lookup(id)
+	d, err := simulatedGPU(f.simDevice, s)
 	if err != nil {
-		return nil, sim.Options{}, inputError{err}
+		return nil, sim.Options{}, err
 	}
 	if s.Simulation == nil {
 		return nil, sim.Options{}, badInput("%s has no Gtune.Simulation section: the simulated GPU needs the kernel's work (Flops, Bytes) to model it", s.Path)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
@@ -179,15 +178,9 @@ func runWorkloadSpace(cmd *cobra.Command, path, deviceID string, orders bool, li
 	if !(minOcc > 0 && minOcc <= 1) {
 		return badInput("--min-occupancy must lie in (0, 1], got %g", minOcc)
 	}
-	if deviceID == "" {
-		deviceID = "h100_sxm"
-		if sim := set.Members[0].Spec.Simulation; sim != nil && sim.Device != "" {
-			deviceID = sim.Device
-		}
-	}
-	dev, err := device.Lookup(deviceID)
+	dev, err := simulatedGPU(deviceID, set.Members[0].Spec)
 	if err != nil {
-		return inputError{err}
+		return err
 	}
 	sp, lay, err := workloadSpace(ctx, set, orders, limit)
 	if err != nil {
