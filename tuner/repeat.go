@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/gtune/gtune/backend"
@@ -32,11 +33,15 @@ func repeatTime(o executor.Outcome) (float64, bool) {
 // several times: the valid repeat of median time (the lower middle one of
 // an even count: a measurement, whose energy and power go with its time),
 // else the first failure (a repeat that failed ends the repeats, and the
-// configuration is what it says).
-func medianRepeat(outs []executor.Outcome) executor.Outcome {
+// configuration is what it says). prior are the times (ms) of repeats
+// measured by an earlier run (pending.prior): they count toward the
+// median, and where it falls on one of them, the repeat of this run
+// nearest to it in time stands for the configuration (the stored
+// repeats keep only plan-level observations, not a Result).
+func medianRepeat(outs []executor.Outcome, prior []float64) executor.Outcome {
 	type timed struct {
 		t float64
-		i int
+		i int // -1: a prior repeat
 	}
 	var v []timed
 	for i, o := range outs {
@@ -49,9 +54,66 @@ func medianRepeat(outs []executor.Outcome) executor.Outcome {
 			return o
 		}
 	}
+	for _, t := range prior {
+		v = append(v, timed{t, -1})
+	}
 	// Stable: equal times stay in repeat order.
 	slices.SortStableFunc(v, func(a, b timed) int { return cmp.Compare(a.t, b.t) })
-	return outs[v[(len(v)-1)/2].i]
+	m := v[(len(v)-1)/2]
+	if m.i >= 0 {
+		return outs[m.i]
+	}
+	best := -1
+	for k, x := range v {
+		if x.i >= 0 && (best < 0 || math.Abs(x.t-m.t) < math.Abs(v[best].t-m.t)) {
+			best = k
+		}
+	}
+	return outs[v[best].i]
+}
+
+// priorTimes are the plan times (ms) of the valid stored repeats rs.
+func priorTimes(rs []store.Repeat) []float64 {
+	var ts []float64
+	for _, r := range rs {
+		if t, ok := r.Observations["time"]; ok && r.Status == string(backend.StatusValid) {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// fewerRepeats says whether the stored evaluation e of a configuration
+// was measured less than this run's repeat policy asks (Config.Repeat
+// repeats; with RepeatUntil, an interval of the median time still wider
+// than asked and fewer than Repeat repeats), and if so returns its
+// repeats as stored (a single measurement, stored without repeats,
+// as repeat 0), which the run counts toward the policy. nil where e is
+// to be reused as it is: the policy is met, or e is not valid (a
+// failure is what it says), or the run repeats nothing. Errors: the
+// database's.
+func (r *run) fewerRepeats(e *store.Evaluation) ([]store.Repeat, error) {
+	if r.c.Repeat <= 1 || r.c.Fresh || e.Status != string(backend.StatusValid) {
+		return nil, nil
+	}
+	rs, err := r.c.DB.Repeats(e.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 || rs[0].Repeat != 0 {
+		// The run's own measurement of a configuration measured once
+		// (repeats stored later, by a confirmation, start at 1).
+		rs = append([]store.Repeat{{Repeat: 0, GPU: e.GPU, Status: e.Status, Observations: e.Observations}}, rs...)
+	}
+	if len(rs) >= r.c.Repeat {
+		return nil, nil
+	}
+	if r.c.RepeatUntil > 0 {
+		if iv, err := stats.MedianCI(priorTimes(rs), RepeatLevel); err == nil && !iv.Short && iv.Median > 0 && (iv.Hi-iv.Lo)/2/iv.Median <= r.c.RepeatUntil {
+			return nil, nil
+		}
+	}
+	return rs, nil
 }
 
 // repeatRecords are the repeats of p for the store, in repeat order, the
@@ -61,8 +123,18 @@ func medianRepeat(outs []executor.Outcome) executor.Outcome {
 func (r *run) repeatRecords(p *pending) ([]store.Repeat, map[string]float64, []float64) {
 	outs := slices.Clone(p.outs)
 	slices.SortStableFunc(outs, func(a, b executor.Outcome) int { return a.Trial.Repeat - b.Trial.Repeat })
-	var recs []store.Repeat
-	var times, values []float64
+	recs := slices.Clone(p.prior)
+	times := priorTimes(p.prior)
+	var values []float64
+	for _, rec := range p.prior {
+		if rec.Status != string(backend.StatusValid) {
+			continue
+		}
+		metrics, _ := r.sub.metrics(rec.Observations, p.cfg)
+		if v, ok := r.c.Objective.Value(rec.Observations, metrics); ok {
+			values = append(values, v)
+		}
+	}
 	for _, o := range outs {
 		rec := store.Repeat{Repeat: o.Trial.Repeat, GPU: o.GPU}
 		switch {
@@ -81,7 +153,7 @@ func (r *run) repeatRecords(p *pending) ([]store.Repeat, map[string]float64, []f
 		}
 		recs = append(recs, rec)
 	}
-	m := map[string]float64{"repeats": float64(len(outs))}
+	m := map[string]float64{"repeats": float64(len(recs))}
 	if iv, err := stats.MedianCI(times, RepeatLevel); err == nil {
 		m["time_ci_low"], m["time_ci_high"], m["time_ci_level"] = iv.Lo, iv.Hi, iv.Level
 	}
@@ -96,7 +168,7 @@ func (r *run) converged(p *pending) bool {
 	if r.c.RepeatUntil <= 0 {
 		return false
 	}
-	var times []float64
+	times := priorTimes(p.prior)
 	for _, o := range p.outs {
 		if t, ok := repeatTime(o); ok {
 			times = append(times, t)

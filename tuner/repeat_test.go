@@ -11,6 +11,7 @@ import (
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/store"
 )
 
 // Config.Repeat 5 over two simulated GPUs with straggling launches: every
@@ -326,5 +327,96 @@ func TestConfirmOne(t *testing.T) {
 	}
 	if w := "--confirm 3: the run has 1 valid configuration(s) by time; nothing to tell apart, nothing re-measured"; sum.ConfirmNote != w {
 		t.Errorf("note %q; want %q", sum.ConfirmNote, w)
+	}
+}
+
+// A re-run with a stricter repeat policy measures only the missing
+// repeats, the stored ones counted: --repeat 3 then --repeat 5 leaves
+// each valid configuration with repeats 0..4, the first three as the
+// first run measured them, its time the median of all five; a plain run
+// then RepeatUntil measures each again from its single measurement
+// (repeat 0 as stored). The same policy again measures nothing.
+func TestRepeatsStricterRerun(t *testing.T) {
+	f := newFixture(t)
+	sp, err := f.spec.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := device.Lookup("h100_sxm")
+	run := func(repeat int, until float64) *Summary {
+		g := sim.New(d, sim.Options{Seed: 7, Noise: 0.02})
+		defer g.Close()
+		sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: g, DB: f.db, MaxEvals: 6,
+			Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Repeat: repeat, RepeatUntil: until})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	repeats := func(sum *Summary) map[string][]store.Repeat {
+		evs, err := f.db.Evaluations(sum.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]store.Repeat{}
+		for _, e := range evs {
+			if e.Status == "valid" {
+				rs, _ := f.db.Repeats(e.ID)
+				out[e.Key] = rs
+				var ts []float64
+				for _, r := range rs {
+					ts = append(ts, r.Observations["time"])
+				}
+				slices.Sort(ts)
+				if len(ts) > 0 && e.Observations["time"] != ts[(len(ts)-1)/2] && len(ts)%2 == 1 {
+					// The median falls on a stored repeat only where
+					// the nearest new one stands for it.
+					if !slices.Contains(ts, e.Observations["time"]) {
+						t.Errorf("%s: time %v is none of its repeats %v", e.Key, e.Observations["time"], ts)
+					}
+				}
+				if e.Metrics["repeats"] != float64(len(rs)) {
+					t.Errorf("%s: metric repeats %v, %d stored", e.Key, e.Metrics["repeats"], len(rs))
+				}
+			}
+		}
+		return out
+	}
+	first := repeats(run(3, 0))
+	second := run(5, 0)
+	got := repeats(second)
+	if len(got) == 0 || len(got) != len(first) {
+		t.Fatalf("%d valid configurations re-measured; %d in the first run", len(got), len(first))
+	}
+	for k, rs := range got {
+		if len(rs) != 5 {
+			t.Errorf("%s: %d repeats after --repeat 5; want 5", k, len(rs))
+			continue
+		}
+		for i, r := range rs {
+			if r.Repeat != i {
+				t.Errorf("%s: repeat %d numbered %d", k, i, r.Repeat)
+			}
+			if i < 3 && r.Observations["time"] != first[k][i].Observations["time"] {
+				t.Errorf("%s: repeat %d re-measured (%v, first %v)", k, i, r.Observations["time"], first[k][i].Observations["time"])
+			}
+		}
+	}
+	if again := run(5, 0); again.Evaluated != 0 {
+		t.Errorf("the same policy again measured %d configurations", again.Evaluated)
+	}
+
+	// A plain run, then RepeatUntil: repeat 0 is the stored measurement.
+	f = newFixture(t)
+	plain := map[string]float64{}
+	for _, o := range run(1, 0).Evaluations {
+		if o.Valid() {
+			plain[o.Key] = o.Observations["time"]
+		}
+	}
+	for k, rs := range repeats(run(30, 0.001)) {
+		if len(rs) < 6 || rs[0].Observations["time"] != plain[k] {
+			t.Errorf("%s: %d repeats, the first %v; want 6 or more from the stored %v", k, len(rs), rs[0].Observations["time"], plain[k])
+		}
 	}
 }

@@ -324,6 +324,13 @@ type pending struct {
 	outs                  []executor.Outcome
 	submitted             int
 	failed, inQueue, done bool
+	// prior are the repeats the database holds of this configuration
+	// when a re-run asks for more (a stricter --repeat or
+	// --repeat-until): they count toward the policy, and base, one past
+	// their highest repeat number, is where the new repeats' numbers
+	// (and submitted) start.
+	prior []store.Repeat
+	base  int
 }
 
 // finished reports whether p's compilation is over.
@@ -586,9 +593,10 @@ func (r *run) take(out executor.Outcome, stop *error) {
 		if out.Err != nil || out.Result == nil || out.Result.Status != backend.StatusValid {
 			p.failed = true
 		}
-		complete := len(p.outs) >= r.c.Repeat || (p.failed || r.ctx.Err() != nil || r.converged(p)) && len(p.outs) == p.submitted
+		n := p.base + len(p.outs) // repeats so far, stored ones counted
+		complete := n >= r.c.Repeat || (p.failed || r.ctx.Err() != nil || r.converged(p)) && n == p.submitted
 		if !complete {
-			if r.c.RepeatUntil > 0 && len(p.outs) == p.submitted && !p.inQueue {
+			if r.c.RepeatUntil > 0 && n == p.submitted && !p.inQueue {
 				// One repeat at a time: the next once this one says
 				// the interval is still too wide.
 				p.inQueue = true
@@ -597,7 +605,7 @@ func (r *run) take(out executor.Outcome, stop *error) {
 			return // its other repeats are queued or in flight
 		}
 		p.done = true
-		out = medianRepeat(p.outs)
+		out = medianRepeat(p.outs, priorTimes(p.prior))
 	}
 	o, err := r.evaluated(p, out)
 	switch {
@@ -1125,8 +1133,15 @@ func (r *run) propose() error {
 		for _, idx := range ids {
 			r.considered++
 			key := c.Space.Key(idx)
+			var prior []store.Repeat
 			if e, ok := r.previous[key]; ok {
-				if o, ok := reuse(c, idx, e); ok {
+				// Measured with fewer repeats than this run asks for:
+				// measured again, its stored repeats counted.
+				var err error
+				if prior, err = r.fewerRepeats(e); err != nil {
+					return err
+				}
+				if o, ok := reuse(c, idx, e); ok && prior == nil {
 					o.KernelTimes = r.storedKernelTimes(idx, e)
 					if err := r.tell(r.recorded.add(e, o)); err != nil {
 						return err
@@ -1148,7 +1163,11 @@ func (r *run) propose() error {
 			plan.Key = key
 			plan.Measure = r.request
 			plan.Measure.StateKey = plan.Settings.StateKey()
-			p := &pending{index: idx, cfg: cfg, plan: plan, fin: make(chan struct{})}
+			p := &pending{index: idx, cfg: cfg, plan: plan, fin: make(chan struct{}), prior: prior}
+			for _, rep := range prior {
+				p.base = max(p.base, rep.Repeat+1)
+			}
+			p.submitted = p.base
 			r.queue = append(r.queue, p)
 			r.work <- p // never blocks: at most lookahead are queued
 		}
@@ -1349,7 +1368,7 @@ func (r *run) evaluated(p *pending, out executor.Outcome) (*Evaluation, error) {
 			}
 		}
 	}
-	if len(p.outs) > 1 {
+	if len(p.outs)+len(p.prior) > 1 {
 		recs, m, values := r.repeatRecords(p)
 		ev.Repeats = recs
 		o.Repeats = values
