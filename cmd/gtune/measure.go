@@ -95,6 +95,9 @@ func runMeasure(ctx context.Context, cmd *cobra.Command, paths []string, f measu
 		if err != nil {
 			return err
 		}
+		if err := checkCompilerOptions(f.tune.compilerOptions); err != nil {
+			return err
+		}
 		s.AddCompilerOptions(f.tune.compilerOptions...)
 		key := ""
 		if i < len(f.configs) {
@@ -135,6 +138,9 @@ func runMeasureWorkload(ctx context.Context, cmd *cobra.Command, path string, f 
 		return badInput("a workload file gives its streams; --config takes one key of its combined space")
 	}
 	for _, m := range set.Members {
+		if err := checkCompilerOptions(f.tune.compilerOptions); err != nil {
+			return err
+		}
 		m.Spec.AddCompilerOptions(f.tune.compilerOptions...)
 	}
 	sp, lay, err := workloadSpace(ctx, set, false, space.DefaultMaxConfigurations)

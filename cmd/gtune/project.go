@@ -27,6 +27,7 @@ import (
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/tuner"
+	"github.com/gtune/gtune/workload"
 )
 
 func init() { subcommands = append(subcommands, newProjectCmd) }
@@ -84,6 +85,9 @@ type projectedConfig struct {
 func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectFlags) error {
 	if f.registers > 0 && f.ptx == "" {
 		return badInput("--registers goes with --ptx (the spec's Gtune.Simulation gives the registers of its work)")
+	}
+	if workload.IsFile(path) {
+		return badInput("%s is a workload file; project takes one kernel's spec (project each kernel of the workload by its spec)", path)
 	}
 	s, err := spec.Load(path)
 	if err != nil {

@@ -152,6 +152,7 @@ func readRuns(dbPath string, args []string) ([]report.HTMLRun, error) {
 		}
 	}
 	var runs []report.HTMLRun
+	seen := map[string]bool{}
 	for _, a := range args {
 		file, id, named := dbRun(a)
 		if !named {
@@ -164,6 +165,15 @@ func readRuns(dbPath string, args []string) ([]report.HTMLRun, error) {
 		if named {
 			rs[0].Name = fmt.Sprintf("%s run %s", filepath.Base(file), id)
 		}
+		// The same run twice is the same name twice: a usage error.
+		k := rs[0].Name
+		if k == "" {
+			k = fmt.Sprintf("run %d", rs[0].Run.ID)
+		}
+		if seen[k] {
+			return nil, badInput("report: two runs are named %q (%s is given twice; runs of several databases need names of their own: FILE:N)", k, a)
+		}
+		seen[k] = true
 		runs = append(runs, rs...)
 	}
 	return runs, nil

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -157,6 +158,9 @@ together on one GPU: the combined space of their configurations (and GPU setting
 func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) error {
 	s, err := spec.Load(path)
 	if err != nil {
+		return err
+	}
+	if err := checkCompilerOptions(f.compilerOptions); err != nil {
 		return err
 	}
 	s.AddCompilerOptions(f.compilerOptions...)
@@ -358,6 +362,25 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return err
 	}
 	return ncupass.Observe(ctx, cmd.ErrOrStderr(), s, sp, db, sum.RunID, observe, ncupass.Options{Ncu: f.ncu, Device: f.device, Version: version})
+}
+
+// checkCompilerOptions checks --compiler-option values as far as can be
+// done without NVRTC (the simulated GPU compiles nothing, so garbage was
+// accepted there and kept apart under its own key): each is one option,
+// "-NAME" or "--NAME[=VALUE]", without control characters or spaces
+// around it.
+func checkCompilerOptions(opts []string) error {
+	for _, o := range opts {
+		switch {
+		case strings.TrimSpace(o) != o || o == "":
+			return badInput("--compiler-option %q: an option has no spaces around it", o)
+		case !strings.HasPrefix(o, "-") || o == "-" || o == "--":
+			return badInput("--compiler-option %q: not an NVRTC option (they start with - or --, e.g. -ftz=true, --use_fast_math, -DNAME=VALUE)", o)
+		case strings.ContainsFunc(o, unicode.IsControl):
+			return badInput("--compiler-option %q: holds a control character", o)
+		}
+	}
+	return nil
 }
 
 // thermalFlag checks --thermal: a policy measure knows, and one that

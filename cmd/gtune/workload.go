@@ -69,6 +69,9 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	if err := repeatFlags(cmd, &f); err != nil {
 		return err
 	}
+	if err := checkCompilerOptions(f.compilerOptions); err != nil {
+		return err
+	}
 	if len(f.compilerOptions) > 0 {
 		for _, m := range set.Members {
 			m.Spec.AddCompilerOptions(f.compilerOptions...)

@@ -70,11 +70,16 @@ func build(t *testing.T, dir string) string {
 	return bin
 }
 
-// judge classifies one run.
+// judge classifies one run. want 0: a run that must succeed (a re-run),
+// clean when it does.
 func judge(code int, stderr string, want int) outcome {
 	switch {
 	case strings.Contains(stderr, "panic:") || strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "fatal error:") || code > 2 || code < 0:
 		return crash
+	case want == 0 && code == 0:
+		return clean
+	case want == 0:
+		return wrongExit
 	case code == 0:
 		return silent
 	case code != want || !strings.HasPrefix(stderr, "gtune: "):
@@ -390,6 +395,120 @@ func TestBattery(t *testing.T) {
 		kase{name: "report --pareto of quantities no configuration has", args: []string{"report", "--db", rdb, "--pareto", "time,nope"}, want: 2},
 		kase{name: "report -o empty", args: []string{"report", "--db", rdb, "-o", ""}, want: 2},
 		kase{name: "report -o a folder", args: []string{"report", "--db", rdb, "-o", dir}, want: 2},
+	)
+
+	// The command-line round (issue 47): each class a battery of its own
+	// cases. Where a run must succeed (a re-run with --confirm or a
+	// stricter --repeat), want is 0 and only a crash or a failure is
+	// not clean.
+	rr := db()
+	prep := [][]string{
+		{"tune", good, "--backend", "sim", "--db", rr, "--max-evals", "4", "--no-progress"},
+	}
+	for _, a := range prep {
+		if out, err := exec.Command(bin, a...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", a, err, out)
+		}
+	}
+	rerun := func(name string, extra ...string) kase {
+		return kase{name: name, args: append([]string{"tune", good, "--backend", "sim", "--db", rr, "--max-evals", "4", "--no-progress"}, extra...), want: 0}
+	}
+	cases = append(cases,
+		rerun("--confirm 2 after a plain run", "--confirm", "2"),
+		rerun("--confirm 2 again", "--confirm", "2"),
+		rerun("--confirm 3 again with more rounds", "--confirm", "3", "--confirm-rounds", "12"),
+		rerun("--repeat 3 after a plain run", "--repeat", "3"),
+		rerun("--repeat 5 after --repeat 3", "--repeat", "5"),
+		rerun("--confirm 2 over two simulated GPUs", "--confirm", "2", "--devices", "0,1"),
+		rerun("--confirm 2 with one configuration", "--confirm", "2", "--max-evals", "1"),
+	)
+	slurmDry := func(name string, slurmFlags []string, tuneFlags ...string) kase {
+		a := append([]string{"slurm", "submit", "--dry-run", "--shards", "2"}, slurmFlags...)
+		a = append(append(a, "--", good, "--backend", "sim"), tuneFlags...)
+		return kase{name: "slurm submit " + name, args: a, want: 2}
+	}
+	cases = append(cases,
+		slurmDry("--partition with a newline", []string{"--partition", "gpu\necho injected"}),
+		slurmDry("--account with a space", []string{"--account", "a b"}),
+		slurmDry("--gres with a semicolon", []string{"--gres", "gpu:1;id"}),
+		slurmDry("--merge-partition with $()", []string{"--merge-partition", "$(id)"}),
+		slurmDry("--time bogus", []string{"--time", "bogus"}),
+		slurmDry("--time -1", []string{"--time", "-1"}),
+		slurmDry("--results with a newline", []string{"--results", filepath.Join(dir, "r\nx")}),
+		slurmDry("--results empty", []string{"--results", ""}),
+		slurmDry("--cpus-per-task -2", []string{"--cpus-per-task", "-2"}),
+		slurmDry("tune --objective nope", nil, "--objective", "nope"),
+		slurmDry("tune --repeat-until NaN", nil, "--repeat-until", "NaN"),
+		slurmDry("tune --confirm-rounds without --confirm", nil, "--confirm-rounds", "3"),
+		slurmDry("tune --compiler-option garbage", nil, "--compiler-option", "garbage"),
+		slurmDry("tune --thermal model --energy=false", nil, "--thermal", "model", "--energy=false"),
+	)
+	// merge: the output named through a link, an empty or missing shard.
+	mout := filepath.Join(dir, "merged.db")
+	if out, err := exec.Command(bin, "merge", mout, rr).CombinedOutput(); err != nil {
+		t.Fatalf("merge for the merge cases: %v\n%s", err, out)
+	}
+	os.Symlink(mout, filepath.Join(dir, "merged-link.db"))
+	os.Link(mout, filepath.Join(dir, "merged-hard.db"))
+	os.WriteFile(filepath.Join(dir, "empty-shard.db"), nil, 0o644)
+	cases = append(cases,
+		kase{name: "merge a symlink to the output", args: []string{"merge", mout, filepath.Join(dir, "merged-link.db")}, want: 2},
+		kase{name: "merge a hard link to the output", args: []string{"merge", mout, rr, filepath.Join(dir, "merged-hard.db")}, want: 2},
+		kase{name: "merge an empty shard", args: []string{"merge", db(), filepath.Join(dir, "empty-shard.db")}, want: 2},
+		kase{name: "merge a folder", args: []string{"merge", db(), dir}, want: 2},
+	)
+	// Unbounded inputs and physical ranges.
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		cases = append(cases, kase{name: "project --ptx /dev/zero", args: []string{"project", good, "--config", "256,1", "--ptx", "/dev/zero"}, want: 2})
+	}
+	for _, m := range []struct{ name, old, new string }{
+		{"Noise 10", `"Noise": 0.01`, `"Noise": 10`},
+		{"Noise 1e300", `"Noise": 0.01`, `"Noise": 1e300`},
+		{"StragglerFactor 1e300", `"Noise": 0.01`, `"Noise": 0.01, "Stragglers": 0.1, "StragglerFactor": 1e300`},
+		{"Stragglers NaN", `"Noise": 0.01`, `"Noise": 0.01, "Stragglers": NaN`},
+	} {
+		if strings.Contains(string(base), m.old) {
+			cases = append(cases, tune("spec: "+m.name, spec(m.old, m.new, nil)))
+		}
+	}
+	cases = append(cases,
+		tune("tune --sim-run-wall 1000000h", good, "--sim-run-wall", "1000000h"),
+		tune("tune --compile-timeout 1000h", good, "--compile-timeout", "1000h"),
+		kase{name: "tune --time-limit 1ns", args: []string{"tune", good, "--backend", "sim", "--db", db(), "--time-limit", "1ns"}, want: 1},
+	)
+	// restore: a folder, an empty path.
+	cases = append(cases,
+		kase{name: "restore --journal a folder", args: []string{"restore", "--journal", dir}, want: 2},
+		kase{name: "restore --journal empty", args: []string{"restore", "--journal", ""}, want: 2},
+	)
+	// GPUs of the device database that are not CUDA GPUs, and old ones.
+	cases = append(cases,
+		kase{name: "check --sim-device hd7970", args: []string{"check", good, "--sim-device", "hd7970"}, want: 2},
+		tune("tune --sim-device hd7970", good, "--sim-device", "hd7970"),
+		kase{name: "measure --sim-device hd7970", args: []string{"measure", good, "--backend", "sim", "--db", db(), "--sim-device", "hd7970"}, want: 2},
+		kase{name: "measure --sim-device c1060", args: []string{"measure", good, "--backend", "sim", "--db", db(), "--sim-device", "c1060"}, want: 2},
+		kase{name: "probe --sim-device hd7970", args: []string{"probe", "--backend", "sim", "--db", db(), "--sim-device", "hd7970"}, want: 2},
+		kase{name: "tune --backend model --sim-device hd7970", args: []string{"tune", good, "--backend", "model", "--db", db(), "--sim-device", "hd7970"}, want: 2},
+	)
+	// An explicitly empty value, a GPU given twice.
+	for _, a := range [][]string{{"--devices", ""}, {"--shard", ""}, {"--thermal", ""}, {"--strategy", ""}, {"--sim-device", ""}, {"--compile-cache", ""}} {
+		cases = append(cases, tune("tune "+a[0]+" empty", good, a...))
+	}
+	cases = append(cases,
+		kase{name: "project --config empty", args: []string{"project", good, "--config", ""}, want: 2},
+		kase{name: "project --write-cache empty", args: []string{"project", good, "--write-cache", ""}, want: 2},
+		kase{name: "project --devices a GPU twice", args: []string{"project", good, "--devices", "h100_sxm,h100_sxm"}, want: 2},
+		tune("tune --device 0 with --devices", good, "--device", "0", "--devices", "0,1"),
+		kase{name: "measure --device 0 with --devices", args: []string{"measure", good, "--backend", "sim", "--db", db(), "--device", "0", "--devices", "0,1"}, want: 2},
+	)
+	// Policies that would be ignored, messages.
+	cases = append(cases,
+		tune("tune --confirm-rounds without --confirm", good, "--confirm-rounds", "5"),
+		tune("tune --thermal model --energy=false", good, "--thermal", "model", "--energy=false"),
+		tune("tune --compiler-option garbage", good, "--compiler-option", "garbage"),
+		tune("tune --compiler-option empty", good, "--compiler-option", ""),
+		kase{name: "project WORKLOAD", args: []string{"project", wl}, want: 2},
+		kase{name: "report the same run twice", args: []string{"report", "1", "1", "--db", rdb}, want: 2},
 	)
 
 	counts := map[outcome]int{}
