@@ -154,7 +154,100 @@ PY
   # 7. A coordinated job submitted with sbatch (gtune slurm submit),
   # cancelled with scancel mid-run, then submitted again.
   submitted_cancel || fail=1
+  # 8. The salloc of a coordinated run cancelled (scancel): the run is
+  # interrupted, not failed; the same command again completes it.
+  coordinated_fault salloc 'scancel "$(squeue -h -o %i -n interactive | head -1)"' interrupted || fail=1
+  # 9. A worker that stops answering (SIGSTOP: a hung node or
+  # connection): given up after --worker-silence, its configuration to
+  # another worker; the run completes, each configuration once.
+  coordinated_silent || fail=1
+  # 10. A node's slurmd killed mid-run of a coordinated run under
+  # salloc --no-kill: the run completes on the allocation it has.
+  slurmd_killed || fail=1
+  # 11. A sharded submission and, while it runs, the same submission
+  # again (as a requeued task beside a manual resubmission): each shard
+  # runs once at a time (a lock), no shard database is overwritten,
+  # every configuration is evaluated once.
+  resubmitted_while_running || fail=1
   return $fail
+}
+
+# complete_once DB WHAT: says WHAT with run 1's status and evaluations;
+# true where the run is done with each of the 96 configurations once.
+complete_once() {
+  python3 - "$1" "$2" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+status = c.execute("select status from runs where id = 1").fetchone()[0]
+keys = [k for (k,) in c.execute("select config_key from evaluations")]
+print(f"{sys.argv[2]}: run {status}, {len(keys)} evaluations ({len(set(keys))} distinct)")
+sys.exit(0 if status == "done" and len(keys) == len(set(keys)) == 96 else 1)
+PY
+}
+
+# coordinated_silent: a coordinated brute force over 4 workers at 200 ms
+# an evaluation with --worker-silence 30s; worker 1 stopped (SIGSTOP)
+# once 10 evaluations are stored.
+coordinated_silent() {
+  local R=$SLURM_DIR/results/silent db
+  mkdir -p "$R"; db=$R/tune.db; rm -f "$db"*
+  salloc -Q -N 2 --ntasks-per-node=2 "$G" tune "$spec" --backend sim --slurm --gpus-per-node 2 --worker-silence 30s \
+    --sim-run-wall 200ms --db "$db" --no-compile-cache --no-progress > "$R/log" 2>&1 &
+  local bg=$!
+  wait_evals "$db" 10 || { kill $bg; return 1; }
+  local t0=$SECONDS
+  pkill -STOP -f -- "^[^ ]*gtune __gtune_remote_worker --sim-device h100_sxm --index 1 "
+  wait $bg
+  local rc=$? took=$((SECONDS - t0))
+  pkill -CONT -f -- "^[^ ]*gtune __gtune_remote_worker --sim-device h100_sxm --index 1 " 2>/dev/null
+  if [ $rc -eq 0 ] && complete_once "$db" "a worker stopped, the run ended $took s after the stop"
+  then echo "PASS a worker that stops answering: given up after --worker-silence, the run completes, each configuration once"
+  else echo "FAIL a worker that stops answering (exit $rc)"; tail -n 20 "$R/log"; return 1; fi
+}
+
+# slurmd_killed: a coordinated run under salloc --no-kill; node n2's
+# slurmd killed with kill -9 once 10 evaluations are stored (its job
+# steps go on), then started again.
+slurmd_killed() {
+  local R=$SLURM_DIR/results/slurmd-killed db
+  mkdir -p "$R"; db=$R/tune.db; rm -f "$db"*
+  salloc -Q --no-kill -N 2 --ntasks-per-node=2 "$G" tune "$spec" --backend sim --slurm --gpus-per-node 2 \
+    --sim-run-wall 200ms --db "$db" --no-compile-cache --no-progress > "$R/log" 2>&1 &
+  local bg=$!
+  wait_evals "$db" 10 || { kill $bg; return 1; }
+  kill -9 "$(cat "$SLURM_DIR/slurmd-n2.pid")"
+  wait $bg
+  local rc=$?
+  slurmd -N n2 -f "$SLURM_CONF"
+  if [ $rc -eq 0 ] && complete_once "$db" "slurmd of n2 killed"
+  then echo "PASS slurmd killed under salloc --no-kill: the run completes, each configuration once"
+  else echo "FAIL slurmd killed (exit $rc)"; tail -n 20 "$R/log"; return 1; fi
+  for _ in $(seq 60); do [ "$(sinfo -h -n n2 -o '%t')" = idle ] && break; sleep 0.5; done
+}
+
+# resubmitted_while_running: two shards at 200 ms an evaluation; the same
+# submission again once shard 0 has stored 5 evaluations.
+resubmitted_while_running() {
+  local R=$SLURM_DIR/results/resubmitted out1 out2 a1 m1 m2
+  rm -rf "$R"
+  out1=$("$G" slurm submit --shards 2 --no-gpu --results "$R" -- "$spec" --backend sim --no-compile-cache --sim-run-wall 200ms) || return 1
+  a1=${out1#*array job }; a1=${a1%% *}; m1=${out1#*merge job }; m1=${m1%%;*}
+  wait_evals "${TMPDIR:-/tmp}/gtune-$a1-0.db" 5 || return 1
+  out2=$("$G" slurm submit --shards 2 --no-gpu --results "$R" -- "$spec" --backend sim --no-compile-cache --sim-run-wall 200ms) || return 1
+  m2=${out2#*merge job }; m2=${m2%%;*}
+  wait_job "$m1" || return 1
+  wait_job "$m2" || return 1
+  if python3 - "$R" <<'PY'
+import glob, sqlite3, sys
+r = sys.argv[1]
+shards = {f: [k for (k,) in sqlite3.connect(f).execute("select config_key from evaluations")] for f in sorted(glob.glob(f"{r}/shard-*.db"))}
+keys = [k for ks in shards.values() for k in ks]
+refused = sum("is being tuned by another job" in open(f).read() for f in glob.glob(f"{r}/shard-*.log"))
+print(f"resubmitted while running: {len(keys)} evaluations in the shards' databases ({len(set(keys))} distinct); tasks that found their shard taken: {refused}")
+sys.exit(0 if len(keys) == len(set(keys)) == 96 and refused >= 1 else 1)
+PY
+  then echo "PASS resubmitted while running: each shard once at a time, every configuration evaluated once"
+  else echo "FAIL resubmitted while running"; tail -n 5 "$R"/*.log; return 1; fi
 }
 
 # submitted_cancel: gtune slurm submit --nodes 2 --gpus-per-node 2 (one
@@ -213,12 +306,13 @@ PY
   else echo "FAIL coordinated $st (exit $rc)"; tail -n 20 "$R/$st.log"; return 1; fi
 }
 
-# coordinated_fault NAME ACTION: brute force over 4 workers at 100 ms an
-# evaluation; ACTION once 10 evaluations are stored; then the same
-# command again (resuming where the run stopped); every configuration
-# evaluated exactly once in the database.
+# coordinated_fault NAME ACTION [STATUS]: brute force over 4 workers at
+# 100 ms an evaluation; ACTION once 10 evaluations are stored; then the
+# same command again (resuming where the run stopped); every
+# configuration evaluated exactly once in the database, and the first
+# run left with STATUS where one is given.
 coordinated_fault() {
-  local name=$1 action=$2 R=$SLURM_DIR/results/coordinated
+  local name=$1 action=$2 want=${3:-} R=$SLURM_DIR/results/coordinated
   mkdir -p "$R"
   local db=$R/$name-coordinator.db
   rm -f "$db"*
@@ -234,16 +328,16 @@ coordinated_fault() {
   local first=$?
   go_run
   local second=$?
-  if python3 - "$db" "$name" "$first" "$second" <<'PY'
+  if python3 - "$db" "$name" "$first" "$second" "$want" <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 runs = c.execute("select id, status from runs order by id").fetchall()
 keys = [k for (k,) in c.execute("select config_key from evaluations")]
 gpus = {g for (g,) in c.execute("select gpu from evaluations where run_id = ?", (runs[0][0],))}
 print(f"{sys.argv[2]} killed: first command exit {sys.argv[3]}, runs {runs}; {len(keys)} evaluations in the database ({len(set(keys))} distinct); the first run's on {len(gpus)} GPU workers")
-sys.exit(0 if runs[-1][1] == "done" and len(keys) == len(set(keys)) == 96 else 1)
+sys.exit(0 if runs[-1][1] == "done" and len(keys) == len(set(keys)) == 96 and sys.argv[5] in ("", runs[0][1]) else 1)
 PY
-  then echo "PASS coordinated, $name killed with kill -9: the run completes, every configuration evaluated exactly once"
+  then echo "PASS coordinated, $name killed ($action): the run completes, every configuration evaluated exactly once${want:+, the first run $want}"
   else echo "FAIL coordinated, $name killed"; tail -n 20 "$R/$name.log"; return 1; fi
 }
 

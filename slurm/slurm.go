@@ -166,6 +166,9 @@ func (j Job) ArrayScript() string {
 		b.WriteString("#SBATCH --gpus-per-task=1\n")
 	}
 	fmt.Fprintf(&b, "#SBATCH --output=%s\n", j.outputPath("shard-%a.log"))
+	// A resubmission's task (and a requeued one) adds to the shard's
+	// log: what the last attempt said stays.
+	b.WriteString("#SBATCH --open-mode=append\n")
 	b.WriteString("set -u\n")
 	fmt.Fprintf(&b, "results=%s\n", quote(j.Results))
 	fmt.Fprintf(&b, "gtune=%s\n", quote(j.Gtune))
@@ -225,7 +228,8 @@ func (j Job) MergeScript() string {
 	return b.String()
 }
 
-// CoordinatedScript is the batch script of a coordinated job: on the
+// CoordinatedScript is the batch script of a coordinated job (with
+// --no-kill: a failed node ends its workers, not the job): on the
 // allocation's first node, gtune tune --slurm over every GPU of the
 // allocation (one srun worker each) into results/tune.db. Submitting it
 // again resumes from that database. scancel (or the time limit) sends
@@ -237,6 +241,9 @@ func (j Job) CoordinatedScript() string {
 	j.directives(&b, j.Name, j.Partition)
 	fmt.Fprintf(&b, "#SBATCH --nodes=%d\n", j.Nodes)
 	fmt.Fprintf(&b, "#SBATCH --ntasks-per-node=%d\n", j.GPUsPerNode)
+	// A node that fails costs its workers' configurations in flight,
+	// not the allocation (Slurm's default ends the job).
+	b.WriteString("#SBATCH --no-kill\n")
 	if j.CPUsPerTask > 0 {
 		fmt.Fprintf(&b, "#SBATCH --cpus-per-task=%d\n", j.CPUsPerTask)
 	}

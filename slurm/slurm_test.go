@@ -67,7 +67,9 @@ func TestScriptsGolden(t *testing.T) {
 // merged equal one brute force; scancel and kill -9 mid-run, then
 // resubmitting, each configuration evaluated once; coordinated runs of
 // three strategies over 4 srun workers; a worker, the coordinator, and
-// a submitted job killed or cancelled mid-run). Run where the
+// a submitted job killed or cancelled mid-run; a cancelled salloc, a
+// worker that stops answering, a node's slurmd killed, a sharded job
+// resubmitted while it runs). Run where the
 // packages are installed and the test runs as root; skipped elsewhere
 // (apt-get install slurmctld slurmd slurm-client munge).
 func TestSlurmCluster(t *testing.T) {
@@ -93,7 +95,8 @@ func TestSlurmCluster(t *testing.T) {
 		t.Fatalf("scripts/slurm-test.sh run: %v", err)
 	}
 	for _, want := range []string{"PASS sharded", "PASS cancel", "PASS kill9", "PASS coordinated random_sample", "PASS coordinated genetic_algorithm",
-		"PASS coordinated bayes_opt", "PASS coordinated, worker killed", "PASS coordinated, coordinator killed", "PASS submitted coordinated job"} {
+		"PASS coordinated bayes_opt", "PASS coordinated, worker killed", "PASS coordinated, coordinator killed", "PASS submitted coordinated job",
+		"PASS coordinated, salloc killed", "PASS a worker that stops answering", "PASS slurmd killed", "PASS resubmitted while running"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("no %q", want)
 		}

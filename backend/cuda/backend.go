@@ -70,6 +70,11 @@ type Options struct {
 	PrepareTimeout time.Duration
 	// RunTimeout is used for a Plan with Timeout 0; default 10 min.
 	RunTimeout time.Duration
+	// Silence bounds the time between two messages of the worker busy
+	// with a request (it sends a keep-alive every KeepAliveInterval);
+	// default Silence. A worker started through a Wrapper (srun) on a
+	// node that died is given up then.
+	Silence time.Duration
 	// AllowSettings accepts plans with Plan.Settings. The backend does not
 	// apply them itself: clocks and the power limit are NVML device
 	// settings, applied by the caller in this (the parent) process before
@@ -154,7 +159,7 @@ func (b *Backend) startLocked(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cuda: %w", err)
 	}
-	rep, err := call(ctx, p, &request{Op: opHello}, b.opts.StartTimeout)
+	rep, err := call(ctx, p, &request{Op: opHello}, b.opts.StartTimeout, b.opts.Silence)
 	if err != nil {
 		p.Kill()
 		if errors.Is(err, workerproc.ErrTimeout) {
@@ -260,7 +265,7 @@ func (b *Backend) Prepare(ctx context.Context, p *backend.Problem) error {
 }
 
 func (b *Backend) prepareLocked(ctx context.Context, p *backend.Problem) error {
-	rep, err := call(ctx, b.w, &request{Op: opPrepare, Problem: p}, b.opts.PrepareTimeout)
+	rep, err := call(ctx, b.w, &request{Op: opPrepare, Problem: p}, b.opts.PrepareTimeout, b.opts.Silence)
 	if err != nil {
 		b.w.Kill()
 		b.w = nil
@@ -422,7 +427,7 @@ func (b *Backend) Run(ctx context.Context, plan *backend.Plan) (*backend.Result,
 		warming = true
 	}
 	w := b.w
-	rep, err := call(ctx, b.w, &request{Op: opRun, Plan: wirePlan(plan)}, timeout)
+	rep, err := call(ctx, b.w, &request{Op: opRun, Plan: wirePlan(plan)}, timeout, b.opts.Silence)
 	if warming && err == nil && rep.Err == "" && rep.Result != nil && rep.Result.Status == backend.StatusValid {
 		b.warmedBy = w
 	}
@@ -499,7 +504,7 @@ func (b *Backend) Close() error {
 	}
 	p := b.w
 	b.w = nil
-	if _, err := call(context.Background(), p, &request{Op: opShutdown}, 5*time.Second); err != nil {
+	if _, err := call(context.Background(), p, &request{Op: opShutdown}, 5*time.Second, 0); err != nil {
 		p.Kill()
 		return nil
 	}

@@ -290,7 +290,7 @@ func (b *Backend) SensorCheck(ctx context.Context, o measure.SensorCheckOptions)
 			return nil, err
 		}
 	}
-	rep, err := call(ctx, b.w, &request{Op: opSensorCheck, SensorCheck: &o}, 2*time.Minute)
+	rep, err := call(ctx, b.w, &request{Op: opSensorCheck, SensorCheck: &o}, 2*time.Minute, b.opts.Silence)
 	if err != nil {
 		b.w.Kill()
 		b.w = nil

@@ -52,13 +52,40 @@ type reply struct {
 	Sensors *measure.SensorReport
 	// Resources is opResources' answer.
 	Resources *backend.Resources
+	// Alive marks a keep-alive, sent every KeepAliveInterval while the
+	// worker handles a request; the request's reply follows.
+	Alive bool
 }
 
-// call sends req to the worker p and waits for its reply (see
-// workerproc.Proc.Call for the timeout and the errors).
-func call(ctx context.Context, p *workerproc.Proc, req *request, timeout time.Duration) (*reply, error) {
+// KeepAliveInterval is how often a worker busy with a request sends a
+// keep-alive; Silence, the parent's bound on the time between two
+// messages, is six of them. A worker behind srun on another node whose
+// node died is given up then, not when Slurm declares the node down. A
+// hung kernel keeps its worker sending: Plan.Timeout bounds it.
+const (
+	KeepAliveInterval = 10 * time.Second
+	Silence           = 6 * KeepAliveInterval
+)
+
+// call sends req to the worker p and waits for its reply, at most
+// timeout, and at most silence (0: Silence) between two messages (see
+// workerproc.Proc.CallAlive for the errors).
+func call(ctx context.Context, p *workerproc.Proc, req *request, timeout, silence time.Duration) (*reply, error) {
 	var rep reply
-	if err := p.Call(ctx, req, &rep, timeout); err != nil {
+	alive := func() bool {
+		if rep.Alive {
+			rep = reply{} // gob leaves fields the next reply omits
+			return true
+		}
+		return false
+	}
+	if silence <= 0 {
+		silence = Silence
+	}
+	if req.Op == opHello && timeout > silence {
+		silence = timeout // the worker's start answers nothing before it
+	}
+	if err := p.CallAlive(ctx, req, &rep, timeout, silence, alive); err != nil {
 		return nil, err
 	}
 	return &rep, nil

@@ -47,7 +47,7 @@ func (b *Backend) Resources(ctx context.Context, j *backend.Job, bin *backend.Bi
 			return backend.Resources{}, fmt.Errorf("cuda: restarting the worker: %w", err)
 		}
 	}
-	rep, err := call(ctx, b.w, &request{Op: opResources, Job: j, Binary: bin}, resourcesTimeout)
+	rep, err := call(ctx, b.w, &request{Op: opResources, Job: j, Binary: bin}, resourcesTimeout, b.opts.Silence)
 	switch {
 	case errors.Is(err, workerproc.ErrTimeout):
 		b.w = nil // killed by call

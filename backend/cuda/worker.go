@@ -72,7 +72,9 @@ func WorkerMain() {
 			rep.Err = initErr.Error()
 			rep.Fatal = true
 		} else {
+			stop := c.KeepAlive(KeepAliveInterval, &reply{Alive: true})
 			rep = w.handle(&req)
+			stop()
 		}
 		if err := c.Enc.Encode(&rep); err != nil {
 			fmt.Fprintf(os.Stderr, "gtune cuda worker: writing reply: %v\n", err)

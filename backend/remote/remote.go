@@ -56,7 +56,20 @@ type reply struct {
 	CompileProcess bool
 	Err            string
 	Host           string // the worker's host (hello)
+	// Alive marks a keep-alive, sent every HeartbeatInterval while the
+	// worker works on a request; the request's reply follows.
+	Alive bool
 }
+
+// HeartbeatInterval is how often a worker busy with a request sends a
+// keep-alive. DefaultSilence, the coordinator's bound on the time
+// between two messages, is six of them: a worker silent that long (its
+// node died, its connection hangs) is given up, its configuration going
+// to another GPU.
+const (
+	HeartbeatInterval = 10 * time.Second
+	DefaultSilence    = 6 * HeartbeatInterval
+)
 
 // Serve answers requests from in on out for be until a close request or
 // the end of in (the tuner is gone), then closes be. Errors: the
@@ -73,7 +86,7 @@ func Serve(ctx context.Context, be backend.Backend, host string, in io.Reader, o
 			}
 			return fmt.Errorf("remote: reading a request: %w", err)
 		}
-		rep := answer(ctx, be, host, &req)
+		rep := answerAlive(ctx, be, host, &req, c, HeartbeatInterval)
 		if err := c.Enc.Encode(&rep); err != nil {
 			return fmt.Errorf("remote: writing a reply: %w", err)
 		}
@@ -81,6 +94,16 @@ func Serve(ctx context.Context, be backend.Backend, host string, in io.Reader, o
 			return nil
 		}
 	}
+}
+
+// answerAlive answers req, sending a keep-alive on c every interval
+// while the backend works on it (a measurement with a thermal warm-up,
+// arguments of many GiB), so the coordinator can tell a busy worker from
+// a lost one.
+func answerAlive(ctx context.Context, be backend.Backend, host string, req *request, c *workerproc.Conn, interval time.Duration) reply {
+	stop := c.KeepAlive(interval, &reply{Alive: true})
+	defer stop()
+	return answer(ctx, be, host, req)
 }
 
 func answer(ctx context.Context, be backend.Backend, host string, req *request) (rep reply) {
@@ -128,6 +151,10 @@ type Options struct {
 	// CallTimeout bounds every other request; default 30 min (Prepare
 	// fills arguments of many GiB).
 	CallTimeout time.Duration
+	// Silence bounds the time between two messages of a worker busy
+	// with a request (it sends a keep-alive every HeartbeatInterval);
+	// default DefaultSilence.
+	Silence time.Duration
 	// Compiler, when set, compiles here instead of on the worker (the
 	// coordinator's cores: the simulated GPU's compiler, or NVRTC in
 	// compile processes), so that compilations do not queue behind the
@@ -175,12 +202,24 @@ func Start(ctx context.Context, argv []string, env []string, o Options) (backend
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 30 * time.Minute
 	}
+	if o.Silence <= 0 {
+		o.Silence = DefaultSilence
+	}
 	p, err := workerproc.Start(argv[0], argv[1:], env, o.Stderr)
 	if err != nil {
 		return nil, fmt.Errorf("remote: %w", err)
 	}
 	var rep reply
-	if err := p.Call(ctx, &request{Op: opHello}, &rep, o.StartTimeout); err != nil {
+	// Silent up to StartTimeout: before the worker runs at all, srun
+	// may wait that long for its node.
+	hello := func() bool {
+		if rep.Alive {
+			rep = reply{}
+			return true
+		}
+		return false
+	}
+	if err := p.CallAlive(ctx, &request{Op: opHello}, &rep, o.StartTimeout, o.StartTimeout, hello); err != nil {
 		p.Kill()
 		return nil, fmt.Errorf("remote: worker %v: %w; its stderr: %s", argv, err, p.Tail())
 	}
@@ -210,7 +249,14 @@ func (b *Backend) call(ctx context.Context, req *request) (*reply, error) {
 		return nil, errors.New("remote: backend closed")
 	}
 	var rep reply
-	if err := b.p.Call(ctx, req, &rep, b.opts.CallTimeout); err != nil {
+	alive := func() bool {
+		if rep.Alive {
+			rep = reply{} // gob leaves fields the next reply omits
+			return true
+		}
+		return false
+	}
+	if err := b.p.CallAlive(ctx, req, &rep, b.opts.CallTimeout, b.opts.Silence, alive); err != nil {
 		return nil, fmt.Errorf("remote: the worker on %s: %w", b.host, err)
 	}
 	if rep.Err != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/sim"
@@ -63,5 +64,57 @@ func TestServe(t *testing.T) {
 	reqW.Close() // the tuner is gone
 	if err := <-done; err != nil || be.closed != 1 {
 		t.Errorf("Serve after the end of input: %v, closed %d times; want nil, once", err, be.closed)
+	}
+}
+
+// slowRun is the simulated GPU whose Run takes d.
+type slowRun struct {
+	*sim.Sim
+	d time.Duration
+}
+
+func (s *slowRun) Run(ctx context.Context, p *backend.Plan) (*backend.Result, error) {
+	time.Sleep(s.d)
+	return &backend.Result{Status: backend.StatusValid}, nil
+}
+
+// A worker busy longer than the silence bound keeps its call alive with
+// keep-alives (every interval); the reply follows them, and the
+// coordinator's side reads past them to it.
+func TestKeepAlive(t *testing.T) {
+	d, _ := device.Lookup("h100_sxm")
+	be := &slowRun{Sim: sim.New(d, sim.Options{}), d: 250 * time.Millisecond}
+	reqR, reqW := io.Pipe()
+	repR, repW := io.Pipe()
+	w := workerproc.NewConn(reqR, repW)
+	go func() {
+		var req request
+		if err := w.Dec.Decode(&req); err != nil {
+			return
+		}
+		rep := answerAlive(context.Background(), be, "n1", &req, w, 20*time.Millisecond)
+		w.Enc.Encode(&rep)
+	}()
+	c := workerproc.NewConn(repR, reqW)
+	if err := c.Enc.Encode(&request{Op: opRun, Plan: &backend.Plan{}}); err != nil {
+		t.Fatal(err)
+	}
+	beats := 0
+	for {
+		var rep reply
+		if err := c.Dec.Decode(&rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Alive {
+			beats++
+			continue
+		}
+		if rep.Result == nil || rep.Result.Status != backend.StatusValid {
+			t.Errorf("reply %+v", rep)
+		}
+		break
+	}
+	if beats < 5 {
+		t.Errorf("%d keep-alives over 250 ms at 20 ms; want 5 or more", beats)
 	}
 }

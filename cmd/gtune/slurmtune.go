@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -167,14 +168,14 @@ func openSlurmWorkers(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFl
 				argv := append(append([]string{}, srun...), exe, remote.WorkerArg, "--sim-device", d.ID, "--index", strconv.Itoa(i),
 					"--seed", strconv.FormatInt(o.Seed, 10), "--noise", strconv.FormatFloat(o.Noise, 'g', -1, 64), "--run-wall", o.RunWall.String(),
 					"--stragglers", strconv.FormatFloat(o.Stragglers, 'g', -1, 64), "--straggler-factor", strconv.FormatFloat(o.StragglerFactor, 'g', -1, 64))
-				ro := remote.Options{}
+				ro := remote.Options{Silence: f.workerSilence}
 				if i == 0 {
 					ro.Compiler = compiler
 				}
 				out[i], errs[i] = remote.Start(ctx, argv, os.Environ(), ro)
 				return
 			}
-			out[i], errs[i] = cuda.Open(ctx, 0, cuda.Options{Wrapper: srun})
+			out[i], errs[i] = cuda.Open(ctx, 0, cuda.Options{Wrapper: srun, Silence: f.workerSilence})
 		}()
 	}
 	wg.Wait()
@@ -199,6 +200,15 @@ func openSlurmWorkers(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFl
 		fmt.Fprintf(log, " on %d nodes", len(hosts))
 	}
 	fmt.Fprintln(log)
+	// A worker lost because the allocation ended (scancel, the time
+	// limit, a node failure that revoked it) ends the run as
+	// interrupted, as SIGTERM would, not as failed.
+	if f.interrupt != nil {
+		ended := allocationEnded(os.Getenv("SLURM_JOB_ID"), f.squeue)
+		for i, b := range out {
+			out[i] = &slurmWorker{Backend: b, ended: ended, interrupt: f.interrupt}
+		}
+	}
 	be := out[0]
 	if !simulated {
 		// NVRTC in compile processes here, where the run's cores are.
@@ -216,4 +226,51 @@ func openSlurmWorkers(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFl
 		}
 	}
 	return be, out[1:], nil
+}
+
+// slurmWorker is a GPU worker of a Slurm allocation: a Run that fails
+// because the allocation ended (its job step was cancelled with it)
+// interrupts the run.
+type slurmWorker struct {
+	backend.Backend
+	ended     func() bool
+	interrupt func()
+}
+
+// Unwrap gives the worker's backend (backend.Capability).
+func (w *slurmWorker) Unwrap() backend.Backend { return w.Backend }
+
+// Run measures p on the worker; on failure it asks Slurm whether the
+// allocation is ending, and if so interrupts the run before returning.
+func (w *slurmWorker) Run(ctx context.Context, p *backend.Plan) (*backend.Result, error) {
+	res, err := w.Backend.Run(ctx, p)
+	if err != nil && ctx.Err() == nil && w.ended() {
+		w.interrupt()
+	}
+	return res, err
+}
+
+// allocationEnded says, by squeue, whether Slurm job id is over or
+// ending: cancelled, out of time, its node failed, completing, or no
+// longer known. A squeue that cannot be run says nothing (false): a
+// worker's failure is then the worker's.
+func allocationEnded(id, squeue string) func() bool {
+	return func() bool {
+		if id == "" {
+			return false
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, cmpOr(squeue, "squeue"), "-h", "-j", id, "-o", "%T").CombinedOutput()
+		text := strings.TrimSpace(string(out))
+		if err != nil {
+			// squeue refuses a job it no longer knows.
+			return strings.Contains(text, "Invalid job id")
+		}
+		switch text {
+		case "", "CANCELLED", "COMPLETING", "COMPLETED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "DEADLINE", "FAILED", "BOOT_FAIL", "OUT_OF_MEMORY":
+			return true
+		}
+		return false
+	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/compileproc"
 	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/backend/remote"
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/compilecache"
 	"github.com/gtune/gtune/device"
@@ -74,6 +75,14 @@ type tuneFlags struct {
 	devices string
 	// simIndex is the simulated GPU's ordinal (openSim; --devices).
 	simIndex int
+	// interrupt, with --slurm, interrupts the run (a worker lost with
+	// the allocation: scancel, the time limit); squeue is the command
+	// that tells (default squeue).
+	interrupt func()
+	squeue    string
+	// workerSilence is --worker-silence: with --slurm, how long a GPU
+	// worker may send nothing before it is given up.
+	workerSilence time.Duration
 	// validateOnly stops tune after every check of its input, before it
 	// opens the database or a GPU (slurm submit checks a job's tuning
 	// so, before the queue wait).
@@ -104,6 +113,13 @@ together on one GPU: the combined space of their configurations (and GPU setting
 			if err := deviceOrDevices(cmd); err != nil {
 				return err
 			}
+			if !f.slurm {
+				for _, name := range []string{"nodes", "gpus-per-node", "srun", "worker-silence"} {
+					if cmd.Flags().Changed(name) {
+						return badInput("--%s takes effect only with --slurm", name)
+					}
+				}
+			}
 			if workload.IsFile(args[0]) {
 				if f.observe != "" {
 					return badInput("--observe profiles the configurations of a spec; the kernels of a workload: gtune schedule WORKLOAD --profile ncu")
@@ -126,6 +142,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	intFlag(fl, &f.slurmNodes, "nodes", 0, 0, 100000, "with --slurm: nodes of the allocation to use (0: SLURM_JOB_NUM_NODES)")
 	intFlag(fl, &f.slurmGPUsPerNode, "gpus-per-node", 0, 0, 1024, "with --slurm: GPU workers per node (0: SLURM_GPUS_ON_NODE or SLURM_GPUS_PER_NODE)")
 	fl.StringVar(&f.srun, "srun", "srun", "with --slurm: the srun command")
+	boundedDurationFlag(fl, &f.workerSilence, "worker-silence", remote.DefaultSilence, 3*remote.HeartbeatInterval, 24*time.Hour, "with --slurm: give up a GPU worker that sends nothing, not even a keep-alive (sent every 10 s while it measures), for this long: its node died or its connection hangs; its configuration goes to another worker")
 	boundedDurationFlag(fl, &f.simRunWall, "sim-run-wall", 0, 0, time.Minute, "on the simulated GPU: hold each evaluation this long (e.g. 200ms), standing for a real kernel's evaluation time (scaling and fault tests over several GPUs and nodes)")
 	fl.StringVar(&f.simDevice, "sim-device", "", "device-database id of the simulated GPU (default: the spec's Gtune.Simulation.Device, else h100_sxm)")
 	fl.StringVar(&f.db, "db", "gtune.db", "results database (SQLite)")
@@ -247,6 +264,9 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return err
 	}
 	defer db.Close()
+	ctx, interrupt := context.WithCancel(ctx)
+	defer interrupt()
+	f.interrupt = interrupt
 	be, more, err := openBackends(ctx, cmd.ErrOrStderr(), s, f)
 	if err != nil {
 		return err

@@ -107,6 +107,9 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 		return err
 	}
 	defer db.Close()
+	ctx, interrupt := context.WithCancel(ctx)
+	defer interrupt()
+	f.interrupt = interrupt
 	be, more, err := openBackends(ctx, cmd.ErrOrStderr(), set.Members[0].Spec, f)
 	if err != nil {
 		return err

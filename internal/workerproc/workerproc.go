@@ -138,34 +138,85 @@ func Start(exe string, args, env []string, stderr io.Writer) (*Proc, error) {
 // ctx.Err() is returned; a worker that dies first gives a *DiedError.
 // One call at a time.
 func (p *Proc) Call(ctx context.Context, req, rep any, timeout time.Duration) error {
+	return p.CallAlive(ctx, req, rep, timeout, 0, func() bool { return false })
+}
+
+// ErrSilent is returned by Proc.CallAlive when the worker sent nothing,
+// not even a keep-alive, for longer than the silence bound; the worker
+// has been killed.
+var ErrSilent = errors.New("worker stopped answering (no message, not even a keep-alive, within the silence bound)")
+
+// CallAlive is Call for a worker that, while it works on a request,
+// sends keep-alive replies: alive reports whether the reply just decoded
+// into rep is one (and resets rep for the next). Beside timeout (the
+// whole call; none when <= 0), silence bounds the time between two
+// messages (none when <= 0): a worker whose node died or whose connection hangs is given
+// up then (ErrSilent), not when the cluster notices (Slurm declares a
+// node down after 300 s by default), and not at timeout. The worker is
+// killed on ErrSilent, ErrTimeout and cancellation.
+func (p *Proc) CallAlive(ctx context.Context, req, rep any, timeout, silence time.Duration, alive func() bool) error {
 	ch := make(chan error, 1)
+	beat := make(chan struct{}, 1)
 	go func() {
 		if err := p.enc.Encode(req); err != nil {
 			ch <- err
 			return
 		}
-		ch <- p.dec.Decode(rep)
+		for {
+			if err := p.dec.Decode(rep); err != nil {
+				ch <- err
+				return
+			}
+			if !alive() {
+				ch <- nil
+				return
+			}
+			select {
+			case beat <- struct{}{}:
+			default:
+			}
+		}
 	}()
-	var timer <-chan time.Time
+	var total <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
-		timer = t.C
+		total = t.C
 	}
-	select {
-	case err := <-ch:
-		if err != nil {
-			return p.died(err)
+	var quiet *time.Timer
+	var quietC <-chan time.Time // nil (never ready) without a bound: Call
+	if silence > 0 {
+		quiet = time.NewTimer(silence)
+		defer quiet.Stop()
+		quietC = quiet.C
+	}
+	for {
+		select {
+		case err := <-ch:
+			if err != nil {
+				return p.died(err)
+			}
+			return nil
+		case <-beat:
+			if quiet != nil {
+				if !quiet.Stop() {
+					<-quiet.C
+				}
+				quiet.Reset(silence)
+			}
+		case <-quietC:
+			p.Kill()
+			<-ch
+			return fmt.Errorf("%w: %v", ErrSilent, silence)
+		case <-total:
+			p.Kill()
+			<-ch
+			return ErrTimeout
+		case <-ctx.Done():
+			p.Kill()
+			<-ch
+			return ctx.Err()
 		}
-		return nil
-	case <-timer:
-		p.Kill()
-		<-ch
-		return ErrTimeout
-	case <-ctx.Done():
-		p.Kill()
-		<-ch
-		return ctx.Err()
 	}
 }
 
@@ -236,6 +287,35 @@ func (p *Proc) CloseInput() { p.in.Close() }
 type Conn struct {
 	Enc *gob.Encoder
 	Dec *gob.Decoder
+}
+
+// KeepAlive sends alive (a keep-alive reply) on c every interval until
+// the returned stop is called; stop returns once no keep-alive is being
+// written, so that the request's own reply can follow. A worker wraps
+// the handling of each request in it, so that the parent's CallAlive
+// tells a busy worker from a lost one. A failed write ends the
+// keep-alives (the parent is gone; the reply's write will say so).
+func (c *Conn) KeepAlive(interval time.Duration, alive any) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				if err := c.Enc.Encode(alive); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
 }
 
 // NewConn reads requests from r and writes replies to w.

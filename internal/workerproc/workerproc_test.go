@@ -73,3 +73,23 @@ func TestTailBufferKeepsEnd(t *testing.T) {
 		t.Fatalf("forwarded %q", fwd.String())
 	}
 }
+
+// A worker that stops answering is given up after the silence bound,
+// long before the call's own timeout, and killed.
+func TestProcSilenceKills(t *testing.T) {
+	p, err := Start("/bin/sleep", []string{"30"}, nil, nil)
+	if err != nil {
+		t.Skip("no /bin/sleep:", err)
+	}
+	start := time.Now()
+	err = p.CallAlive(context.Background(), "hello", new(string), time.Minute, 200*time.Millisecond, func() bool { return false })
+	if !errors.Is(err, ErrSilent) {
+		t.Fatalf("err = %v, want ErrSilent", err)
+	}
+	if el := time.Since(start); el < 200*time.Millisecond || el > 5*time.Second {
+		t.Fatalf("silence took %v", el)
+	}
+	if !p.Exited() {
+		t.Fatal("silent worker not killed")
+	}
+}
