@@ -156,7 +156,7 @@ PY
   submitted_cancel || fail=1
   # 8. The salloc of a coordinated run cancelled (scancel): the run is
   # interrupted, not failed; the same command again completes it.
-  coordinated_fault salloc 'scancel "$(squeue -h -o %i -n interactive | head -1)"' interrupted || fail=1
+  WALL=500ms coordinated_fault salloc 'scancel --name=interactive --state=RUNNING' interrupted || fail=1
   # 9. A worker that stops answering (SIGSTOP: a hung node or
   # connection): given up after --worker-silence, its configuration to
   # another worker; the run completes, each configuration once.
@@ -307,7 +307,7 @@ PY
 }
 
 # coordinated_fault NAME ACTION [STATUS]: brute force over 4 workers at
-# 100 ms an evaluation; ACTION once 10 evaluations are stored; then the
+# $WALL (100 ms) an evaluation; ACTION once 10 evaluations are stored; then the
 # same command again (resuming where the run stopped); every
 # configuration evaluated exactly once in the database, and the first
 # run left with STATUS where one is given.
@@ -318,7 +318,7 @@ coordinated_fault() {
   rm -f "$db"*
   go_run() {
     salloc -Q -N 2 --ntasks-per-node=2 "$G" tune "$spec" --backend sim --slurm --gpus-per-node 2 \
-      --sim-run-wall 100ms --db "$db" --no-compile-cache --no-progress >> "$R/$name.log" 2>&1
+      --sim-run-wall "${WALL:-100ms}" --db "$db" --no-compile-cache --no-progress >> "$R/$name.log" 2>&1
   }
   go_run &
   local bg=$!

@@ -255,8 +255,11 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		fmt.Fprintln(cmd.ErrOrStderr(), "gtune: warning:", w)
 	}
 	if f.validateOnly {
-		_, err := strategyParams(s, f.strategyParams)
-		return err
+		params, err := strategyParams(s, f.strategyParams)
+		if err != nil {
+			return err
+		}
+		return checkStrategyParams(stratName, sp, params, f.seed, len(objs))
 	}
 	// The database comes before the GPU: a bad path must cost no GPU work.
 	db, err := openRunDB(f.db)
@@ -382,6 +385,25 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		return err
 	}
 	return ncupass.Observe(ctx, cmd.ErrOrStderr(), s, sp, db, sum.RunID, observe, ncupass.Options{Ncu: f.ncu, Device: f.device, Version: version})
+}
+
+// checkStrategyParams makes the strategy name over sp with params, as
+// the run would, to check its hyperparameters before a job waits in a
+// queue (slurm submit). A strategy that needs what only the run has (the
+// GPU's description, compiled resources, priors, a workload's kernels)
+// is left to the run. Errors: the strategy's, as bad input.
+func checkStrategyParams(name string, sp *space.Space, params map[string]any, seed uint64, objectives int) error {
+	n, err := strategy.NeedsOf(name)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	if n.Target || n.Resources || n.Priors || n.Kernels || n.AloneTimes || n.Orders {
+		return nil
+	}
+	if _, err := strategy.New(name, strategy.Options{Space: sp, Seed: seed, Params: params, Objectives: objectives}); err != nil {
+		return badInput("%v", err)
+	}
+	return nil
 }
 
 // checkCompilerOptions checks --compiler-option values as far as can be

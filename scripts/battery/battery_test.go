@@ -441,6 +441,8 @@ func TestBattery(t *testing.T) {
 		slurmDry("tune --repeat-until NaN", nil, "--repeat-until", "NaN"),
 		slurmDry("tune --confirm-rounds without --confirm", nil, "--confirm-rounds", "3"),
 		slurmDry("tune --compiler-option garbage", nil, "--compiler-option", "garbage"),
+		slurmDry("tune --strategy-param nope=1", nil, "--strategy-param", "nope=1"),
+		kase{name: "slurm submit (coordinated) tune --strategy genetic_algorithm --strategy-param popsize=-3", args: []string{"slurm", "submit", "--dry-run", "--", good, "--backend", "sim", "--strategy", "genetic_algorithm", "--strategy-param", "popsize=-3"}, want: 2},
 		slurmDry("tune --thermal model --energy=false", nil, "--thermal", "model", "--energy=false"),
 	)
 	// merge: the output named through a link, an empty or missing shard.
