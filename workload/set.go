@@ -206,6 +206,9 @@ func Load(path string) (*Set, error) {
 	}
 	index := map[string]int{}
 	for i, k := range f.Kernels {
+		if k.Name == "" {
+			return nil, fail("kernel %d has no name (each kernel needs one: name: NAME)", i)
+		}
 		if !memberName.MatchString(k.Name) {
 			return nil, fail("kernel %d: name %q must start with a letter and hold only letters, digits and _", i, k.Name)
 		}

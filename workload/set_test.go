@@ -99,15 +99,18 @@ func TestRodinia4Space(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	for name, c := range map[string]struct{ body, want string }{
-		"unknown field":   {"kernels:\n  - {name: a, spec: RODINIA/lud/spec.json, blocks: 3}\n", "blocks"},
-		"no kernels":      {"name: x\nkernels: []\n", "no kernels"},
-		"duplicate":       {"kernels:\n  - {name: a, spec: RODINIA/lud/spec.json}\n  - {name: a, spec: RODINIA/hotspot/spec.json}\n", `"a" is listed twice`},
-		"bad name":        {"kernels:\n  - {name: 1a, spec: RODINIA/lud/spec.json}\n", "must start with a letter"},
-		"unknown param":   {"kernels:\n  - {name: a, spec: RODINIA/lud/spec.json, config: {tile: 4}}\n", "tile, which is not a tunable parameter"},
-		"order":           {"kernels:\n  - {name: a, spec: RODINIA/lud/spec.json}\n  - {name: b, spec: RODINIA/hotspot/spec.json}\norder: [a, a]\n", "listed twice"},
-		"tune":            {"kernels:\n  - {name: a, spec: RODINIA/lud/spec.json}\ntune: {block: [1]}\n", "block is not a GPU setting"},
-		"negative stream": {"kernels:\n  - {name: a, spec: RODINIA/lud/spec.json, stream: -1}\n", "negative stream"},
-		"missing spec":    {"kernels:\n  - {name: a, spec: RODINIA/nope/spec.json}\n", `kernel "a"`},
+		"unknown field":     {"kernels:\n  - {name: a, spec: RODINIA/lud/spec.json, blocks: 3}\n", "blocks"},
+		"no kernels":        {"name: x\nkernels: []\n", "no kernels"},
+		"duplicate":         {"kernels:\n  - {name: a, spec: RODINIA/lud/spec.json}\n  - {name: a, spec: RODINIA/hotspot/spec.json}\n", `"a" is listed twice`},
+		"bad name":          {"kernels:\n  - {name: 1a, spec: RODINIA/lud/spec.json}\n", "must start with a letter"},
+		"unknown param":     {"kernels:\n  - {name: a, spec: RODINIA/lud/spec.json, config: {tile: 4}}\n", "tile, which is not a tunable parameter"},
+		"order":             {"kernels:\n  - {name: a, spec: RODINIA/lud/spec.json}\n  - {name: b, spec: RODINIA/hotspot/spec.json}\norder: [a, a]\n", "listed twice"},
+		"tune":              {"kernels:\n  - {name: a, spec: RODINIA/lud/spec.json}\ntune: {block: [1]}\n", "block is not a GPU setting"},
+		"negative stream":   {"kernels:\n  - {name: a, spec: RODINIA/lud/spec.json, stream: -1}\n", "negative stream"},
+		"missing spec":      {"kernels:\n  - {name: a, spec: RODINIA/nope/spec.json}\n", `kernel "a"`},
+		"no name":           {"kernels:\n  - {spec: RODINIA/lud/spec.json}\n", "kernel 0 has no name (each kernel needs one: name: NAME)"},
+		"kernels a number":  {"kernels: 5\n", `line 1: "5" is a whole number; want a list of kernels, each a mapping with name and spec`},
+		"a kernel a number": {"kernels:\n  - 5\n", `line 2: "5" is a whole number; want a mapping (key: value)`},
 	} {
 		_, err := Load(writeWorkload(t, c.body))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

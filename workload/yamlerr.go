@@ -75,7 +75,15 @@ func yamlMessage(err error) string {
 				got = "the value is " + got
 			}
 			want := yamlWants[m[4]]
-			if want == "" {
+			switch {
+			case want != "":
+			case m[4] == "[]workload.FileKernel":
+				want = "a list of kernels, each a mapping with name and spec"
+			case strings.HasPrefix(m[4], "[]"):
+				want = "a list"
+			case strings.HasPrefix(m[4], "map["), strings.HasPrefix(m[4], "workload."), strings.HasPrefix(m[4], "*workload."):
+				want = "a mapping (key: value)"
+			default:
 				want = "another kind of value"
 			}
 			lines = append(lines, fmt.Sprintf("line %s: %s; want %s", m[1], got, want))
