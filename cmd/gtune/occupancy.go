@@ -15,6 +15,7 @@ import (
 
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/internal/bounded"
 	"github.com/gtune/gtune/occupancy"
 	"github.com/gtune/gtune/report"
 )
@@ -126,7 +127,7 @@ func computeOccupancy(d *device.Description, in occupancy.Input) (occupancy.Resu
 // writes each row back with active_blocks_per_sm,occupancy,limiter.
 // Errors name the line of the bad row.
 func occupancyBatch(r io.Reader, w io.Writer, d *device.Description, carveout int) error {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(bounded.Reader(r, bounded.Text, "standard input", "a --batch CSV"))
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
 	// Buffered whole, so a bad row leaves no partial output.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gtune/gtune/internal/bounded"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/store"
 )
@@ -61,12 +63,11 @@ the Pareto front, the hull's configurations and a text plot of the best objectiv
 			}
 			var docs []report.BenchDoc
 			for _, name := range bench {
-				f, err := os.Open(name)
+				b, err := bounded.ReadFile(name, bounded.Data, "a bench-strategies document")
 				if err != nil {
 					return inputError{fmt.Errorf("--bench: %w", err)}
 				}
-				d, err := report.ReadBenchDoc(f, name)
-				f.Close()
+				d, err := report.ReadBenchDoc(bytes.NewReader(b), name)
 				if err != nil {
 					return inputError{fmt.Errorf("--bench %w", err)}
 				}

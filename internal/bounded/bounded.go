@@ -72,3 +72,31 @@ func ReadAll(r io.Reader, bound int64, name, what string) ([]byte, error) {
 	}
 	return b, err
 }
+
+// Reader is r cut at bound bytes: a read past the bound fails with a
+// *TooLarge naming name and what, for inputs read as a stream (a CSV on
+// standard input) rather than whole.
+func Reader(r io.Reader, bound int64, name, what string) io.Reader {
+	return &reader{r: r, left: bound, err: &TooLarge{Name: name, What: what, Bound: bound}}
+}
+
+type reader struct {
+	r    io.Reader
+	left int64
+	err  error
+}
+
+func (b *reader) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, b.err
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n + int(b.left), b.err // the bytes within the bound, then the error
+	}
+	return n, err
+}

@@ -3,6 +3,7 @@ package bounded
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,5 +37,17 @@ func TestBounds(t *testing.T) {
 	}
 	if got := size(Data); got != "1 GiB" {
 		t.Errorf("size(Data) = %q", got)
+	}
+}
+
+func TestReader(t *testing.T) {
+	b, err := io.ReadAll(Reader(strings.NewReader("abcdef"), 6, "stdin", "a CSV"))
+	if err != nil || string(b) != "abcdef" {
+		t.Errorf("6 bytes at a bound of 6: %q, %v", b, err)
+	}
+	b, err = io.ReadAll(Reader(strings.NewReader("abcdefg"), 6, "stdin", "a CSV"))
+	var tl *TooLarge
+	if !errors.As(err, &tl) || string(b) != "abcdef" || err.Error() != "stdin is larger than 6 bytes, the most gtune reads as a CSV" {
+		t.Errorf("7 bytes at a bound of 6: %q, %v", b, err)
 	}
 }
