@@ -63,3 +63,9 @@ func Capability[T any](be Backend) (T, bool) {
 	var zero T
 	return zero, false
 }
+
+// SettingsRefused is the reason of a plan with GPU settings
+// (Plan.Settings) run on a backend opened without permission to change
+// them: the CUDA backend and the simulated GPU refuse it alike.
+const SettingsRefused = "the configuration sets GPU settings (nvml_gr_clock, nvml_mem_clock or nvml_pwr_limit), " +
+	"but the backend was opened without permission to change them (gtune tune --allow-gpu-settings)"

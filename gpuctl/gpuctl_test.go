@@ -293,7 +293,7 @@ func TestFitRidgeOnRecordedA100(t *testing.T) {
 // per-job Settings, finds the power model's own voltage knee.
 func TestRidgeOnSimulatedGPU(t *testing.T) {
 	d := lookup(t, "h100_sxm")
-	s := sim.New(d, sim.Options{Noise: -1})
+	s := sim.New(d, sim.Options{Noise: -1, AllowSettings: true})
 	samples, err := MeasurePowerCurve(context.Background(), s, d.CoreClocksMHz)
 	if err != nil {
 		t.Fatal(err)

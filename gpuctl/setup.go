@@ -464,12 +464,15 @@ func dropSettings(r *Run, s *spec.Spec, be backend.Backend, declared []string) e
 // keeps the SM clocks within ±RidgeFraction of it, in the added parameter
 // or in the spec's own nvml_gr_clock.
 func narrowToRidge(ctx context.Context, log io.Writer, s *spec.Spec, adds []space.Param, be backend.Backend, r *Run, t Tables, o Options) error {
-	if _, isSim := backend.Capability[backend.Simulator](be); !isSim && (o.DryRun || r.session == nil) {
+	// The simulated GPU asks the same permission as a real one: a dry
+	// run (or a run without --allow-gpu-settings) changes no clock on
+	// either, so it only says what it would measure.
+	if o.DryRun || r.session == nil {
 		if o.DryRun {
 			fmt.Fprintf(log, "gtune: dry run: --clock-range ridge would first run a synthetic FMA kernel at each of the %d SM clocks of %s\n", len(t.DefaultCoreMHz()), be.Device().Name)
 			return nil
 		}
-		return badInput("--clock-range ridge on a real GPU runs a synthetic kernel at every SM clock and needs --allow-gpu-settings")
+		return badInput("--clock-range ridge runs a synthetic kernel at every SM clock and needs --allow-gpu-settings")
 	}
 	mb := be
 	if r.session != nil {

@@ -401,7 +401,7 @@ func (b *Backend) Run(ctx context.Context, plan *backend.Plan) (*backend.Result,
 		}
 	}
 	if plan.Settings != nil && !b.opts.AllowSettings {
-		return &backend.Result{Status: backend.StatusLaunchFailed, Reason: settingsRefused}, nil
+		return &backend.Result{Status: backend.StatusLaunchFailed, Reason: backend.SettingsRefused}, nil
 	}
 	start := time.Now()
 	b.mu.Lock()
@@ -511,8 +511,3 @@ func (b *Backend) Close() error {
 	p.WaitExit(5 * time.Second)
 	return nil
 }
-
-// settingsRefused is the reason of a job with GPU settings on a backend
-// opened without Options.AllowSettings.
-const settingsRefused = "the configuration sets GPU settings (nvml_gr_clock, nvml_mem_clock or nvml_pwr_limit), " +
-	"but the backend was opened without permission to change them (gtune tune --allow-gpu-settings)"

@@ -16,7 +16,7 @@ func TestRunRefusesSettingsWithoutPermission(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != backend.StatusLaunchFailed || res.Reason != settingsRefused {
+	if res.Status != backend.StatusLaunchFailed || res.Reason != backend.SettingsRefused {
 		t.Fatalf("result %+v", res)
 	}
 }

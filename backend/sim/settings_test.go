@@ -12,7 +12,7 @@ import (
 // Plan.Settings set the clock, memory clock and power limit of one
 // configuration on an otherwise unchanged simulator.
 func TestPerJobSettings(t *testing.T) {
-	s := newSim(t, "k20c", Options{Noise: -1})
+	s := newSim(t, "k20c", Options{Noise: -1, AllowSettings: true})
 	// Compute-bound at 13 SMs × 8 blocks × 4 waves; FP32 at half efficiency
 	// keeps power below the 225 W limit at every clock.
 	comp := func(key string, st *backend.Settings) *tjob {
@@ -64,7 +64,7 @@ func TestPerJobSettings(t *testing.T) {
 	}
 	// H100: the lower memory clock scales bandwidth, so a memory-bound
 	// kernel takes 2619/1593 as long; a 400 W limit caps heavy FP32.
-	h := newSim(t, "h100_sxm", Options{Noise: -1})
+	h := newSim(t, "h100_sxm", Options{Noise: -1, AllowSettings: true})
 	mem := func(st *backend.Settings) *tjob {
 		j := job("m", 132*8*4, 256, backend.Work{Bytes: 8 << 30, Registers: 32})
 		j.Settings = st
@@ -95,7 +95,7 @@ func TestPerJobSettings(t *testing.T) {
 // the same time, power and energy, flagged in its reason and its clock
 // event reasons.
 func TestPowerCapSlowsOrOverruns(t *testing.T) {
-	h := newSim(t, "h100_sxm", Options{Noise: -1})
+	h := newSim(t, "h100_sxm", Options{Noise: -1, AllowSettings: true})
 	d := h.Description()
 	lowest := model.SupportedCoreClocks(&d, d.MemoryClockMHz)
 	low := lowest[len(lowest)-1]
@@ -136,5 +136,21 @@ func TestPowerCapSlowsOrOverruns(t *testing.T) {
 	}
 	if ru.Energy.ClockEventReasons&reasonSwPowerCap == 0 || !strings.Contains(ru.Reason, "the power limit of 200 W was not met even at the lowest SM clock, 345 MHz") {
 		t.Errorf("memory-bound run under 200 W not flagged: reasons %#x, %q", ru.Energy.ClockEventReasons, ru.Reason)
+	}
+}
+
+// Without Options.AllowSettings a plan with GPU settings fails as on the
+// CUDA backend opened without permission (backend.SettingsRefused); one
+// without settings runs.
+func TestSettingsNeedPermission(t *testing.T) {
+	s := newSim(t, "h100_sxm", Options{Noise: -1})
+	j := job("p", 132*8, 256, backend.Work{Flops: 1e9, Registers: 32})
+	j.Settings = &backend.Settings{CoreClockMHz: 1410}
+	if r := run(t, s, j); r.Status != backend.StatusLaunchFailed || r.Reason != backend.SettingsRefused {
+		t.Errorf("settings without permission: %s %q", r.Status, r.Reason)
+	}
+	j.Settings = nil
+	if r := run(t, s, j); r.Status != backend.StatusValid {
+		t.Errorf("no settings: %s %q", r.Status, r.Reason)
 	}
 }

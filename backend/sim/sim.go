@@ -63,6 +63,11 @@ type Options struct {
 	// follow the power model at that time. The GPU is named "Projected
 	// <name>", its backend "model", its UUID "MODEL-<id>".
 	Profile *model.Profile
+	// AllowSettings accepts plans with Plan.Settings (the GPU's clocks
+	// and power limit), as the CUDA backend's Options.AllowSettings
+	// does; without it such a plan fails with backend.SettingsRefused,
+	// so that what works on the simulated GPU works on a real one.
+	AllowSettings bool
 	// RunWall, when positive, is the wall time each Run takes, held
 	// before it answers (interrupted by the context): a simulated GPU
 	// that stands for a real kernel's evaluation time, for the scaling
@@ -156,6 +161,7 @@ type Sim struct {
 	power       model.PowerModel
 	index       int            // Options.Index
 	profile     *model.Profile // Options.Profile
+	allowSet    bool           // Options.AllowSettings
 
 	mu      sync.Mutex
 	problem *backend.Problem
@@ -173,7 +179,7 @@ type Sim struct {
 func New(d *device.Description, opts Options) *Sim {
 	dc := *d
 	s := &Sim{dev: &dc, seed: opts.Seed, noise: opts.Noise, overheadMs: opts.LaunchOverheadUs / 1e3, power: opts.Power, index: opts.Index, profile: opts.Profile, runWall: opts.RunWall,
-		stragglers: opts.Stragglers, straggleF: opts.StragglerFactor}
+		stragglers: opts.Stragglers, straggleF: opts.StragglerFactor, allowSet: opts.AllowSettings}
 	if s.straggleF <= 0 {
 		s.straggleF = DefaultStragglerFactor
 	}
@@ -486,6 +492,9 @@ func (s *Sim) Run(ctx context.Context, plan *backend.Plan) (*backend.Result, err
 	}
 	if len(plan.Launches) == 0 {
 		return nil, errors.New("sim: Run of a plan without launches")
+	}
+	if plan.Settings != nil && !s.allowSet {
+		return &backend.Result{Status: backend.StatusLaunchFailed, Reason: backend.SettingsRefused}, nil
 	}
 	res := &backend.Result{Launches: make([]backend.LaunchResult, len(plan.Launches))}
 	x := &simExec{s: s, plan: plan}

@@ -107,7 +107,7 @@ func openBackends(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags)
 				b, err = openSim(s, g)
 			}
 		} else {
-			b, err = cuda.Open(ctx, i, cuda.Options{})
+			b, err = cuda.Open(ctx, i, cudaOptions(f))
 		}
 		if err != nil {
 			closeAll()

@@ -700,7 +700,7 @@ func openGPU(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) (bac
 		if err := cuda.Available(); err != nil {
 			return nil, fmt.Errorf("--backend cuda: %w", err)
 		}
-		return cuda.Open(ctx, f.device, cuda.Options{AllowSettings: f.gpu.Allow && !f.gpu.DryRun})
+		return cuda.Open(ctx, f.device, cudaOptions(f))
 	case "sim":
 		return openSim(s, f)
 	case "model":
@@ -714,10 +714,22 @@ func openGPU(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) (bac
 			fmt.Fprintf(log, "gtune: no CUDA driver here; tuning on the simulated GPU %s (--backend cuda says why)\n", b.Device().Name)
 			return b, nil
 		}
-		return cuda.Open(ctx, f.device, cuda.Options{AllowSettings: f.gpu.Allow && !f.gpu.DryRun})
+		return cuda.Open(ctx, f.device, cudaOptions(f))
 	default:
 		return nil, badInput("unknown backend %q (valid: auto, cuda, sim, model)", f.backend)
 	}
+}
+
+// allowSettings says whether the run may change GPU settings: the
+// permission every GPU of the run is opened with, real or simulated.
+func allowSettings(f tuneFlags) bool { return f.gpu.Allow && !f.gpu.DryRun }
+
+// cudaOptions are the options every CUDA GPU of a run is opened with
+// (the first and, with --devices, the others alike: the others were
+// opened without the settings permission, so that a run tuning GPU
+// settings over several GPUs failed every plan on GPUs 1..n).
+func cudaOptions(f tuneFlags) cuda.Options {
+	return cuda.Options{AllowSettings: allowSettings(f)}
 }
 
 // openModel opens the projection of --sim-device (or the spec's
@@ -761,7 +773,7 @@ func simOptions(s *spec.Spec, f tuneFlags) (*device.Description, sim.Options, er
 	if s.Simulation == nil {
 		return nil, sim.Options{}, badInput("%s has no Gtune.Simulation section: the simulated GPU needs the kernel's work (Flops, Bytes) to model it", s.Path)
 	}
-	opts := sim.Options{Seed: int64(f.seed), Index: f.simIndex, RunWall: f.simRunWall}
+	opts := sim.Options{Seed: int64(f.seed), Index: f.simIndex, RunWall: f.simRunWall, AllowSettings: allowSettings(f)}
 	if s.Simulation.Noise > 0 {
 		opts.Noise = s.Simulation.Noise
 	}
