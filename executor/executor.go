@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/gtune/gtune/backend"
@@ -56,9 +57,24 @@ type Outcome struct {
 	ended bool
 }
 
+// Reference runs the run's reference configuration on be (a slot's
+// backend, prepared), to give the outputs every configuration is
+// verified against.
+type Reference func(ctx context.Context, be backend.Backend) error
+
 // Executor runs trials and gives their outcomes in completion order.
-// Submit and Wait are called from one goroutine (the driver's).
+// Submit and Wait are called from one goroutine (the driver's), after
+// Open.
 type Executor interface {
+	// Open prepares every slot for problem p at once (backend.Prepare:
+	// the arguments, each GPU its own copy), then runs ref, where given,
+	// on the first slot. A further slot whose preparation fails leaves
+	// the run (Shares says why), where before one GPU's failure ended a
+	// run over several. Errors: the first slot's (it also compiles for
+	// the run, against the prepared problem), ref's. Open is called
+	// once, when the run first needs a GPU: a re-run that measures
+	// nothing prepares nothing.
+	Open(ctx context.Context, p *backend.Problem, ref Reference) error
 	// Free is how many trials Submit takes now without waiting.
 	Free() int
 	// Live is how many slots are in the run: those not dropped.
@@ -135,6 +151,37 @@ func NewPool(backends ...backend.Backend) *Pool {
 		p.slots = append(p.slots, &slot{be: be, share: Share{GPU: d.UUID, Name: d.Name}})
 	}
 	return p
+}
+
+// Open implements Executor.
+func (p *Pool) Open(ctx context.Context, prob *backend.Problem, ref Reference) error {
+	errs := make([]error, len(p.slots))
+	var wg sync.WaitGroup
+	for i, s := range p.slots {
+		wg.Go(func() {
+			if err := s.be.Prepare(ctx, prob); err != nil {
+				errs[i] = fmt.Errorf("preparing the kernel arguments: %w", err)
+				if len(p.slots) > 1 {
+					errs[i] = fmt.Errorf("preparing the kernel arguments on %s: %w", s.share.GPU, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// The first slot's backend also compiles for the run (against the
+	// prepared problem): without it the run cannot go on.
+	if errs[0] != nil || ctx.Err() != nil {
+		return errors.Join(errs...)
+	}
+	for i, err := range errs {
+		if err != nil {
+			p.slots[i].share.Dropped = err.Error()
+		}
+	}
+	if ref != nil {
+		return ref(ctx, p.slots[0].be)
+	}
+	return nil
 }
 
 // Free implements Executor.

@@ -134,3 +134,59 @@ func TestPoolOfOne(t *testing.T) {
 		t.Fatalf("one slot failing: %#v, live %d", se, p.Live())
 	}
 }
+
+// prepGate is a gate whose Prepare fails with err (nil: succeeds),
+// counting its calls.
+type prepGate struct {
+	*gate
+	err      error
+	prepared int
+}
+
+func (g *prepGate) Prepare(ctx context.Context, p *backend.Problem) error {
+	g.prepared++
+	return g.err
+}
+
+// Open prepares every slot once; a further slot that fails leaves the
+// run (its share says why) and the reference runs on the first; the
+// first slot's failure is the run's.
+func TestPoolOpen(t *testing.T) {
+	gs, _ := gates(3)
+	ps := []*prepGate{{gate: gs[0]}, {gate: gs[1], err: errors.New("out of memory")}, {gate: gs[2]}}
+	p := NewPool(ps[0], ps[1], ps[2])
+	var refOn backend.Backend
+	err := p.Open(context.Background(), &backend.Problem{}, func(ctx context.Context, be backend.Backend) error {
+		refOn = be
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range ps {
+		if g.prepared != 1 {
+			t.Errorf("slot %d prepared %d times", i, g.prepared)
+		}
+	}
+	if refOn != ps[0] {
+		t.Errorf("the reference ran on %v, not the first slot", refOn)
+	}
+	sh := p.Shares()
+	if p.Live() != 2 || p.Free() != 2 || sh[1].Dropped != "preparing the kernel arguments on GPU-1: out of memory" || sh[0].Dropped != "" {
+		t.Errorf("live %d free %d, shares %+v", p.Live(), p.Free(), sh)
+	}
+	// Trials skip the dropped slot.
+	p.Submit(context.Background(), Trial{ID: 1, Plan: &backend.Plan{}})
+	p.Submit(context.Background(), Trial{ID: 2, Plan: &backend.Plan{}})
+	gs[2].answers <- nil
+	if o := p.Wait(); o.Slot != 2 {
+		t.Errorf("second trial on slot %d, want 2", o.Slot)
+	}
+	gs[0].answers <- nil
+	p.Wait()
+
+	first := NewPool(&prepGate{gate: gs[0], err: errors.New("no device")}, &prepGate{gate: gs[2]})
+	if err := first.Open(context.Background(), &backend.Problem{}, nil); err == nil || !strings.Contains(err.Error(), "on GPU-0: no device") {
+		t.Errorf("the first slot failing: %v", err)
+	}
+}

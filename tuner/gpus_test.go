@@ -268,3 +268,35 @@ func TestInFlight(t *testing.T) {
 		t.Errorf("settings in_flight %v and, by default on the simulated GPU, %v; want 4 and 1", got, got1)
 	}
 }
+
+// unpreparable is a simulated GPU whose arguments cannot be prepared
+// (out of memory, a driver error).
+type unpreparable struct{ *sim.Sim }
+
+func (u unpreparable) Prepare(ctx context.Context, p *backend.Problem) error {
+	return errors.New("out of memory")
+}
+
+// A further GPU whose preparation fails (executor.Pool.Open) leaves the
+// run, its share saying why; the others measure everything. It used to
+// end the run.
+func TestGPUUnpreparedLeaves(t *testing.T) {
+	d, _ := device.Lookup("h100_sxm")
+	bad := unpreparable{sim.New(d, sim.Options{Seed: 7, Index: 2})}
+	defer bad.Close()
+	sum, err := runOn(t, newFixture(t), 2, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.GPUs) != 3 || sum.GPUs[2].Evaluated != 0 || !strings.Contains(sum.GPUs[2].Dropped, "preparing the kernel arguments on SIM-h100_sxm-2: out of memory") {
+		t.Fatalf("shares %+v", sum.GPUs)
+	}
+	two, err := runOn(t, newFixture(t), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Evaluated != two.Evaluated || sum.Invalid != two.Invalid || sum.GPUs[0].Evaluated == 0 || sum.GPUs[1].Evaluated == 0 {
+		t.Errorf("evaluated %d (%d invalid) on GPUs measuring %d and %d; two GPUs alone: %d (%d invalid)",
+			sum.Evaluated, sum.Invalid, sum.GPUs[0].Evaluated, sum.GPUs[1].Evaluated, two.Evaluated, two.Invalid)
+	}
+}

@@ -163,7 +163,13 @@ type Config struct {
 	// records the GPU that measured it (store.Evaluation.GPU). Start
 	// refuses a GPU of another model (their results must not be mixed)
 	// or one given twice. Their results are told in completion order.
-	GPUs         []backend.Backend
+	GPUs []backend.Backend
+	// Executor measures the run's trials (package executor): opened when
+	// the run first needs a GPU (its arguments prepared, the reference
+	// run), then given every trial. nil: an executor.Pool over Backend
+	// and GPUs. Its slots must be Backend and GPUs, in that order (the
+	// shares and each evaluation's GPU are read from it).
+	Executor     executor.Executor
 	Progress     Progress
 	GtuneVersion string
 	// Peaks are the GPU's ceilings a measurement is checked against
@@ -824,6 +830,13 @@ func start(ctx context.Context, c Config) (*run, error) {
 		}
 		sr.Settings["repeat_aggregate"] = "the median repeat by time; time interval: " + stats.MedianMethod
 	}
+	ex := c.Executor
+	if ex == nil {
+		ex = executor.NewPool(append([]backend.Backend{c.Backend}, c.GPUs...)...)
+	}
+	if n := len(ex.Shares()); n != 1+len(c.GPUs) {
+		return nil, &ConfigError{fmt.Errorf("the executor has %d slots; the run has %d GPUs (Backend and GPUs)", n, 1+len(c.GPUs))}
+	}
 	shares, err := gpuShares(c)
 	if err != nil {
 		return nil, err
@@ -862,7 +875,7 @@ func start(ctx context.Context, c Config) (*run, error) {
 			r.needReference = true
 		}
 	}
-	r.ex, r.flight = executor.NewPool(append([]backend.Backend{c.Backend}, c.GPUs...)...), map[int]*pending{}
+	r.ex, r.flight = ex, map[int]*pending{}
 	r.startPool()
 	return r, nil
 }
@@ -968,29 +981,11 @@ func (r *run) prepare() error {
 		return nil
 	}
 	r.prepared = true
-	// Every GPU at once: filling the arguments (gigabytes of random
-	// inputs, each GPU its own copy) took seconds per GPU one after the
-	// other.
-	errs := make([]error, 1+len(r.c.GPUs))
-	var wg sync.WaitGroup
-	for i, g := range append([]backend.Backend{r.c.Backend}, r.c.GPUs...) {
-		wg.Go(func() {
-			if err := g.Prepare(r.ctx, r.problem); err != nil {
-				errs[i] = fmt.Errorf("preparing the kernel arguments: %w", err)
-				if i > 0 {
-					errs[i] = fmt.Errorf("preparing the kernel arguments on %s: %w", g.Device().UUID, err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
+	var ref executor.Reference
 	if r.needReference {
-		return r.sub.reference(r.ctx, r.c.Backend, r.problem)
+		ref = func(ctx context.Context, be backend.Backend) error { return r.sub.reference(ctx, be, r.problem) }
 	}
-	return nil
+	return r.ex.Open(r.ctx, r.problem, ref)
 }
 
 // record counts an outcome and tells the strategy; a reused one is

@@ -26,6 +26,7 @@ import (
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/compilecache"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/executor"
 	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/ncupass"
@@ -513,6 +514,9 @@ func runAndReport(ctx context.Context, cmd *cobra.Command, cfg tuner.Config, f t
 	if !f.noProgress && !quiet {
 		cfg.Progress = newProgress(cmd.ErrOrStderr(), cfg.Objective, 1+len(cfg.GPUs))
 	}
+	// The run's executor: one slot per GPU (the GPU-settings wrappers
+	// included), opened by the tuner when it first needs a GPU.
+	cfg.Executor = executor.NewPool(append([]backend.Backend{cfg.Backend}, cfg.GPUs...)...)
 	sum, err := tuner.Run(ctx, cfg)
 	if sum == nil {
 		return nil, err
