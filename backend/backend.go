@@ -15,11 +15,11 @@ package backend
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/model"
 )
 
 // Status is the outcome of evaluating one configuration. The names are the
@@ -115,30 +115,10 @@ type Define struct {
 	Value string `json:"value"`
 }
 
-// Work is the simulated GPU's description of one configuration, evaluated
-// from the spec's Gtune.Simulation section. Ignored by real GPUs.
-type Work struct {
-	Flops float64 `json:"flops"` // FP32 floating-point operations per launch (an FMA is 2)
-	Bytes float64 `json:"bytes"` // device-memory bytes per launch
-	// The other instruction classes and shared memory, per launch, for
-	// kernels that are bound by them (package model; the microbenchmarks
-	// of package probe): FP64 operations, 32-bit integer multiply-adds,
-	// special-function operations (__sinf, exp2, rsqrt), shared-memory
-	// bytes loaded (SharedConflict-way bank conflicts: 1 or 0 none).
-	FP64Flops      float64 `json:"fp64_flops,omitempty"`
-	IntOps         float64 `json:"int_ops,omitempty"`
-	SFUOps         float64 `json:"sfu_ops,omitempty"`
-	SharedBytes    float64 `json:"shared_bytes,omitempty"`
-	SharedConflict int     `json:"shared_conflict,omitempty"`
-	Registers      int     `json:"registers"`     // registers per thread
-	SharedMemory   int     `json:"shared_memory"` // static shared memory per thread block, bytes
-	Efficiency     float64 `json:"efficiency"`    // 0..1
-	Invalid        bool    `json:"invalid"`       // computes a wrong answer
-	CompileFails   bool    `json:"compile_fails"`
-	// CompileCrashes: the compiler's process dies on this configuration
-	// (a compile worker crashes; in-process it is a compile failure).
-	CompileCrashes bool `json:"compile_crashes,omitempty"`
-}
+// Work is the simulated GPU's description of one configuration
+// (model.Work: the model's input, defined where the model is, below
+// this package).
+type Work = model.Work
 
 // Job is one kernel instance of a configuration: what to compile and its
 // launch geometry.
@@ -157,12 +137,13 @@ type Job struct {
 	Work               *Work  `json:"work,omitempty"`
 }
 
-// Settings are GPU settings as tunable parameters; 0 means "leave as is".
-type Settings struct {
-	CoreClockMHz int     `json:"core_clock_mhz"`
-	MemClockMHz  int     `json:"mem_clock_mhz"`
-	PowerLimitW  float64 `json:"power_limit_w"`
+// Geometry is the job's launch geometry, as the model reads it.
+func (j *Job) Geometry() model.Geometry {
+	return model.Geometry{Grid: j.Grid, Block: j.Block, DynamicSharedBytes: j.DynamicSharedBytes}
 }
+
+// Settings are GPU settings as tunable parameters (model.Settings).
+type Settings = model.Settings
 
 // Reserved names of the tunable parameters that are GPU settings (Kernel
 // Tuner's cache names, so caches interoperate). They are not passed to the
@@ -365,13 +346,4 @@ func (r *Result) Record(o *measure.Outcome) {
 			r.Reason += "; " + n
 		}
 	}
-}
-
-// StateKey names the device state these settings put the GPU in ("" for
-// the GPU as found): measure.Meter measures idle power once per state.
-func (s *Settings) StateKey() string {
-	if s == nil {
-		return ""
-	}
-	return fmt.Sprintf("%d/%d/%g", s.CoreClockMHz, s.MemClockMHz, s.PowerLimitW)
 }

@@ -1,6 +1,6 @@
 // Package model holds gtune's performance and power models of a GPU: a
 // device (device.Description: its specifications and, later, its measured
-// profile) times a kernel's work (backend.Work: FLOP, DRAM bytes,
+// profile) times a kernel's work (Work: FLOP, DRAM bytes,
 // registers, shared memory) under GPU settings gives the time of a launch,
 // its board power and temperature (Predict, the equations at Prediction);
 // several launches sharing the SMs go through the block-scheduler model

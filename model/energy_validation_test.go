@@ -7,7 +7,6 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/internal/shared"
 )
@@ -62,7 +61,7 @@ func checkEnergy(t *testing.T, file, id string) []energyCheck {
 	sort.Slice(pts, func(a, b int) bool { return pts[a].Asked > pts[b].Asked })
 	blocks := c.ProblemSize[0] * c.ProblemSize[1]
 	flops := 2.0 * 64 * 1024 * float64(blocks) * 1024
-	j := &backend.Job{Grid: [3]int{c.ProblemSize[0], c.ProblemSize[1], 1}, Block: [3]int{1024, 1, 1}}
+	j := Geometry{Grid: [3]int{c.ProblemSize[0], c.ProblemSize[1], 1}, Block: [3]int{1024, 1, 1}}
 	var ref energyPoint
 	for _, p := range pts {
 		if math.Abs(p.Observed-float64(p.Asked)) < 1 {
@@ -74,11 +73,11 @@ func checkEnergy(t *testing.T, file, id string) []energyCheck {
 	eff := flops / (ref.TimeMs / 1e3 * d.PeakFP32GFLOPS * 1e9 * ref.Observed / float64(d.MaxCoreClockMHz()))
 	var out []energyCheck
 	for _, p := range pts {
-		clock, mem, limit, err := ResolveSettings(d, &backend.Settings{CoreClockMHz: p.Asked}, d.MaxCoreClockMHz(), d.PowerLimitDefaultW)
+		clock, mem, limit, err := ResolveSettings(d, &Settings{CoreClockMHz: p.Asked}, d.MaxCoreClockMHz(), d.PowerLimitDefaultW)
 		if err != nil {
 			t.Fatalf("%s at %d MHz: %v", id, p.Asked, err)
 		}
-		w := &backend.Work{Flops: flops, Bytes: 4 * float64(blocks) * 1024, Registers: 32, Efficiency: eff}
+		w := &Work{Flops: flops, Bytes: 4 * float64(blocks) * 1024, Registers: 32, Efficiency: eff}
 		pr, err := Predict(d, w, j, Conditions{ClockMHz: clock, MemClockMHz: mem, PowerLimitW: limit, Power: PowerModelFor(d), OverheadMs: 0.003})
 		if err != nil {
 			t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/occupancy"
 )
@@ -106,10 +105,10 @@ type Conditions struct {
 }
 
 // Predict evaluates the model (the equations at Prediction) for work w
-// launched with the job's geometry on d under c. Errors: a *LaunchError
+// launched with geometry j on d under c. Errors: a *LaunchError
 // for a configuration the GPU refuses (geometry, shared memory,
 // registers).
-func Predict(d *device.Description, w *backend.Work, j *backend.Job, c Conditions) (Prediction, error) {
+func Predict(d *device.Description, w *Work, j Geometry, c Conditions) (Prediction, error) {
 	var p Prediction
 	threads := 1
 	for i := range 3 {
@@ -225,7 +224,7 @@ func MaxThreadsPerBlock(d *device.Description, regs int) int {
 // *LaunchError (NVML refuses such settings). Zero fields, and a nil
 // Settings, keep the GPU's own clock and limit (clockMHz, limitW) and the
 // default memory clock.
-func ResolveSettings(d *device.Description, st *backend.Settings, clockMHz int, limitW float64) (clock, memClock int, limit float64, err error) {
+func ResolveSettings(d *device.Description, st *Settings, clockMHz int, limitW float64) (clock, memClock int, limit float64, err error) {
 	clock, memClock, limit = clockMHz, d.MemoryClockMHz, limitW
 	if st == nil {
 		return clock, memClock, limit, nil
@@ -301,7 +300,7 @@ func specRates(d *device.Description) classRates {
 // latency hiding), and the same at the full rates (s), the pipes' busy
 // time for the power model. A class the device has no rate for counts
 // nothing (no device in the database lacks one that a kernel uses).
-func (r classRates) otherTime(w *backend.Work, h float64) (t, pipes float64) {
+func (r classRates) otherTime(w *Work, h float64) (t, pipes float64) {
 	for _, c := range [...]struct{ n, rate float64 }{{w.FP64Flops, r.fp64}, {w.IntOps, r.int32}, {w.SFUOps, r.sfu}} {
 		if c.n > 0 && c.rate > 0 {
 			t += c.n / (c.rate * h)
@@ -313,7 +312,7 @@ func (r classRates) otherTime(w *backend.Work, h float64) (t, pipes float64) {
 
 // sharedTime is the time (s) of w's shared-memory loads at the fraction h of
 // the peak rate, each access serialised SharedConflict ways.
-func (r classRates) sharedTime(w *backend.Work, h float64) float64 {
+func (r classRates) sharedTime(w *Work, h float64) float64 {
 	if w.SharedBytes <= 0 || r.shared <= 0 {
 		return 0
 	}

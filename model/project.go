@@ -6,7 +6,6 @@ import (
 	"math"
 	"sort"
 
-	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/occupancy"
 )
@@ -68,7 +67,7 @@ var ErrNoWork = errors.New("model: the kernel's work is unknown (no FLOP, operat
 // wave). The DRAM bytes are taken at the read curve: Work does not split
 // loads from stores. Errors: ErrNoWork, a *LaunchError for a geometry the
 // GPU refuses.
-func Project(d *device.Description, p Profile, w *backend.Work, j *backend.Job) (Projection, error) {
+func Project(d *device.Description, p Profile, w *Work, j Geometry) (Projection, error) {
 	out := Projection{Device: p.Device, Name: p.Name, Source: p.Source}
 	if w == nil || w.Flops+w.FP64Flops+w.IntOps+w.SFUOps+w.Bytes+w.SharedBytes <= 0 {
 		return out, ErrNoWork

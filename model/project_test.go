@@ -5,12 +5,11 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/device"
 )
 
-func geometry(grid, block int) *backend.Job {
-	return &backend.Job{Grid: [3]int{grid, 1, 1}, Block: [3]int{block, 1, 1}}
+func geometry(grid, block int) Geometry {
+	return Geometry{Grid: [3]int{grid, 1, 1}, Block: [3]int{block, 1, 1}}
 }
 
 // Project's equations on hand-computed cases.
@@ -29,7 +28,7 @@ func TestProjectHandComputed(t *testing.T) {
 	// 8 resident per SM (full occupancy), 1,056 per wave: 63 waves, the
 	// last of 64 blocks, q = 63·1056/65536. DRAM at 3,352 GB/s.
 	spec := SpecProfile(d)
-	w := &backend.Work{Flops: 1 << 26, Bytes: 3 << 30, Registers: 12}
+	w := &Work{Flops: 1 << 26, Bytes: 3 << 30, Registers: 12}
 	p, err := Project(d, spec, w, geometry(1<<16, 256))
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +46,7 @@ func TestProjectHandComputed(t *testing.T) {
 	// the curve's first point.
 	m := Profile{Device: "h100_sxm", Source: "measured", FP32GFLOPS: 1e4, SharedGBs: 3e4, LaunchOverheadUs: 8,
 		Memory: []MemoryPoint{{Occupancy: 0.125, ReadGBs: 2000}, {Occupancy: 1, ReadGBs: 3000}}}
-	p, err = Project(d, m, &backend.Work{Flops: 1e10, Bytes: 1e9, Registers: 32}, geometry(132, 256))
+	p, err = Project(d, m, &Work{Flops: 1e10, Bytes: 1e9, Registers: 32}, geometry(132, 256))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,17 +61,17 @@ func TestProjectHandComputed(t *testing.T) {
 	// occupancy 0.5625 (594 blocks: 4.5 per SM).
 	near("curve", m.ReadGBsAt(0.5625), 2500)
 	// 32-way bank conflicts multiply shared-memory time by 32.
-	p1, _ := Project(d, m, &backend.Work{SharedBytes: 1e9, SharedConflict: 1}, geometry(1056, 256))
-	p32, _ := Project(d, m, &backend.Work{SharedBytes: 1e9, SharedConflict: 32}, geometry(1056, 256))
+	p1, _ := Project(d, m, &Work{SharedBytes: 1e9, SharedConflict: 1}, geometry(1056, 256))
+	p32, _ := Project(d, m, &Work{SharedBytes: 1e9, SharedConflict: 32}, geometry(1056, 256))
 	near("shared", p1.SharedMs, 1e9/(3e4*1e9)*1e3)
 	near("conflicts", p32.SharedMs, 32*p1.SharedMs)
 	if p32.Bound != "shared" {
 		t.Errorf("bound %s", p32.Bound)
 	}
-	if _, err := Project(d, m, &backend.Work{}, geometry(1, 32)); !errors.Is(err, ErrNoWork) {
+	if _, err := Project(d, m, &Work{}, geometry(1, 32)); !errors.Is(err, ErrNoWork) {
 		t.Errorf("no work: %v", err)
 	}
-	if _, err := Project(d, m, &backend.Work{Flops: 1}, geometry(1, 4096)); err == nil {
+	if _, err := Project(d, m, &Work{Flops: 1}, geometry(1, 4096)); err == nil {
 		t.Error("a block of 4,096 threads projected")
 	}
 	ps := []Projection{{Device: "b", TimeMs: 2}, {Device: "c", TimeMs: 1}, {Device: "a", TimeMs: 2}}

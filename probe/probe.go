@@ -374,12 +374,12 @@ func ModelPower(d *device.Description) (idleW, fp32W, dramW float64, err error) 
 	full := dd.SMs * (dd.MaxThreadsPerSM / model.ProbeBlockSize)
 	threads := float64(full * model.ProbeBlockSize)
 	j := &backend.Job{Grid: [3]int{full, 1, 1}, Block: [3]int{model.ProbeBlockSize, 1, 1}}
-	fp32, err := model.Predict(&dd, &backend.Work{Flops: 2 * threads * iters * unroll * chains, Registers: registersGuess, Efficiency: 1}, j, c)
+	fp32, err := model.Predict(&dd, &backend.Work{Flops: 2 * threads * iters * unroll * chains, Registers: registersGuess, Efficiency: 1}, j.Geometry(), c)
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	n := sizesOf(&dd)
-	dram, err := model.Predict(&dd, &backend.Work{Bytes: float64(n.dram) * 16, Registers: registersGuess, Efficiency: 1}, j, c)
+	dram, err := model.Predict(&dd, &backend.Work{Bytes: float64(n.dram) * 16, Registers: registersGuess, Efficiency: 1}, j.Geometry(), c)
 	if err != nil {
 		return 0, 0, 0, err
 	}

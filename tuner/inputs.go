@@ -220,7 +220,7 @@ func (c *Config) projectedTimes(log io.Writer, id string) ([]float64, error) {
 		if w == nil {
 			continue
 		}
-		if p, err := model.Project(d, prof, w, j); err == nil {
+		if p, err := model.Project(d, prof, w, j.Geometry()); err == nil {
 			out[i] = p.TimeMs
 		}
 	}

@@ -52,7 +52,7 @@ func TestProjectedTimesFromKeptPTX(t *testing.T) {
 			ew.Registers = 255
 			w = &ew
 		}
-		p, err := model.Project(d, prof, w, j)
+		p, err := model.Project(d, prof, w, j.Geometry())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func TestProjectedTimesFromKeptPTX(t *testing.T) {
 	// declared work says.
 	i, _ := sp.Lookup("256,1")
 	j, _ := s.Job(sp.Values(i))
-	declared, _ := model.Project(d, prof, j.Work, j)
+	declared, _ := model.Project(d, prof, j.Work, j.Geometry())
 	if got[i] <= declared.TimeMs {
 		t.Errorf("256,1 from its PTX at 255 registers: %v ms, not slower than declared %v ms", got[i], declared.TimeMs)
 	}

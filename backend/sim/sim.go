@@ -616,7 +616,7 @@ func (s *Sim) predict(w *backend.Work, j *backend.Job, set *backend.Settings) (m
 		return model.Prediction{}, err
 	}
 	c := model.Conditions{ClockMHz: clock, MemClockMHz: mem, PowerLimitW: limit, Power: s.power, OverheadMs: s.overheadMs}
-	p, err := model.Predict(s.dev, w, j, c)
+	p, err := model.Predict(s.dev, w, j.Geometry(), c)
 	if err != nil || s.profile == nil {
 		return p, err
 	}
@@ -630,7 +630,7 @@ func (s *Sim) predict(w *backend.Work, j *backend.Job, set *backend.Settings) (m
 // utilisations and the power at that time. A configuration the model
 // cannot project (no work) keeps the roofline's time.
 func (s *Sim) projected(p model.Prediction, w *backend.Work, j *backend.Job, c model.Conditions) (model.Prediction, error) {
-	pr, err := model.Project(s.dev, *s.profile, w, j)
+	pr, err := model.Project(s.dev, *s.profile, w, j.Geometry())
 	if err != nil {
 		if _, bad := errors.AsType[*model.LaunchError](err); bad {
 			return p, &model.LaunchError{Reason: err.Error()}

@@ -216,7 +216,7 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 				w.Registers = r
 				j.Work = &w
 			}
-			from, err = model.Project(anchor.device, anchor.profile, j.Work, j)
+			from, err = model.Project(anchor.device, anchor.profile, j.Work, j.Geometry())
 			if _, bad := errors.AsType[*model.LaunchError](err); bad {
 				continue // the model cannot place it where it ran: nothing to anchor on
 			} else if err != nil {
@@ -224,7 +224,7 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 			}
 		}
 		for k, d := range devs {
-			p, err := model.Project(d, profiles[k], j.Work, j)
+			p, err := model.Project(d, profiles[k], j.Work, j.Geometry())
 			if err == nil && anchor != nil {
 				ms := anchor.times[pc.Key]
 				p.TimeMs, p.From, p.MeasuredMs = model.Anchored(ms, from, p), anchor.device.ID, ms

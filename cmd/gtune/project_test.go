@@ -56,7 +56,7 @@ func TestProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := model.Project(h100, model.SpecProfile(h100), j.Work, j)
+	want, err := model.Project(h100, model.SpecProfile(h100), j.Work, j.Geometry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestTuneOnTheModelBackend(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p, err := model.Project(h200, model.SpecProfile(h200), j.Work, j); err == nil {
+		if p, err := model.Project(h200, model.SpecProfile(h200), j.Work, j.Geometry()); err == nil {
 			best = min(best, p.TimeMs)
 		}
 	}
