@@ -69,3 +69,37 @@ func Capability[T any](be Backend) (T, bool) {
 // them: the CUDA backend and the simulated GPU refuse it alike.
 const SettingsRefused = "the configuration sets GPU settings (nvml_gr_clock, nvml_mem_clock or nvml_pwr_limit), " +
 	"but the backend was opened without permission to change them (gtune tune --allow-gpu-settings)"
+
+// Traits are what a backend says of itself, so that a caller decides by
+// what the backend offers, not by which backend it is (no "is it the
+// simulator?" outside this package).
+type Traits struct {
+	// InstantCompile: compiling takes no real time (the simulated GPU
+	// compiles nothing; a replay looks the binary up), so there is
+	// nothing to overlap with measuring.
+	InstantCompile bool
+	// Modelled: results come from a model or a record, not from
+	// measuring a GPU (a profile it gives is "simulated", not
+	// "measured").
+	Modelled bool
+	// DeclaredResources: a binary's registers and shared memory are the
+	// spec's declared work (Gtune.Simulation), defaults included, not a
+	// compiler's: they are known without compiling.
+	DeclaredResources bool
+}
+
+// TraitDeclarer is a backend that states its Traits.
+type TraitDeclarer interface {
+	Backend
+	Traits() Traits
+}
+
+// TraitsOf gives be's Traits (looking through wrappers); a backend that
+// states none is a real GPU's: compiling takes time, results are
+// measured, resources are the compiler's.
+func TraitsOf(be Backend) Traits {
+	if t, ok := Capability[TraitDeclarer](be); ok {
+		return t.Traits()
+	}
+	return Traits{}
+}

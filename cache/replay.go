@@ -368,6 +368,12 @@ func (r *Replay) Close() error { return nil }
 // verification made when they were recorded.
 func (r *Replay) Replays() {}
 
+// Traits implements backend.TraitDeclarer: a replay looks its binaries
+// up and gives recorded results.
+func (r *Replay) Traits() backend.Traits {
+	return backend.Traits{InstantCompile: true, Modelled: true}
+}
+
 var _ backend.Replayer = (*Replay)(nil)
 
 // Charged is the time Kernel Tuner's simulation mode would have charged to

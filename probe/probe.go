@@ -100,7 +100,7 @@ func Run(ctx context.Context, be backend.Backend, o Options) (model.Profile, err
 	}
 	p := model.Profile{Device: d.ID, Name: d.Name, UUID: d.Local.UUID, Driver: d.Local.Driver, Source: "measured",
 		Date: o.Now().UTC().Format(time.RFC3339)}
-	if _, sim := backend.Capability[backend.Simulator](be); sim {
+	if backend.TraitsOf(be).Modelled {
 		p.Source = "simulated"
 	}
 	full := d.SMs * (d.MaxThreadsPerSM / model.ProbeBlockSize)

@@ -105,7 +105,7 @@ func declaredResources(be backend.Backend, s *spec.Spec, sp *space.Space) func(i
 	if s.Simulation == nil {
 		return nil
 	}
-	if _, isSim := backend.Capability[backend.Simulator](be); !isSim && s.Simulation.Registers == nil {
+	if !backend.TraitsOf(be).DeclaredResources && s.Simulation.Registers == nil {
 		return nil
 	}
 	return func(i int) (int, int, error) {

@@ -716,10 +716,8 @@ func start(ctx context.Context, c Config) (*run, error) {
 	inFlight := c.InFlight
 	if inFlight <= 0 {
 		inFlight = DefaultInFlight
-		_, sim := backend.Capability[backend.Simulator](c.Backend)
-		_, replays := backend.Capability[backend.Replayer](c.Backend)
-		if sim || replays {
-			inFlight = 1
+		if backend.TraitsOf(c.Backend).InstantCompile {
+			inFlight = 1 // no compilation to overlap with measuring
 		}
 	}
 	strat, err := strategy.New(c.Strategy, strategy.Options{

@@ -187,6 +187,13 @@ func (s SimBackend) Description() device.Description { return s.dev }
 // Simulated marks backend.Simulator.
 func (SimBackend) Simulated() {}
 
+// Traits implements backend.TraitDeclarer: the worker's simulated GPU
+// models its results and takes resources from the declared work; its
+// compilations are the coordinator's (Options.Compiler), instant too.
+func (SimBackend) Traits() backend.Traits {
+	return backend.Traits{InstantCompile: true, Modelled: true, DeclaredResources: true}
+}
+
 // Start starts the worker argv (argv[0] its program: gtune itself, or
 // srun running gtune on a node) and asks it for its GPU. It returns a
 // SimBackend where the worker's GPU is simulated. Errors: the worker

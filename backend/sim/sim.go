@@ -229,6 +229,13 @@ func (s *Sim) Description() device.Description { return *s.dev }
 // Simulated marks the backend.Simulator capability.
 func (s *Sim) Simulated() {}
 
+// Traits implements backend.TraitDeclarer: the simulated GPU compiles
+// nothing, models its results and takes resources from the declared
+// work.
+func (s *Sim) Traits() backend.Traits {
+	return backend.Traits{InstantCompile: true, Modelled: true, DeclaredResources: true}
+}
+
 var _ backend.Simulator = (*Sim)(nil)
 
 // Device describes the simulated GPU: its description, named "Simulated
