@@ -44,6 +44,11 @@ func TuneTable(w io.Writer, metrics []spec.Metric, sum *tuner.Summary, dbPath st
 		}
 		fmt.Fprintf(w, "time: %s in the backend, %s waiting for compilations (%.1f in flight on average), %s framework\n",
 			t.Backend.Round(time.Millisecond), t.CompileWait.Round(time.Millisecond), inFlight, t.Framework.Round(time.Microsecond))
+		if t.Warmup > 0 {
+			// The thermal policy's cost, as the GPUs' own clocks count
+			// it (the simulated GPU's is simulated time).
+			fmt.Fprintf(w, "warm-up: %s before the first energy measurement, summed over the GPUs (--thermal)\n", t.Warmup.Round(time.Millisecond))
+		}
 	}
 	if p := sum.CompilePool; p != nil {
 		fmt.Fprintf(w, "compile processes: %d (peak %d MiB each), %d compilations, %d died, %d timed out\n",
@@ -232,7 +237,11 @@ func gpuShares(w io.Writer, sum *tuner.Summary) {
 		if g.Dropped != "" {
 			left = "; left the run: " + g.Dropped
 		}
-		fmt.Fprintf(w, "  %s: %d configurations, busy %s, %.2f per second%s\n", g.UUID, g.Evaluated, g.Busy.Round(time.Millisecond), rate, left)
+		warm := ""
+		if g.Warmup > 0 {
+			warm = fmt.Sprintf(" (warm-up %s)", g.Warmup.Round(time.Millisecond))
+		}
+		fmt.Fprintf(w, "  %s: %d configurations, busy %s%s, %.2f per second%s\n", g.UUID, g.Evaluated, g.Busy.Round(time.Millisecond), warm, rate, left)
 	}
 }
 
@@ -243,6 +252,7 @@ type TuneGPU struct {
 	Evaluated int     `json:"evaluated"`
 	Name      string  `json:"name"`
 	UUID      string  `json:"uuid"`
+	WarmupS   float64 `json:"warmup_s,omitempty"`
 }
 
 // TuneDoc is gtune tune --json's document. Its fields are in the order of
@@ -288,6 +298,7 @@ type TuneTime struct {
 	CompileS     float64 `json:"compile_s"`
 	CompileWaitS float64 `json:"compile_wait_s"`
 	FrameworkS   float64 `json:"framework_s"`
+	WarmupS      float64 `json:"warmup_s,omitempty"` // the GPUs' warm-up, summed
 }
 
 // CompileProcesses is what a run's compile processes did (compileproc).
@@ -350,12 +361,12 @@ func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 		Device: LocalRef(sum.Device.Local), Objective: objectiveRef(sum.Objective), Strategy: sum.Strategy,
 		Space: sum.SpaceSize, Evaluated: sum.Evaluated, Reused: sum.Reused, Compiled: sum.Compiled,
 		Time: TuneTime{BackendS: sum.Time.Backend.Seconds(), CompileWaitS: sum.Time.CompileWait.Seconds(),
-			FrameworkS: sum.Time.Framework.Seconds(), CompileS: sum.Time.Compile.Seconds()},
+			FrameworkS: sum.Time.Framework.Seconds(), CompileS: sum.Time.Compile.Seconds(), WarmupS: sum.Time.Warmup.Seconds()},
 		CompileReused: sum.CompileReused, Invalid: sum.Invalid, Run: sum.RunID, ElapsedS: sum.Elapsed.Seconds(), DB: dbPath,
 		InvalidByStatus: map[string]int{},
 	}
 	for _, g := range sum.GPUs {
-		doc.GPUs = append(doc.GPUs, TuneGPU{BusyS: g.Busy.Seconds(), Dropped: g.Dropped, Evaluated: g.Evaluated, Name: g.Name, UUID: g.UUID})
+		doc.GPUs = append(doc.GPUs, TuneGPU{BusyS: g.Busy.Seconds(), Dropped: g.Dropped, Evaluated: g.Evaluated, Name: g.Name, UUID: g.UUID, WarmupS: g.Warmup.Seconds()})
 	}
 	if p := sum.CompilePool; p != nil {
 		doc.CompileProcesses = &CompileProcesses{Processes: p.Processes, Compilations: p.Compiled, Died: p.Crashes, TimedOut: p.Timeouts, PeakRSSMiB: p.PeakRSSKiB >> 10}

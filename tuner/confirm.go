@@ -160,6 +160,7 @@ func (r *run) confirm() error {
 	measured := 0
 	take := func() error {
 		out := r.ex.Wait()
+		r.noteWarmup(out)
 		inflight--
 		c := byTrial[out.Trial.ID]
 		delete(byTrial, out.Trial.ID)

@@ -300,3 +300,23 @@ func TestGPUUnpreparedLeaves(t *testing.T) {
 			sum.Evaluated, sum.Invalid, sum.GPUs[0].Evaluated, sum.GPUs[1].Evaluated, two.Evaluated, two.Invalid)
 	}
 }
+
+// An energy run states what the warm-up cost: each GPU's warm-up before
+// its first energy measurement, and their sum in Summary.Time.
+func TestWarmupStated(t *testing.T) {
+	f := newFixture(t)
+	f.spec.Objective, f.spec.ObjectiveMaximize = "energy", false
+	sum, err := runOn(t, f, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.GPUs[0].Warmup <= 0 || sum.GPUs[1].Warmup <= 0 || sum.Time.Warmup != sum.GPUs[0].Warmup+sum.GPUs[1].Warmup {
+		t.Errorf("warm-up %v; GPUs %v and %v", sum.Time.Warmup, sum.GPUs[0].Warmup, sum.GPUs[1].Warmup)
+	}
+	noEnergy := newFixture(t)
+	off := false
+	noEnergy.spec.Measurement.Energy = &off
+	if sum, err := runOn(t, noEnergy, 1); err != nil || sum.Time.Warmup != 0 {
+		t.Errorf("a run without energy: warm-up %v, %v", sum.Time.Warmup, err)
+	}
+}

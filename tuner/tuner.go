@@ -271,9 +271,10 @@ type GPUShare struct {
 	UUID, Name string
 	// Evaluated counts the configurations the GPU measured (one that
 	// failed to compile reaches no GPU), Busy the wall time it spent
-	// measuring them.
+	// measuring them, Warmup the part of it its warm-up took.
 	Evaluated int
 	Busy      time.Duration
+	Warmup    time.Duration
 	// Dropped says why the GPU left the run (its backend failed
 	// executor.MaxFailures times in a row; its configurations went to
 	// the others); "" when it stayed.
@@ -293,6 +294,10 @@ type Time struct {
 	// Framework is the tuner's own work on the configurations
 	// (store.Evaluation.FrameworkMs, summed).
 	Framework time.Duration
+	// Warmup is the GPUs' warm-up before their first energy measurement
+	// (the observation warmup_time, summed over the GPUs): the cost the
+	// thermal policy adds to the run, on each GPU once.
+	Warmup time.Duration
 	// Compile is the wall time of the compilations this run made,
 	// summed over the pool's workers: Compile / Elapsed is the number of
 	// compilations in flight on average.
@@ -541,6 +546,23 @@ func (r *run) submit(p *pending) {
 	p.submitted++
 }
 
+// noteWarmup adds an outcome's warm-up (warmup_time, s: the GPU's first
+// energy measurement) to the run's and its GPU's account.
+func (r *run) noteWarmup(out executor.Outcome) {
+	if out.Result == nil {
+		return
+	}
+	w, ok := out.Result.Observations.Get("warmup_time")
+	if !ok || !(w > 0) {
+		return
+	}
+	d := time.Duration(w * float64(time.Second))
+	r.sum.Time.Warmup += d
+	if r.sum.GPUs != nil && out.Slot < len(r.sum.GPUs) {
+		r.sum.GPUs[out.Slot].Warmup += d
+	}
+}
+
 // take stores and tells the outcome of a trial; the first error that
 // ends the run goes to *stop. After stop, outcomes are still stored and
 // counted (measured is never lost), without the checks that end a run.
@@ -548,6 +570,7 @@ func (r *run) submit(p *pending) {
 // the last slot's ends the run. A stale binary of the compile cache
 // (staleBinaries) is compiled again and the trial submitted again.
 func (r *run) take(out executor.Outcome, stop *error) {
+	r.noteWarmup(out)
 	r.inflight--
 	p := r.flight[out.Trial.ID]
 	delete(r.flight, out.Trial.ID)
