@@ -46,8 +46,8 @@ func TuneTable(w io.Writer, metrics []spec.Metric, sum *tuner.Summary, dbPath st
 			t.Backend.Round(time.Millisecond), t.CompileWait.Round(time.Millisecond), inFlight, t.Framework.Round(time.Microsecond))
 		if t.Warmup > 0 {
 			// The thermal policy's cost, as the GPUs' own clocks count
-			// it (the simulated GPU's is simulated time).
-			fmt.Fprintf(w, "warm-up: %s before the first energy measurement, summed over the GPUs (--thermal)\n", t.Warmup.Round(time.Millisecond))
+			// it: the simulated GPU's is simulated time.
+			fmt.Fprintf(w, "warm-up: %s%s before the first energy measurement, summed over the GPUs (--thermal)\n", t.Warmup.Round(time.Millisecond), modelled(t))
 		}
 	}
 	if p := sum.CompilePool; p != nil {
@@ -95,6 +95,15 @@ func TuneTable(w io.Writer, metrics []spec.Metric, sum *tuner.Summary, dbPath st
 	if !objInCols {
 		head = append(head, sum.Objective.Name)
 	}
+	// Over several GPUs, which one measured each: GPUs of one model
+	// differ by a few percent in energy, and the ranking mixes that in.
+	gpuIndex := map[string]int{}
+	for i, g := range sum.GPUs {
+		gpuIndex[g.UUID] = i
+	}
+	if len(sum.GPUs) > 1 {
+		head = append(head, "GPU")
+	}
 	fmt.Fprintln(tw, "#\t"+strings.Join(head, "\t")+"\t")
 	for i, o := range sum.Best {
 		row := []string{fmt.Sprint(i + 1)}
@@ -113,6 +122,13 @@ func TuneTable(w io.Writer, metrics []spec.Metric, sum *tuner.Summary, dbPath st
 		}
 		if !objInCols {
 			row = append(row, Format(o.Value))
+		}
+		if len(sum.GPUs) > 1 {
+			g := "-"
+			if i, ok := gpuIndex[o.GPU]; ok {
+				g = fmt.Sprint(i)
+			}
+			row = append(row, g)
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
@@ -220,6 +236,15 @@ func Format(v float64) string {
 	}
 }
 
+// modelled marks a warm-up the simulated GPU modelled: its time is not
+// wall time.
+func modelled(t tuner.Time) string {
+	if t.WarmupModelled {
+		return " simulated"
+	}
+	return ""
+}
+
 // gpuShares prints each GPU's part of a run over several: the
 // configurations it measured, its busy time and its throughput
 // (configurations per second of the run's wall time).
@@ -228,7 +253,7 @@ func gpuShares(w io.Writer, sum *tuner.Summary) {
 		return
 	}
 	fmt.Fprintf(w, "GPUs: %d × %s\n", len(sum.GPUs), sum.GPUs[0].Name)
-	for _, g := range sum.GPUs {
+	for i, g := range sum.GPUs {
 		rate := 0.0
 		if s := sum.Elapsed.Seconds(); s > 0 {
 			rate = float64(g.Evaluated) / s
@@ -239,9 +264,9 @@ func gpuShares(w io.Writer, sum *tuner.Summary) {
 		}
 		warm := ""
 		if g.Warmup > 0 {
-			warm = fmt.Sprintf(" (warm-up %s)", g.Warmup.Round(time.Millisecond))
+			warm = fmt.Sprintf(" (warm-up %s%s)", g.Warmup.Round(time.Millisecond), modelled(sum.Time))
 		}
-		fmt.Fprintf(w, "  %s: %d configurations, busy %s%s, %.2f per second%s\n", g.UUID, g.Evaluated, g.Busy.Round(time.Millisecond), warm, rate, left)
+		fmt.Fprintf(w, "  GPU %d, %s: %d configurations, busy %s%s, %.2f per second%s\n", i, g.UUID, g.Evaluated, g.Busy.Round(time.Millisecond), warm, rate, left)
 	}
 }
 
@@ -314,6 +339,7 @@ type CompileProcesses struct {
 // objective's value, time/energy/power/EDP where observed, the metrics),
 // observations and parameters.
 type TuneBest struct {
+	GPU          string             `json:"gpu,omitempty"` // the GPU that measured it, in a run over several
 	Key          string             `json:"key"`
 	Objectives   map[string]float64 `json:"objectives"`
 	Observations map[string]float64 `json:"observations"`
@@ -388,7 +414,7 @@ func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 		for k, v := range b.Metrics {
 			objs[k] = v
 		}
-		doc.Best = &TuneBest{Key: b.Key, Params: paramMap(b.Params), Objectives: objs, Observations: b.Observations}
+		doc.Best = &TuneBest{Key: b.Key, Params: paramMap(b.Params), Objectives: objs, Observations: b.Observations, GPU: b.GPU}
 		for _, o := range sum.Best {
 			doc.Top = append(doc.Top, KeyValue{o.Key, o.Value})
 		}

@@ -183,9 +183,12 @@ type Config struct {
 // strategy.Evaluation what a strategy is told of it (its scores);
 // backend.Result is not one: it is what running a plan gave.
 type Evaluation struct {
-	Index        int
-	Key          string
-	Params       []store.Param
+	Index  int
+	Key    string
+	Params []store.Param
+	// GPU is the UUID of the GPU that measured it in a run over several
+	// (its median repeat's; a reused one's as stored); "" on one GPU.
+	GPU          string
 	Status       backend.Status
 	Reason       string
 	Value        float64 // objective value, valid configurations only
@@ -298,6 +301,9 @@ type Time struct {
 	// (the observation warmup_time, summed over the GPUs): the cost the
 	// thermal policy adds to the run, on each GPU once.
 	Warmup time.Duration
+	// WarmupModelled: the warm-up is the model's time, not wall time (a
+	// simulated GPU's: backend.Traits.Modelled).
+	WarmupModelled bool
 	// Compile is the wall time of the compilations this run made,
 	// summed over the pool's workers: Compile / Elapsed is the number of
 	// compilations in flight on average.
@@ -558,6 +564,7 @@ func (r *run) noteWarmup(out executor.Outcome) {
 	}
 	d := time.Duration(w * float64(time.Second))
 	r.sum.Time.Warmup += d
+	r.sum.Time.WarmupModelled = backend.TraitsOf(r.c.Backend).Modelled
 	if r.sum.GPUs != nil && out.Slot < len(r.sum.GPUs) {
 		r.sum.GPUs[out.Slot].Warmup += d
 	}
@@ -1369,7 +1376,7 @@ func (r *run) evaluated(p *pending, out executor.Outcome) (*Evaluation, error) {
 		Params: o.Params, StartedAt: p.started,
 	}
 	if len(c.GPUs) > 0 {
-		ev.GPU = out.GPU
+		ev.GPU, o.GPU = out.GPU, out.GPU
 	}
 	if ce, ok := errors.AsType[*backend.CompileError](out.Err); ok {
 		o.Status, o.Reason = backend.StatusCompileFailed, ce.Log
@@ -1666,7 +1673,7 @@ func removeStaleReferenceDirs(tmp string) {
 // lacks the objective (say, energy was not measured then) is not reusable.
 func reuse(c Config, idx int, e *store.Evaluation) (*Evaluation, bool) {
 	o := &Evaluation{Index: idx, Key: e.Key, Params: e.Params, Status: backend.Status(e.Status), Reason: e.Reason,
-		Observations: e.Observations, Metrics: e.Metrics, Reused: true, storedID: e.ID}
+		Observations: e.Observations, Metrics: e.Metrics, Reused: true, storedID: e.ID, GPU: e.GPU}
 	if o.Valid() {
 		v, ok := c.Objective.Value(e.Observations, e.Metrics)
 		if !ok {

@@ -53,7 +53,7 @@ func TestTuneDevices(t *testing.T) {
 		t.Errorf("the GPUs measured %d, the run %d", total, four.Evaluated)
 	}
 	code, out, _ := gtune(t, "tune", spec, "--backend", "sim", "--db", filepath.Join(dir, "t.db"), "--devices", "0,1", "--no-progress")
-	if code != 0 || !strings.Contains(out, "GPUs: 2 × Simulated NVIDIA H100 80GB HBM3\n  SIM-h100_sxm: ") {
+	if code != 0 || !strings.Contains(out, "GPUs: 2 × Simulated NVIDIA H100 80GB HBM3\n  GPU 0, SIM-h100_sxm: ") {
 		t.Errorf("the table: exit %d\n%s", code, out)
 	}
 	// An energy objective over several GPUs is warned of: each GPU

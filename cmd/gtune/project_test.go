@@ -211,7 +211,7 @@ func TestTuneOnTheModelBackend(t *testing.T) {
 	}
 	// Projected GPUs of one model share a run as simulated ones do.
 	code, out, errs = gtune(t, "tune", va, "--backend", "model", "--sim-device", "h200", "--db", filepath.Join(t.TempDir(), "m2.db"), "--no-progress", "--energy=false", "--devices", "0,1")
-	if code != 0 || !strings.Contains(out, "GPUs: 2 × Projected NVIDIA H200\n  MODEL-h200: ") {
+	if code != 0 || !strings.Contains(out, "GPUs: 2 × Projected NVIDIA H200\n  GPU 0, MODEL-h200: ") {
 		t.Errorf("--devices 0,1 on the model backend: exit %d: %s %s", code, out, errs)
 	}
 }
