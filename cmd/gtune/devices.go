@@ -125,7 +125,9 @@ func gpuCount() (int, error) {
 // where the file does not exist (it is not created).
 func measuredProfiles(path string) (map[string]string, error) {
 	out := map[string]string{}
-	if _, err := os.Stat(path); err != nil {
+	// An empty file holds no profile (it was a database to be): read as
+	// absent, not written to make it one.
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
 		return out, nil
 	}
 	db, err := store.OpenReadOnly(path)

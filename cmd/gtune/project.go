@@ -313,7 +313,7 @@ func projectDevices(list string) ([]*device.Description, error) {
 // database at path (when it exists), else its specifications'.
 func projectProfiles(path string, devs []*device.Description) ([]model.Profile, error) {
 	measured := map[string]*store.Profile{}
-	if _, err := os.Stat(path); err == nil {
+	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
 		db, err := store.OpenReadOnly(path)
 		if err != nil {
 			return nil, inputError{err}
