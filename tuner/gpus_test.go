@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/sim"
@@ -318,5 +319,71 @@ func TestWarmupStated(t *testing.T) {
 	noEnergy.spec.Measurement.Energy = &off
 	if sum, err := runOn(t, noEnergy, 1); err != nil || sum.Time.Warmup != 0 {
 		t.Errorf("a run without energy: warm-up %v, %v", sum.Time.Warmup, err)
+	}
+}
+
+// slowFirst is a simulated GPU whose first Run takes d more (a slow
+// warm-up), or until its context ends.
+type slowFirst struct {
+	*sim.Sim
+	d      time.Duration
+	warmed bool
+}
+
+func (s *slowFirst) Run(ctx context.Context, p *backend.Plan) (*backend.Result, error) {
+	if !s.warmed {
+		s.warmed = true
+		select {
+		case <-time.After(s.d):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return s.Sim.Run(ctx, p)
+}
+
+// Config.WarmAll: the first configuration goes to every GPU at once; a
+// GPU slow to warm up holds no configuration of its own, its duplicate is
+// cancelled when nothing else is left, and the run does not wait for it.
+// Every configuration is stored once, the same as on two GPUs alone.
+func TestWarmAll(t *testing.T) {
+	f := newFixture(t)
+	sp, err := f.spec.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := device.Lookup("h100_sxm")
+	var gpus []backend.Backend
+	for i := range 2 {
+		g := sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: i})
+		defer g.Close()
+		gpus = append(gpus, g)
+	}
+	slow := &slowFirst{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 2}), d: time.Minute}
+	defer slow.Close()
+	gpus = append(gpus, slow)
+	start := time.Now()
+	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: gpus[0], GPUs: gpus[1:], DB: f.db,
+		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, WarmAll: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 30*time.Second {
+		t.Fatalf("the run waited %v for the slow GPU's warm-up", el)
+	}
+	if sum.GPUs[2].Evaluated != 0 || sum.GPUs[2].Dropped != "" {
+		t.Errorf("the slow GPU: %+v", sum.GPUs[2])
+	}
+	evs, _ := f.db.Evaluations(sum.RunID)
+	keys := map[string]int{}
+	for _, e := range evs {
+		keys[e.Key]++
+	}
+	two, err := runOn(t, newFixture(t), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != len(evs) || sum.Evaluated != two.Evaluated || sum.GPUs[0].Evaluated+sum.GPUs[1].Evaluated == 0 {
+		t.Errorf("%d evaluations of %d configurations (each once?), %d evaluated; two GPUs alone: %d", len(evs), len(keys), sum.Evaluated, two.Evaluated)
 	}
 }

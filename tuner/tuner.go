@@ -169,7 +169,12 @@ type Config struct {
 	// run), then given every trial. nil: an executor.Pool over Backend
 	// and GPUs. Its slots must be Backend and GPUs, in that order (the
 	// shares and each evaluation's GPU are read from it).
-	Executor     executor.Executor
+	Executor executor.Executor
+	// WarmAll gives the first configuration of a run over several GPUs
+	// to every GPU at once (warmAll): on by itself where the run
+	// measures energy on GPUs that are measured, not modelled; set, it
+	// is on for any run over several GPUs (the simulated ones of tests).
+	WarmAll      bool
 	Progress     Progress
 	GtuneVersion string
 	// Peaks are the GPU's ceilings a measurement is checked against
@@ -452,6 +457,7 @@ func (r *run) loop() (*Summary, error) {
 			stop = err
 			break
 		}
+		r.dropWarm()
 		if len(r.queue) == 0 && r.inflight == 0 {
 			break
 		}
@@ -472,6 +478,9 @@ func (r *run) loop() (*Summary, error) {
 			}
 			r.take(out, &stop)
 		}
+	}
+	if r.warmDuplicates() > 0 {
+		r.warm.cancel() // the run is over: no GPU need finish its warm-up
 	}
 	for r.inflight > 0 {
 		r.take(r.ex.Wait(), &stop)
@@ -548,8 +557,92 @@ func (r *run) submit(p *pending) {
 		c.Launches = slices.Clone(p.plan.Launches)
 		plan = &c
 	}
-	r.ex.Submit(r.ctx, executor.Trial{ID: p.trial, Index: p.index, Repeat: p.submitted, Plan: plan})
+	ctx := r.ctx
+	if r.warmAll() {
+		// The first configuration on every GPU at once: each warms up
+		// on it; the first to finish measures it for the run.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(r.ctx)
+		r.warm = &warmGroup{primary: p.trial, members: map[int]bool{p.trial: true}, cancel: cancel}
+		defer func() {
+			for r.ex.Free() > 0 {
+				r.trials++
+				r.warm.members[r.trials] = true
+				r.inflight++
+				c := *plan
+				c.Launches = slices.Clone(plan.Launches)
+				r.ex.Submit(ctx, executor.Trial{ID: r.trials, Index: p.index, Repeat: p.submitted - 1, Plan: &c})
+			}
+		}()
+	}
+	r.ex.Submit(ctx, executor.Trial{ID: p.trial, Index: p.index, Repeat: p.submitted, Plan: plan})
 	p.submitted++
+}
+
+// warmGroup is the first configuration's trials on every GPU of a run
+// over several (warmAll): primary is the trial the configuration's
+// pending knows, members every trial of the group still in flight.
+type warmGroup struct {
+	primary int
+	members map[int]bool
+	taken   bool // a member's outcome was taken for the configuration
+	cancel  context.CancelFunc
+}
+
+// warmAll says whether the run's first submission goes to every GPU at
+// once. A GPU warms up before its first energy measurement (the thermal
+// policy: 15–50 s on cold H100s, BENCHMARKS.md "The executor owns a
+// GPU's life"), holding the configuration it measures; on four H100s the
+// slowest held one for 50 s while the others had measured the rest. Given
+// the same first configuration, every GPU warms at once without holding
+// one of its own: the first to finish measures it, the others' runs of
+// it are dropped, and cancelled when nothing else is left to measure.
+// Its cost: on a run that ends before the slowest GPU is warm, that
+// GPU's warm-up measures nothing, as it measured little before.
+func (r *run) warmAll() bool {
+	if r.warm != nil || r.trials != 1 || len(r.c.GPUs) == 0 || r.ex.Free() == 0 {
+		return false
+	}
+	return r.c.WarmAll || r.request.Energy && !backend.TraitsOf(r.c.Backend).Modelled
+}
+
+// takeWarm sorts an outcome of the warm group: the first to end (a
+// failure of a slot aside, while another member may still end) is the
+// configuration's, renamed to the primary trial; the others are
+// dropped. It reports whether out is to be taken as the configuration's.
+func (r *run) takeWarm(out *executor.Outcome) bool {
+	g := r.warm
+	if g == nil || !g.members[out.Trial.ID] {
+		return true
+	}
+	delete(g.members, out.Trial.ID)
+	_, slot := errors.AsType[*executor.SlotError](out.Err)
+	cancelled := out.Err != nil && r.ctx.Err() == nil && errors.Is(out.Err, context.Canceled)
+	if g.taken || (slot || cancelled) && len(g.members) > 0 {
+		r.inflight--
+		return false
+	}
+	g.taken = true
+	out.Trial.ID = g.primary
+	return true
+}
+
+// warmDuplicates is how many trials in flight are the warm group's
+// duplicates: its members once one was taken for the configuration (a
+// strategy learns nothing from them).
+func (r *run) warmDuplicates() int {
+	if g := r.warm; g != nil && g.taken {
+		return len(g.members)
+	}
+	return 0
+}
+
+// dropWarm cancels the warm group's duplicates once they are all that is
+// left: the search is over and nothing is queued.
+func (r *run) dropWarm() {
+	if n := r.warmDuplicates(); n > 0 && len(r.queue) == 0 && r.stopProposing && r.inflight == n {
+		r.warm.cancel()
+	}
 }
 
 // noteWarmup adds an outcome's warm-up (warmup_time, s: the GPU's first
@@ -578,6 +671,9 @@ func (r *run) noteWarmup(out executor.Outcome) {
 // (staleBinaries) is compiled again and the trial submitted again.
 func (r *run) take(out executor.Outcome, stop *error) {
 	r.noteWarmup(out)
+	if !r.takeWarm(&out) {
+		return
+	}
 	r.inflight--
 	p := r.flight[out.Trial.ID]
 	delete(r.flight, out.Trial.ID)
@@ -721,7 +817,10 @@ type run struct {
 	// last trial ID given.
 	inflight int
 	flight   map[int]*pending
-	trials   int
+	// warm is the first configuration's trials on every GPU at once
+	// (warmAll); nil when the run does not warm so.
+	warm   *warmGroup
+	trials int
 	// reuseLinks are the reused results told and not yet recorded
 	// (flushReuse).
 	reuseLinks []store.ReuseLink
@@ -958,6 +1057,9 @@ type compilePool interface{ Stats() compileproc.Stats }
 // closes the run in the database with status.
 func (r *run) finish(status string, err error) (*Summary, error) {
 	r.stopPool.Do(func() { close(r.work) })
+	if r.warm != nil {
+		r.warm.cancel()
+	}
 	if r.recorded != nil {
 		if e := r.tell(r.recorded.flush()); e != nil && err == nil {
 			err, status = e, "failed"
@@ -1142,7 +1244,7 @@ func (r *run) propose() error {
 			// propose more returns none meanwhile (strategy.Strategy.Next);
 			// only with nothing outstanding (queued, or measuring on a GPU
 			// of a run over several) is the search over.
-			if len(r.queue) == 0 && r.inflight == 0 {
+			if len(r.queue) == 0 && r.inflight == r.warmDuplicates() {
 				if r.recorded.pending() {
 					if err := r.tell(r.recorded.force()); err != nil {
 						return err
