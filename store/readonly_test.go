@@ -14,16 +14,9 @@ import (
 func TestOpenReadOnlyOlderSchema(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "old.db")
-	saved := migrations
-	migrations = saved[:len(saved)-1]
-	db, err := Open(path)
-	if err != nil {
-		migrations = saved
-		t.Fatal(err)
-	}
+	db := openSchema(t, path, true)
 	r := newRun(t, db, "h", "GPU-0")
 	db.Close()
-	migrations = saved
 	sum := func() [32]byte {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -89,15 +82,7 @@ func BenchmarkOpenReadOnly(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "r.db")
-			saved := migrations
-			if old {
-				migrations = saved[:len(saved)-1]
-			}
-			db, err := Open(path)
-			if err != nil {
-				migrations = saved
-				b.Fatal(err)
-			}
+			db := openSchema(b, path, old)
 			r := newRun(b, db, "h", "GPU-0")
 			db.SetBatch(1000, 0)
 			for i := range 10000 {
@@ -106,7 +91,6 @@ func BenchmarkOpenReadOnly(b *testing.B) {
 				}
 			}
 			db.Close()
-			migrations = saved
 			b.ResetTimer()
 			for b.Loop() {
 				ro, err := OpenReadOnly(path)
@@ -120,4 +104,20 @@ func BenchmarkOpenReadOnly(b *testing.B) {
 			}
 		})
 	}
+}
+
+// openSchema opens a new database at path with the current schema, or
+// with the one before it (old).
+func openSchema(tb testing.TB, path string, old bool) *DB {
+	tb.Helper()
+	saved := migrations
+	defer func() { migrations = saved }()
+	if old {
+		migrations = saved[:len(saved)-1]
+	}
+	db, err := Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return db
 }

@@ -91,26 +91,10 @@ func (r *run) confirm() error {
 				return err
 			}
 			if len(reps) > 0 {
-				if reps[0].Repeat != 0 {
-					// Repeat 0, the run's own measurement, was not kept
-					// as a repeat (a run without --repeat): its value
-					// is the evaluation's.
-					c.values = []float64{o.Value}
-				} else {
-					c.values = nil
-				}
-				for _, rep := range reps {
-					c.next = max(c.next, rep.Repeat+1)
-					if rep.Status != string(backend.StatusValid) {
-						continue
-					}
-					metrics, _ := r.sub.metrics(rep.Observations, r.c.Space.Values(o.Index))
-					if v, ok := obj.Value(rep.Observations, metrics); ok {
-						c.values = append(c.values, v)
-					}
-				}
-				if len(c.values) == 0 {
-					c.values = []float64{o.Value}
+				reps = withFirst(reps, store.Repeat{Status: string(o.Status), Observations: o.Observations})
+				c.next = max(c.next, reps[len(reps)-1].Repeat+1)
+				if vs := r.objectiveValues(reps, r.c.Space.Values(o.Index), obj); len(vs) > 0 {
+					c.values = vs
 				}
 				c.stored = len(c.values)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/executor"
+	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/stats"
 	"github.com/gtune/gtune/store"
@@ -83,6 +84,34 @@ func priorTimes(rs []store.Repeat) []float64 {
 	return ts
 }
 
+// withFirst is rs, a configuration's stored repeats, with first (its
+// evaluation's own measurement, as repeat 0) before them where they lack
+// repeat 0: a run without --repeat keeps its measurement as the
+// evaluation only, and repeats stored later (a confirmation) start at 1.
+func withFirst(rs []store.Repeat, first store.Repeat) []store.Repeat {
+	if len(rs) > 0 && rs[0].Repeat == 0 {
+		return rs
+	}
+	first.Repeat = 0
+	return append([]store.Repeat{first}, rs...)
+}
+
+// objectiveValues are the run's objective's values of the valid repeats
+// rs of configuration cfg.
+func (r *run) objectiveValues(rs []store.Repeat, cfg []expr.Value, obj objective.Objective) []float64 {
+	var vs []float64
+	for _, rec := range rs {
+		if rec.Status != string(backend.StatusValid) {
+			continue
+		}
+		metrics, _ := r.sub.metrics(rec.Observations, cfg)
+		if v, ok := obj.Value(rec.Observations, metrics); ok {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
 // fewerRepeats says whether the stored evaluation e of a configuration
 // was measured less than this run's repeat policy asks (Config.Repeat
 // repeats; with RepeatUntil, an interval of the median time still wider
@@ -100,11 +129,7 @@ func (r *run) fewerRepeats(e *store.Evaluation) ([]store.Repeat, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(rs) == 0 || rs[0].Repeat != 0 {
-		// The run's own measurement of a configuration measured once
-		// (repeats stored later, by a confirmation, start at 1).
-		rs = append([]store.Repeat{{Repeat: 0, GPU: e.GPU, Status: e.Status, Observations: e.Observations}}, rs...)
-	}
+	rs = withFirst(rs, store.Repeat{GPU: e.GPU, Status: e.Status, Observations: e.Observations})
 	if len(rs) >= r.c.Repeat {
 		return nil, nil
 	}
@@ -125,16 +150,7 @@ func (r *run) repeatRecords(p *pending) ([]store.Repeat, map[string]float64, []f
 	slices.SortStableFunc(outs, func(a, b executor.Outcome) int { return a.Trial.Repeat - b.Trial.Repeat })
 	recs := slices.Clone(p.prior)
 	times := priorTimes(p.prior)
-	var values []float64
-	for _, rec := range p.prior {
-		if rec.Status != string(backend.StatusValid) {
-			continue
-		}
-		metrics, _ := r.sub.metrics(rec.Observations, p.cfg)
-		if v, ok := r.c.Objective.Value(rec.Observations, metrics); ok {
-			values = append(values, v)
-		}
-	}
+	values := r.objectiveValues(p.prior, p.cfg, r.c.Objective)
 	for _, o := range outs {
 		rec := store.Repeat{Repeat: o.Trial.Repeat, GPU: o.GPU}
 		switch {

@@ -73,9 +73,6 @@ func openBackends(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags)
 		be, err := openBackend(ctx, log, s, f)
 		return be, nil, err
 	}
-	if f.device != 0 {
-		return nil, nil, badInput("give --device or --devices, not both")
-	}
 	idx, err := gpuIndexes(f)
 	if err != nil {
 		return nil, nil, err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -204,7 +205,7 @@ func openSlurmWorkers(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFl
 	// limit, a node failure that revoked it) ends the run as
 	// interrupted, as SIGTERM would, not as failed.
 	if f.interrupt != nil {
-		ended := allocationEnded(os.Getenv("SLURM_JOB_ID"), f.squeue)
+		ended := allocationEnded(os.Getenv("SLURM_JOB_ID"), besideSrun(f.srun, "squeue"))
 		for i, b := range out {
 			out[i] = &slurmWorker{Backend: b, ended: ended, interrupt: f.interrupt}
 		}
@@ -250,6 +251,15 @@ func (w *slurmWorker) Run(ctx context.Context, p *backend.Plan) (*backend.Result
 	return res, err
 }
 
+// besideSrun is Slurm's command name where srun was found: in srun's
+// folder when --srun names one (a Slurm installed off PATH), else name.
+func besideSrun(srun, name string) string {
+	if strings.ContainsRune(srun, filepath.Separator) {
+		return filepath.Join(filepath.Dir(srun), name)
+	}
+	return name
+}
+
 // allocationEnded says, by squeue, whether Slurm job id is over or
 // ending: cancelled, out of time, its node failed, completing, or no
 // longer known. A squeue that cannot be run says nothing (false): a
@@ -261,7 +271,7 @@ func allocationEnded(id, squeue string) func() bool {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, cmpOr(squeue, "squeue"), "-h", "-j", id, "-o", "%T").CombinedOutput()
+		out, err := exec.CommandContext(ctx, squeue, "-h", "-j", id, "-o", "%T").CombinedOutput()
 		text := strings.TrimSpace(string(out))
 		if err != nil {
 			// squeue refuses a job it no longer knows.

@@ -77,10 +77,8 @@ type tuneFlags struct {
 	// simIndex is the simulated GPU's ordinal (openSim; --devices).
 	simIndex int
 	// interrupt, with --slurm, interrupts the run (a worker lost with
-	// the allocation: scancel, the time limit); squeue is the command
-	// that tells (default squeue).
+	// the allocation: scancel, the time limit).
 	interrupt func()
-	squeue    string
 	// workerSilence is --worker-silence: with --slurm, how long a GPU
 	// worker may send nothing before it is given up.
 	workerSilence time.Duration
