@@ -44,6 +44,7 @@ var EnergyQuantities = []Quantity{
 	{"temperature_ref", "°C", "the die temperature energy was corrected to (thermal policy model)"},
 	{"leakage_prior", "bool", "1 when the leakage slope is the prior (the warm-up spanned too few °C to fit one)"},
 	{"warmup_time", "s", "warm-up before the trials (the run's first energy measurement)"},
+	{"thermal_steady", "bool", "1 when the GPU was at a thermal steady state by the end of the measurement (thermal policy settle)"},
 }
 
 // Provides lists EnergyQuantities.
@@ -101,6 +102,7 @@ func (EnergyObserver) Observe(s *Session) (Observations, float64, error) {
 	p := *s.Request.Trials
 	p.Period = idle.Period
 	p.periods = &s.Meter.periods
+	p.heat = &s.Meter.heat
 	p.LaunchS = s.PlanMs / 1e3
 	p.Warmup = s.Meter.warm(p.Warmup)
 	r, err := RunProtocol(clk, sens, l, idle.PowerW, p)
@@ -123,6 +125,9 @@ func (EnergyObserver) Observe(s *Session) (Observations, float64, error) {
 	b.add("unstable", "bool", boolValue(r.Energy.Unstable))
 	if r.WarmupS > 0 {
 		b.add("warmup_time", "s", r.WarmupS)
+	}
+	if p.Thermal == ThermalSettle {
+		b.add("thermal_steady", "bool", boolValue(r.Steady))
 	}
 	for i, v := range r.TrialEnergyJ {
 		b.add(fmt.Sprintf("energy_trial_%d", i+1), "J", v)

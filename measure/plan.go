@@ -144,6 +144,7 @@ type Meter struct {
 	warmed  bool
 	periods PeriodEstimate
 	fit     *ThermalFit // the leakage model fitted at the warm-up (ThermalModel)
+	heat    HeatLog     // the temperatures of every energy measurement (ThermalSettle)
 	// IdleWindow is how long idle power is measured (0: 1 s, about ten
 	// counter updates, which also seed the update-period estimate).
 	IdleWindow time.Duration

@@ -17,6 +17,10 @@ type ProtocolResult struct {
 	TrialS       float64 // length of one trial, s
 	WarmupS      float64 // warm-up before the trials (0: none), s
 	WarmupSteady bool    // the temperature slope fell below the threshold
+	// Steady says whether the GPU was at a thermal steady state by the
+	// end of this measurement (HeatLog.Steady over the Meter's log, this
+	// measurement's readings included); false without a log.
+	Steady bool
 	// Fit is the leakage model fitted on the warm-up (ThermalModel and a
 	// warm-up ran); nil otherwise.
 	Fit  *ThermalFit
@@ -83,56 +87,13 @@ func RunProtocol(c Clock, s Sensors, l Load, idleW float64, p Protocol) (*Protoc
 
 	// 1. Warm-up. Under ThermalModel each counter period's power is
 	// kept with the temperature last read, for the leakage fit.
-	if p.Warmup {
-		var ts, temps []float64
-		var periods []thermalPeriod
-		fit := thermalModel(p.Thermal)
-		lastMJ, haveMJ := uint64(0), false
-		next := tStart
-		for {
-			now := c.Now()
-			el := now.Sub(tStart)
-			if fit && len(temps) > 0 {
-				if v, err := s.EnergyMJ(); err == nil {
-					if haveMJ && v != lastMJ {
-						periods = append(periods, thermalPeriod{powerW: float64(v-lastMJ) / 1000 / p.Period.Seconds(), tempC: temps[len(temps)-1]})
-					}
-					lastMJ, haveMJ = v, true
-				}
-			}
-			if !now.Before(next) {
-				next = now.Add(100 * time.Millisecond)
-				if v, err := s.TemperatureC(); err == nil {
-					ts = append(ts, el.Seconds())
-					temps = append(temps, v)
-				} else {
-					break // no thermometer: nothing to wait for
-				}
-				if el >= p.WarmupWindow {
-					k := 0
-					for k < len(ts) && ts[k] < el.Seconds()-p.WarmupWindow.Seconds() {
-						k++
-					}
-					if math.Abs(Slope(ts[k:], temps[k:])) < p.WarmupSlope {
-						res.WarmupSteady = true
-						break
-					}
-				}
-				if el >= p.WarmupMax {
-					break
-				}
-			}
-			if err := step(); err != nil {
-				return nil, err
-			}
+	if p.Warmup || p.Settle {
+		fit, err := warmUp(c, s, p, res, tStart, step)
+		if err != nil {
+			return nil, err
 		}
 		res.WarmupS = c.Now().Sub(tStart).Seconds()
-		if fit && len(temps) > 0 {
-			// The first counter period may hold idle time before the
-			// load; the next two its ramp and the sensor's lag.
-			f := fitThermal(periods, p.RefTempC, 3)
-			res.Fit = &f
-		}
+		res.Fit = fit
 	}
 
 	// 2. Lead-in: two updates.
@@ -233,6 +194,13 @@ func RunProtocol(c Clock, s Sensors, l Load, idleW float64, p Protocol) (*Protoc
 	}
 	res.GPUS = c.Now().Sub(tStart).Seconds()
 	res.Extras = ex.finish()
+	if p.heat != nil {
+		if !math.IsNaN(res.TemperatureC) && res.TemperatureC > 0 {
+			p.heat.add(res.GPUS, res.TemperatureC)
+		}
+		p.heat.advance(res.GPUS)
+		res.Steady = p.heat.steadyNow(0)
+	}
 	// 5. Energy per launch.
 	perLaunch := busy.Seconds() / float64(max(n, 1))
 	res.TrialS = float64(m) * p.Period.Seconds()
@@ -263,3 +231,74 @@ type noUpdateError struct{}
 func (noUpdateError) Error() string { return "energy counter stopped updating during the run" }
 
 var errNoUpdate error = noUpdateError{}
+
+// warmUp runs the load until the temperature is steady (RunProtocol's
+// step 1): the least-squares slope over the last WarmupWindow under
+// WarmupSlope, or WarmupMax. Under Settle the test is the Meter's
+// HeatLog with ThermalSteady's parameters, the readings of the
+// measurements before this one included: a GPU the run has already
+// brought to a steady state warms up no further. Every reading goes on
+// the log. Under ThermalModel it returns the leakage fit of the warm-up.
+func warmUp(c Clock, s Sensors, p Protocol, res *ProtocolResult, tStart time.Time, step func() error) (*ThermalFit, error) {
+	if p.Settle && p.heat != nil && p.heat.steadyNow(0) {
+		res.WarmupSteady = true
+		return nil, nil
+	}
+	var ts, temps []float64
+	var periods []thermalPeriod
+	fit := thermalModel(p.Thermal)
+	lastMJ, haveMJ := uint64(0), false
+	next := tStart
+	for {
+		now := c.Now()
+		el := now.Sub(tStart)
+		if fit && len(temps) > 0 {
+			if v, err := s.EnergyMJ(); err == nil {
+				if haveMJ && v != lastMJ {
+					periods = append(periods, thermalPeriod{powerW: float64(v-lastMJ) / 1000 / p.Period.Seconds(), tempC: temps[len(temps)-1]})
+				}
+				lastMJ, haveMJ = v, true
+			}
+		}
+		if !now.Before(next) {
+			next = now.Add(100 * time.Millisecond)
+			v, err := s.TemperatureC()
+			if err != nil {
+				break // no thermometer: nothing to wait for
+			}
+			ts = append(ts, el.Seconds())
+			temps = append(temps, v)
+			if p.heat != nil {
+				p.heat.add(el.Seconds(), v)
+			}
+			if p.Settle && p.heat != nil {
+				if p.heat.steadyNow(el.Seconds()) {
+					res.WarmupSteady = true
+					break
+				}
+			} else if el >= p.WarmupWindow {
+				k := 0
+				for k < len(ts) && ts[k] < el.Seconds()-p.WarmupWindow.Seconds() {
+					k++
+				}
+				if math.Abs(Slope(ts[k:], temps[k:])) < p.WarmupSlope {
+					res.WarmupSteady = true
+					break
+				}
+			}
+			if el >= p.WarmupMax {
+				break
+			}
+		}
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	if fit && len(temps) > 0 {
+		// The first counter period may hold idle time before the
+		// load; the next two its ramp and the sensor's lag.
+		f := fitThermal(periods, p.RefTempC, 3)
+		return &f, nil
+	}
+	return nil, nil
+}

@@ -188,6 +188,12 @@ type Protocol struct {
 	// the warm-up to SteadyWindow / SteadySlope / SteadyMax where the
 	// Warmup fields ask for less.
 	Thermal string
+	// Settle warms the GPU up before this measurement until the Meter's
+	// HeatLog says it is steady (ThermalSteady's slope, window and cap,
+	// the earlier measurements' readings counted): nothing where the run
+	// has warmed it already. The tuner asks it of a re-measurement under
+	// ThermalSettle.
+	Settle bool
 	// RefTempC is the temperature ThermalModel corrects energies to
 	// (0: DefaultRefTempC), °C.
 	RefTempC float64
@@ -199,6 +205,10 @@ type Protocol struct {
 	// this run's gaps alone. Unexported: it is the measuring process's
 	// state, not part of a request that travels to a worker.
 	periods *PeriodEstimate
+	// heat is the GPU's temperature history (the Meter's HeatLog): this
+	// measurement's readings go on it, and Settle and thermal_steady
+	// read it. Nil: no history.
+	heat    *HeatLog
 	Edge    time.Duration // uncertainty of an update instant (Poll + 50 µs)
 	Poll    time.Duration // counter polling period (DefaultPoll)
 	LaunchS float64       // estimated time per launch, s (trials span ≥ 2 launches)
@@ -256,7 +266,7 @@ func (p Protocol) WithDefaults() Protocol {
 	setf(&p.WarmupSlope, d.WarmupSlope)
 	setd(&p.WarmupWindow, d.WarmupWindow)
 	setd(&p.WarmupMax, d.WarmupMax)
-	if thermalSteady(p.Thermal) {
+	if thermalSteady(p.Thermal) || p.Settle {
 		p.WarmupSlope = math.Min(p.WarmupSlope, SteadySlope)
 		p.WarmupWindow = max(p.WarmupWindow, SteadyWindow)
 		p.WarmupMax = max(p.WarmupMax, SteadyMax)

@@ -195,8 +195,8 @@ type RawMeasurement struct {
 	WarmupMaxSeconds float64 `json:"WarmupMaxSeconds,omitempty" yaml:"WarmupMaxSeconds,omitempty"` // longest warm-up (default 5 s)
 	// Thermal is the temperature policy: none, steady (warm up to a
 	// thermal steady state first), model (correct energy to
-	// ReferenceTemperature with a leakage slope fitted on the warm-up) or
-	// steady+model (measure.Thermal*); default steady.
+	// ReferenceTemperature with a leakage slope fitted on the warm-up),
+	// steady+model or settle (re-measure what was measured warming and could be the best; measure.Thermal*); default steady.
 	Thermal              string  `json:"Thermal,omitempty" yaml:"Thermal,omitempty"`
 	ReferenceTemperature float64 `json:"ReferenceTemperature,omitempty" yaml:"ReferenceTemperature,omitempty"` // °C, with Thermal model (default 60)
 	// Observers are measurements besides time and energy, by the names

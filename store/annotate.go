@@ -50,8 +50,34 @@ func (db *DB) Annotate(id int64, note, flag string) error {
 // NaN or lacks a name or method (measure.Observations.Validate); an unknown
 // evaluation id; a write failure. Nothing is written on error.
 func (db *DB) AddObservations(id int64, obs measure.Observations) error {
+	return db.replace(id, obs, nil, nil)
+}
+
+// Remeasured replaces evaluation id's measurement by a later one of the
+// same configuration (a re-measurement once the GPU was at a thermal
+// steady state, tuner's settle): its observations as AddObservations
+// does, and its metrics and objective value (objective: nil leaves it).
+// The earlier measurement stays as the caller keeps it (a repeat).
+// Errors: AddObservations', metrics that do not encode. Nothing is
+// written on error.
+func (db *DB) Remeasured(id int64, obs measure.Observations, metrics map[string]float64, objective *float64) error {
+	if metrics == nil {
+		metrics = map[string]float64{}
+	}
+	return db.replace(id, obs, metrics, objective)
+}
+
+// replace is AddObservations, and with metrics set Remeasured.
+func (db *DB) replace(id int64, obs measure.Observations, metrics map[string]float64, objective *float64) error {
 	if err := obs.Validate(); err != nil {
 		return fmt.Errorf("store: observations of evaluation %d: %v", id, err)
+	}
+	var enc string
+	if metrics != nil {
+		var err error
+		if enc, err = encodeNumbers(metrics); err != nil {
+			return fmt.Errorf("store: metrics of evaluation %d: %v", id, err)
+		}
 	}
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
@@ -81,6 +107,16 @@ func (db *DB) AddObservations(id int64, obs measure.Observations) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE evaluations SET observations = json_set(CASE WHEN observations = '' THEN '{}' ELSE observations END, ?, ?) WHERE id = ?`,
 			"$."+fmt.Sprintf("%q", o.Name), o.Value, id); err != nil {
 			return fmt.Errorf("store: observations of evaluation %d: %s: %v", id, o.Name, err)
+		}
+	}
+	if metrics != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE evaluations SET metrics = ? WHERE id = ?`, enc, id); err != nil {
+			return fmt.Errorf("store: metrics of evaluation %d: %v", id, err)
+		}
+	}
+	if objective != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE evaluations SET objective = ? WHERE id = ?`, nullFloat(*objective), id); err != nil {
+			return fmt.Errorf("store: objective of evaluation %d: %v", id, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

@@ -122,32 +122,16 @@ func (r *run) confirm() error {
 			return err
 		}
 		for _, c := range cs {
-			cfg := r.c.Space.Values(c.o.Index)
-			plan, err := r.sub.plan(cfg)
-			if err != nil {
-				continue
-			}
-			plan.Key, plan.Measure = c.o.Key, r.request
-			plan.Measure.StateKey = plan.Settings.StateKey()
-			cr := r.compile(plan)
-			if cr.err != nil {
-				continue
-			}
-			for i, b := range cr.bins {
-				plan.Launches[i].Binary = b
-			}
-			c.plan = plan
+			c.plan = r.planAgain(c.o, r.request)
 		}
 	}
-	byTrial := map[int]*cand{}
-	inflight := 0
+	byEval := map[*Evaluation]*cand{}
+	for _, c := range cs {
+		byEval[c.o] = c
+	}
 	measured := 0
-	take := func() error {
-		out := r.ex.Wait()
-		r.noteWarmup(out)
-		inflight--
-		c := byTrial[out.Trial.ID]
-		delete(byTrial, out.Trial.ID)
+	took := func(a again, out executor.Outcome) error {
+		c := byEval[a.o]
 		if _, ok := repeatTime(out); !ok {
 			return nil // not measured (a slot's failure, a failure): no sample
 		}
@@ -166,36 +150,19 @@ func (r *run) confirm() error {
 		return nil
 	}
 	for round := 0; measuring && round < rounds && r.ctx.Err() == nil && !done(); round++ {
-		submitted := 0
+		// Each once, in rank order: ABAB over the rounds.
+		var as []again
 		for _, c := range cs {
-			if c.plan == nil || !wanted(c) {
-				continue
-			}
-			for r.ex.Free() == 0 && inflight > 0 {
-				if err := take(); err != nil {
-					return err
-				}
-			}
-			if r.ex.Live() == 0 {
-				return fmt.Errorf("confirmation: every GPU of the run failed")
-			}
-			p := *c.plan
-			p.Repeat = c.next
-			p.Launches = slices.Clone(c.plan.Launches)
-			r.trials++
-			byTrial[r.trials] = c
-			inflight++
-			submitted++
-			r.ex.Submit(r.ctx, executor.Trial{ID: r.trials, Index: c.o.Index, Repeat: c.next, Plan: &p})
-			c.next++
-		}
-		for inflight > 0 {
-			if err := take(); err != nil {
-				return err
+			if c.plan != nil && wanted(c) {
+				as = append(as, again{o: c.o, plan: c.plan, repeat: c.next})
+				c.next++
 			}
 		}
-		if submitted == 0 {
+		if len(as) == 0 {
 			break // none can be measured (a plan or compilation failed)
+		}
+		if err := r.measureAgain("confirmation", as, took); err != nil {
+			return err
 		}
 	}
 	stored := 0

@@ -152,14 +152,7 @@ func (r *run) repeatRecords(p *pending) ([]store.Repeat, map[string]float64, []f
 	times := priorTimes(p.prior)
 	values := r.objectiveValues(p.prior, p.cfg, r.c.Objective)
 	for _, o := range outs {
-		rec := store.Repeat{Repeat: o.Trial.Repeat, GPU: o.GPU}
-		switch {
-		case o.Err != nil:
-			rec.Status = string(backend.StatusRuntimeFailed)
-		case o.Result != nil:
-			rec.Status = string(o.Result.Status)
-			rec.Observations = objective.Observations(o.Result, 0, r.sum.Device.Backend).Plan()
-		}
+		rec := repeatOf(o, r.sum.Device.Backend)
 		if t, ok := repeatTime(o); ok {
 			times = append(times, t)
 			metrics, _ := r.sub.metrics(rec.Observations, p.cfg)

@@ -270,6 +270,11 @@ type Summary struct {
 	// re-measured nothing (fewer than two valid configurations), or how
 	// many stored measurements it counted (a re-run); "" otherwise.
 	ConfirmNote string
+	// SettleNote says what the settle thermal policy re-measured
+	// (measure.ThermalSettle: configurations measured while the GPU
+	// warmed up that could be the best); "" where nothing was measured
+	// warming or the policy is another.
+	SettleNote string
 }
 
 // GPUShare is one GPU's part of a run over several: the configurations
@@ -485,6 +490,9 @@ func (r *run) loop() (*Summary, error) {
 	for r.inflight > 0 {
 		r.take(r.ex.Wait(), &stop)
 	}
+	if stop == nil && r.ctx.Err() == nil {
+		stop = r.settle()
+	}
 	if stop == nil && r.ctx.Err() == nil && r.c.Confirm > 1 {
 		stop = r.confirm()
 	}
@@ -598,12 +606,19 @@ type warmGroup struct {
 // one of its own: the first to finish measures it, the others' runs of
 // it are dropped, and cancelled when nothing else is left to measure.
 // Its cost: on a run that ends before the slowest GPU is warm, that
-// GPU's warm-up measures nothing, as it measured little before.
+// GPU's warm-up measures nothing, as it measured little before. Only
+// the steady thermal policies warm up that long; the others' warm-up
+// (seconds) is not worth a measurement on every GPU.
 func (r *run) warmAll() bool {
 	if r.warm != nil || r.trials != 1 || len(r.c.GPUs) == 0 || r.ex.Free() == 0 {
 		return false
 	}
-	return r.c.WarmAll || r.request.Energy && !backend.TraitsOf(r.c.Backend).Modelled
+	if r.c.WarmAll {
+		return true
+	}
+	t := r.request.Trials
+	long := t != nil && (t.Thermal == measure.ThermalSteady || t.Thermal == measure.ThermalBoth)
+	return r.request.Energy && long && !backend.TraitsOf(r.c.Backend).Modelled
 }
 
 // takeWarm sorts an outcome of the warm group: the first to end (a

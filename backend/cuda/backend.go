@@ -419,12 +419,13 @@ func (b *Backend) Run(ctx context.Context, plan *backend.Plan) (*backend.Result,
 		timeout = b.opts.RunTimeout
 	}
 	warming := false
-	if t := plan.Measure.Trials; plan.Measure.Energy && t != nil && t.Warmup && b.warmedBy != b.w {
+	if t := plan.Measure.Trials; plan.Measure.Energy && t != nil && (t.Warmup && b.warmedBy != b.w || t.Settle) {
 		// The first energy measurement of this worker warms the GPU up
 		// first (up to WarmupMax: 90 s under the steady thermal policy),
-		// which is not the configuration's time.
+		// and so may a re-measurement under the settle policy (until the
+		// GPU is steady): not the configuration's time.
 		timeout += t.WithDefaults().WarmupMax + time.Second
-		warming = true
+		warming = t.Warmup
 	}
 	w := b.w
 	rep, err := call(ctx, b.w, &request{Op: opRun, Plan: wirePlan(plan)}, timeout, b.opts.Silence)

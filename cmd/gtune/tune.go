@@ -166,7 +166,7 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	addCompileFlags(fl, &f)
 	fl.BoolVar(&f.inOrder, "in-order", false, "evaluate the configurations in the order proposed, not in the order their compilations finish (the default on a real GPU; the simulated GPU's compilations take no time, so it always evaluates in order)")
 	fl.BoolVar(&f.orders, "orders", false, "a workload: search the kernels' launch orders too (every permutation, the written order first)")
-	fl.StringVar(&f.thermal, "thermal", "", "energy from a GPU at another temperature: none, steady (warm the GPU up to a thermal steady state before the first energy measurement), model (fit the leakage slope, W/°C, on the warm-up and correct each energy to Gtune.Measurement.ReferenceTemperature, default 60 °C), steady+model (default: the spec's Gtune.Measurement.Thermal, else steady)")
+	fl.StringVar(&f.thermal, "thermal", "", "energy from a GPU at another temperature: none, steady (warm the GPU up to a thermal steady state before the first energy measurement), model (fit the leakage slope, W/°C, on the warm-up and correct each energy to Gtune.Measurement.ReferenceTemperature, default 60 °C), steady+model, settle (measure from the start after a short warm-up; once the GPU is at a thermal steady state, re-measure the configurations measured while it warmed that could still be the best) (default: the spec's Gtune.Measurement.Thermal, else steady)")
 	fl.BoolVar(&f.energy, "energy", false, "measure energy and power for every configuration (an energy window of Gtune.Measurement.EnergyWindowSeconds each); --energy=false never measures them (default: when the objective or a metric needs them)")
 	return c
 }

@@ -1,0 +1,88 @@
+package tuner
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/objective"
+)
+
+// settleRun tunes the fixture for energy by brute force on a simulated
+// H100 started cold (40 °C, a heat sink of 20 s), without sensor noise,
+// under thermal policy policy.
+func settleRun(t *testing.T, policy string) (*fixture, *Summary) {
+	t.Helper()
+	f := newFixture(t)
+	f.spec.Objective, f.spec.ObjectiveMaximize = "energy", false
+	f.spec.Measurement.Protocol.Thermal = policy
+	sp, err := f.spec.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := device.Lookup("h100_sxm")
+	be := sim.New(d, sim.Options{Seed: 7, Noise: -1, ColdStart: &sim.ColdStart{StartC: 40, SinkTau: 20 * time.Second}})
+	defer be.Close()
+	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: be, DB: f.db,
+		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, sum
+}
+
+// Under the settle policy a cold GPU measures from the start: the
+// configurations measured while it warmed that could be the best are
+// measured again once it is steady, and the run finds the best that a
+// steady warm-up finds, with the same energy, while its warm-up is the
+// short one and the warm configurations far from the best are never
+// measured twice.
+func TestSettle(t *testing.T) {
+	_, steady := settleRun(t, measure.ThermalSteady)
+	f, settle := settleRun(t, measure.ThermalSettle)
+	if steady.SettleNote != "" || settle.SettleNote == "" {
+		t.Fatalf("settle notes: steady %q, settle %q", steady.SettleNote, settle.SettleNote)
+	}
+	t.Log(settle.SettleNote)
+	if settle.Best[0].Key != steady.Best[0].Key {
+		t.Fatalf("best %s (%v J) under settle, %s (%v J) after a steady warm-up", settle.Best[0].Key, settle.Best[0].Value, steady.Best[0].Key, steady.Best[0].Value)
+	}
+	if d := settle.Best[0].Value/steady.Best[0].Value - 1; math.Abs(d) > 0.003 {
+		t.Errorf("best energy %v J under settle, %v J steady: %.3f %% apart", settle.Best[0].Value, steady.Best[0].Value, 100*d)
+	}
+	if settle.Time.Warmup >= steady.Time.Warmup/2 {
+		t.Errorf("warm-up %v under settle, %v steady", settle.Time.Warmup, steady.Time.Warmup)
+	}
+	warm, again := 0, 0
+	for _, o := range settle.Evaluations {
+		if !o.Valid() {
+			continue
+		}
+		if w, ok := o.Observations["energy_warming"]; ok {
+			again++
+			if o.Observations["thermal_steady"] != 1 || w == o.Value {
+				t.Errorf("%s re-measured: steady %v, %v J warming, %v J steady", o.Key, o.Observations["thermal_steady"], w, o.Value)
+			}
+			reps, err := f.db.Repeats(o.evalID)
+			if err != nil || len(reps) != 1 || reps[0].Observations["energy"] != o.Value {
+				t.Errorf("%s: repeats %+v, %v", o.Key, reps, err)
+			}
+			stored, err := f.db.Observations(o.evalID)
+			if e, _ := stored.Get("energy"); err != nil || e != o.Value {
+				t.Errorf("%s: stored energy %v, value %v (%v)", o.Key, e, o.Value, err)
+			}
+		} else if warming(o) {
+			warm++
+		}
+	}
+	if again == 0 || warm == 0 || settle.Best[0].Observations["thermal_steady"] != 1 {
+		t.Errorf("%d re-measured, %d left as measured warming; best steady %v", again, warm, settle.Best[0].Observations["thermal_steady"])
+	}
+	if settle.Evaluated != steady.Evaluated {
+		t.Errorf("evaluated %d under settle, %d steady", settle.Evaluated, steady.Evaluated)
+	}
+}
