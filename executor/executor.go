@@ -50,8 +50,12 @@ type Outcome struct {
 	Slot int
 	GPU  string
 	Host string
-	// Wall is the wall time of the backend's Run.
-	Wall time.Duration
+	// Wall is the wall time of the backend's Run, Ended when it returned.
+	Wall  time.Duration
+	Ended time.Time
+	// Anchor is the anchor measured on the slot just before this trial
+	// (SetAnchor); nil where none was due.
+	Anchor *AnchorRun
 	// ended is set when the run's context had ended by the time Run
 	// returned: its error is then the context's doing, not the slot's.
 	ended bool
@@ -87,6 +91,21 @@ type Executor interface {
 	Wait() Outcome
 	// Shares gives each slot's account so far, in slot order.
 	Shares() []Share
+	// SetAnchor makes every slot measure plan, the run's anchor, before
+	// its next trial and again after 1, 2, 4, ... trials, then every
+	// every-th (Outcome.Anchor; a GPU drifts fastest when it starts): a fixed load measured
+	// through the run on each GPU, which shows how the GPU's energy
+	// drifts as it warms and how the GPUs differ. A nil plan stops it.
+	SetAnchor(plan *backend.Plan, every int)
+}
+
+// AnchorRun is one measurement of the anchor on a slot: the backend's
+// Result or Err, the wall time of its Run and when it returned.
+type AnchorRun struct {
+	Result *backend.Result
+	Err    error
+	Wall   time.Duration
+	Ended  time.Time
 }
 
 // SlotError is a failure of a slot, not of the plan it ran: its backend's
@@ -132,6 +151,8 @@ type Pool struct {
 	host     string
 	out      chan Outcome
 	inflight int
+	anchor   *backend.Plan
+	every    int
 }
 
 type slot struct {
@@ -139,6 +160,12 @@ type slot struct {
 	share    Share
 	busy     bool
 	failures int // in a row
+	// sinceAnchor counts the trials since the slot's last anchor; -1
+	// before its first. anchors counts its anchors: the k-th comes
+	// 2^(k-1) trials after the one before, up to every, since a GPU
+	// drifts fastest when it starts.
+	sinceAnchor int
+	anchors     int
 }
 
 // NewPool makes the executor over backends, the GPUs of one run (at least
@@ -148,7 +175,7 @@ func NewPool(backends ...backend.Backend) *Pool {
 	p := &Pool{host: host, out: make(chan Outcome, len(backends))}
 	for _, be := range backends {
 		d := be.Device()
-		p.slots = append(p.slots, &slot{be: be, share: Share{GPU: d.UUID, Name: d.Name}})
+		p.slots = append(p.slots, &slot{be: be, share: Share{GPU: d.UUID, Name: d.Name}, sinceAnchor: -1})
 	}
 	return p
 }
@@ -215,14 +242,45 @@ func (p *Pool) Submit(ctx context.Context, t Trial) {
 		}
 		s.busy = true
 		p.inflight++
+		anchor := p.anchorDue(s)
 		go func() {
+			var a *AnchorRun
+			if anchor != nil {
+				t0 := time.Now()
+				res, err := s.be.Run(ctx, anchor)
+				a = &AnchorRun{Result: res, Err: err, Wall: time.Since(t0), Ended: time.Now()}
+			}
 			t0 := time.Now()
 			res, err := s.be.Run(ctx, t.Plan)
-			p.out <- Outcome{Trial: t, Result: res, Err: err, Slot: i, GPU: s.share.GPU, Host: p.host, Wall: time.Since(t0), ended: ctx.Err() != nil}
+			end := time.Now()
+			p.out <- Outcome{Trial: t, Result: res, Err: err, Slot: i, GPU: s.share.GPU, Host: p.host, Wall: end.Sub(t0), Ended: end, Anchor: a, ended: ctx.Err() != nil}
 		}()
 		return
 	}
 	panic("executor: Submit without a free slot")
+}
+
+// SetAnchor implements Executor.
+func (p *Pool) SetAnchor(plan *backend.Plan, every int) {
+	p.anchor, p.every = plan, max(1, every)
+}
+
+// anchorDue gives the anchor plan where slot s is due to measure it
+// before its next trial (its first; then after 1, 2, 4, ... trials up to
+// every-th since its last), and counts the trial; nil otherwise. Called by Submit: the slot's count
+// is the driver's goroutine's alone.
+func (p *Pool) anchorDue(s *slot) *backend.Plan {
+	if p.anchor == nil {
+		return nil
+	}
+	if s.sinceAnchor < 0 || s.sinceAnchor >= min(p.every, 1<<s.anchors) {
+		s.sinceAnchor = 1
+		s.anchors++
+		plan := *p.anchor
+		return &plan
+	}
+	s.sinceAnchor++
+	return nil
 }
 
 // Wait implements Executor. An error of Run that is not the plan's (not
@@ -237,6 +295,9 @@ func (p *Pool) Wait() Outcome {
 	s := p.slots[o.Slot]
 	s.busy = false
 	s.share.Busy += o.Wall
+	if o.Anchor != nil {
+		s.share.Busy += o.Anchor.Wall
+	}
 	if o.Err != nil && !o.ended && slotFailure(o.Err) {
 		s.failures++
 		se := &SlotError{Slot: o.Slot, GPU: s.share.GPU, Err: o.Err}

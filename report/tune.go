@@ -145,8 +145,8 @@ func TuneTable(w io.Writer, metrics []spec.Metric, sum *tuner.Summary, dbPath st
 // interval, how many times it was measured, and whether it differs from
 // the next.
 func confirmed(w io.Writer, sum *tuner.Summary) {
-	if sum.SettleNote != "" {
-		fmt.Fprintln(w, sum.SettleNote)
+	if sum.ThermalNote != "" {
+		fmt.Fprintln(w, sum.ThermalNote)
 	}
 	if sum.ConfirmNote != "" {
 		fmt.Fprintln(w, sum.ConfirmNote)
@@ -289,7 +289,7 @@ type TuneDoc struct {
 	Best             *TuneBest         `json:"best,omitempty"`
 	Confirmed        []TuneConfirmed   `json:"confirmed,omitempty"`
 	ConfirmNote      string            `json:"confirm_note,omitempty"`
-	SettleNote       string            `json:"settle_note,omitempty"`
+	ThermalNote      string            `json:"thermal_note,omitempty"`
 	CompileProcesses *CompileProcesses `json:"compile_processes,omitempty"`
 	CompileReused    int               `json:"compile_reused"`
 	Compiled         int               `json:"compiled"`
@@ -435,7 +435,7 @@ func TuneJSON(w io.Writer, sum *tuner.Summary, dbPath string) error {
 		doc.PowerCapping = r
 	}
 	doc.ConfirmNote = sum.ConfirmNote
-	doc.SettleNote = sum.SettleNote
+	doc.ThermalNote = sum.ThermalNote
 	for _, c := range sum.Confirmed {
 		cj := TuneConfirmed{Key: c.Key, Values: c.Values, Median: c.Median, Low: c.Lo, High: c.Hi, Level: c.Level, Significant: c.Significant}
 		if !math.IsNaN(c.PNext) {

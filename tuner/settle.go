@@ -102,7 +102,7 @@ func (r *run) unsettled(done map[*Evaluation]bool) []*Evaluation {
 // its energy as energy_warming), and rounds go on until no configuration
 // that could be the best was measured warming. With Config.Repeat the
 // re-measurement is as many repeats, their median (by time) standing
-// for the configuration. Sets Summary.SettleNote. Errors: the
+// for the configuration. Sets Summary.ThermalNote. Errors: the
 // database's, every GPU failing.
 func (r *run) settle() error {
 	if !r.settling() {
@@ -154,7 +154,7 @@ func (r *run) settle() error {
 			if len(outs[a.o]) < n {
 				return nil
 			}
-			ok, err := r.resettle(a.o, outs[a.o])
+			ok, err := r.resettle(a.o, outs[a.o], "energy_warming", "measured while the GPU warmed up (thermal policy settle)")
 			if ok {
 				remeasured++
 			}
@@ -164,7 +164,7 @@ func (r *run) settle() error {
 			return err
 		}
 	}
-	r.sum.SettleNote = fmt.Sprintf("settle: %d of %d configurations measured while the GPU warmed up could be the best; %d re-measured at a steady state in %.1f s", len(done), warm, remeasured, time.Since(t0).Seconds())
+	r.sum.ThermalNote = fmt.Sprintf("settle: %d of %d configurations measured while the GPU warmed up could be the best; %d re-measured at a steady state in %.1f s", len(done), warm, remeasured, time.Since(t0).Seconds())
 	return nil
 }
 
@@ -182,13 +182,13 @@ func (r *run) nextRepeat(o *Evaluation) (int, error) {
 	return next, nil
 }
 
-// resettle makes o's steady re-measurements outs (median by time) its
+// resettle makes o's re-measurements outs (median by time) its
 // measurement: stored as repeats, then as the evaluation's observations,
-// metrics and objective value, the energy measured warming kept as
-// energy_warming. It reports whether o changed: not where no repeat
-// was valid or observed the objective (o stays as measured warming).
-// Errors: the database's.
-func (r *run) resettle(o *Evaluation, outs []executor.Outcome) (bool, error) {
+// metrics and objective value, the energy it replaces kept as the
+// observation kept (how: its method). It reports whether o changed: not
+// where no repeat was valid or observed the objective (o stays as it
+// was). Errors: the database's.
+func (r *run) resettle(o *Evaluation, outs []executor.Outcome, kept, how string) (bool, error) {
 	var recs []store.Repeat
 	for _, out := range outs {
 		recs = append(recs, repeatOf(out, r.sum.Device.Backend))
@@ -215,7 +215,7 @@ func (r *run) resettle(o *Evaluation, outs []executor.Outcome) (bool, error) {
 		}
 	}
 	if e, ok := o.Observations["energy"]; ok {
-		plan = append(plan, measure.Observation{Name: "energy_warming", Unit: "J", Value: e, Launch: measure.PlanScope, Method: "measured while the GPU warmed up (thermal policy settle)"})
+		plan = append(plan, measure.Observation{Name: kept, Unit: "J", Value: e, Launch: measure.PlanScope, Method: how})
 	}
 	if err := r.c.DB.Remeasured(o.evalID, plan, metrics, &v); err != nil {
 		return false, err
@@ -224,10 +224,53 @@ func (r *run) resettle(o *Evaluation, outs []executor.Outcome) (bool, error) {
 		o.Observations[x.Name] = x.Value
 	}
 	o.Metrics, o.Value, o.Typed = metrics, v, typed
+	o.slot, o.ended = out.Slot, out.Ended
 	if len(r.c.GPUs) > 0 {
 		o.GPU = out.GPU
 	}
 	return true, nil
+}
+
+// remeasureUnstable measures again, once, under the settle and anchor
+// thermal policies, each configuration this run measured whose energy
+// trials disagreed (observation unstable): those policies measure from
+// a GPU's start, where a host still starting its compile processes has
+// given energies 2–5 times the configuration's (H100s, four runs at
+// once: launches 3–20 times their time while measuring energy). The
+// re-measurement replaces the measurement (resettle; the first energy
+// kept as energy_unstable). Errors: the database's, every GPU failing.
+func (r *run) remeasureUnstable() (int, error) {
+	t := r.request.Trials
+	if !r.request.Energy || t == nil || t.Thermal != measure.ThermalSettle && t.Thermal != measure.ThermalAnchor {
+		return 0, nil
+	}
+	var as []again
+	for _, o := range r.sum.Evaluations {
+		if !o.Valid() || o.Reused || o.evalID == 0 || o.Observations["unstable"] != 1 {
+			continue
+		}
+		if err := r.prepare(); err != nil {
+			return 0, err
+		}
+		plan := r.planAgain(o, r.request)
+		if plan == nil {
+			continue
+		}
+		next, err := r.nextRepeat(o)
+		if err != nil {
+			return 0, err
+		}
+		as = append(as, again{o: o, plan: plan, repeat: next})
+	}
+	n := 0
+	err := r.measureAgain("re-measuring unstable energies", as, func(a again, out executor.Outcome) error {
+		ok, err := r.resettle(a.o, []executor.Outcome{out}, "energy_unstable", "the first measurement, whose trials disagreed (unstable)")
+		if ok {
+			n++
+		}
+		return err
+	})
+	return n, err
 }
 
 // repeatOf is out as a stored repeat: its status and plan-level

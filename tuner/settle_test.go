@@ -44,10 +44,10 @@ func settleRun(t *testing.T, policy string) (*fixture, *Summary) {
 func TestSettle(t *testing.T) {
 	_, steady := settleRun(t, measure.ThermalSteady)
 	f, settle := settleRun(t, measure.ThermalSettle)
-	if steady.SettleNote != "" || settle.SettleNote == "" {
-		t.Fatalf("settle notes: steady %q, settle %q", steady.SettleNote, settle.SettleNote)
+	if steady.ThermalNote != "" || settle.ThermalNote == "" {
+		t.Fatalf("settle notes: steady %q, settle %q", steady.ThermalNote, settle.ThermalNote)
 	}
-	t.Log(settle.SettleNote)
+	t.Log(settle.ThermalNote)
 	if settle.Best[0].Key != steady.Best[0].Key {
 		t.Fatalf("best %s (%v J) under settle, %s (%v J) after a steady warm-up", settle.Best[0].Key, settle.Best[0].Value, steady.Best[0].Key, steady.Best[0].Value)
 	}

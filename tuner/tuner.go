@@ -222,6 +222,10 @@ type Evaluation struct {
 	// one a reused outcome came from (recorded as reused by this run, never
 	// annotated by it).
 	evalID, storedID int64
+	// slot is the executor's slot that measured it, ended when (the
+	// anchor's correction: ThermalAnchor).
+	slot  int
+	ended time.Time
 }
 
 // Valid reports whether the configuration ran and verified.
@@ -270,11 +274,12 @@ type Summary struct {
 	// re-measured nothing (fewer than two valid configurations), or how
 	// many stored measurements it counted (a re-run); "" otherwise.
 	ConfirmNote string
-	// SettleNote says what the settle thermal policy re-measured
-	// (measure.ThermalSettle: configurations measured while the GPU
-	// warmed up that could be the best); "" where nothing was measured
-	// warming or the policy is another.
-	SettleNote string
+	// ThermalNote says what the thermal policy did after the search:
+	// what settle re-measured (measure.ThermalSettle: configurations
+	// measured while the GPU warmed up that could be the best), how
+	// anchor corrected the energies (measure.ThermalAnchor); "" under
+	// the other policies, or where there was nothing to do.
+	ThermalNote string
 }
 
 // GPUShare is one GPU's part of a run over several: the configurations
@@ -490,8 +495,18 @@ func (r *run) loop() (*Summary, error) {
 	for r.inflight > 0 {
 		r.take(r.ex.Wait(), &stop)
 	}
+	unstable := 0
+	if stop == nil && r.ctx.Err() == nil {
+		unstable, stop = r.remeasureUnstable()
+	}
 	if stop == nil && r.ctx.Err() == nil {
 		stop = r.settle()
+	}
+	if stop == nil && r.ctx.Err() == nil {
+		stop = r.anchorCorrect()
+	}
+	if unstable > 0 {
+		r.sum.ThermalNote = strings.TrimPrefix(r.sum.ThermalNote+fmt.Sprintf("; %d configurations whose energy trials disagreed measured again", unstable), "; ")
 	}
 	if stop == nil && r.ctx.Err() == nil && r.c.Confirm > 1 {
 		stop = r.confirm()
@@ -686,6 +701,7 @@ func (r *run) noteWarmup(out executor.Outcome) {
 // (staleBinaries) is compiled again and the trial submitted again.
 func (r *run) take(out executor.Outcome, stop *error) {
 	r.noteWarmup(out)
+	r.noteAnchor(out)
 	if !r.takeWarm(&out) {
 		return
 	}
@@ -755,6 +771,9 @@ func (r *run) take(out executor.Outcome, stop *error) {
 		out = medianRepeat(p.outs, priorTimes(p.prior))
 	}
 	o, err := r.evaluated(p, out)
+	if err == nil {
+		r.setAnchor(p, o)
+	}
 	switch {
 	case err != nil:
 		if *stop == nil {
@@ -775,10 +794,13 @@ type run struct {
 	// thermalNoted: the leakage model the GPU fitted is in the run's
 	// settings (noteThermal).
 	thermalNoted bool
-	ctx          context.Context
-	c            Config
-	sub          Subject
-	bins         binaries
+	// anchor is the run's anchor under ThermalAnchor: its key once set
+	// (setAnchor), its measurements on each slot (noteAnchor).
+	anchor anchors
+	ctx    context.Context
+	c      Config
+	sub    Subject
+	bins   binaries
 	// compiler is the backend's backend.Compiler identity when binaries
 	// are cached across runs (Config.CompileCache), else "".
 	compiler string
@@ -1487,7 +1509,7 @@ func (r *run) evaluated(p *pending, out executor.Outcome) (*Evaluation, error) {
 	t0 := time.Now()
 	c := r.c
 	key := p.plan.Key
-	o := &Evaluation{Index: p.index, Key: key, Params: params(c.Space, p.cfg)}
+	o := &Evaluation{Index: p.index, Key: key, Params: params(c.Space, p.cfg), slot: out.Slot, ended: out.Ended}
 	ev := &store.Evaluation{
 		RunID: r.store.ID, SpecHash: r.sub.hash(), DeviceUUID: r.sum.Device.UUID, Key: key,
 		Params: o.Params, StartedAt: p.started,

@@ -36,7 +36,7 @@ var _ measure.Executor = (*simExec)(nil)
 func (x *simExec) model() {
 	s, d := x.s, x.s.dev
 	p0 := x.preds[0]
-	idleW := s.idlePowerW(p0.SMClockMHz, p0.MemClockMHz)
+	idleW := s.idlePowerW(p0.SMClockMHz, p0.MemClockMHz) - s.offsetW // the model's: the offset is added once, below
 	if len(x.preds) == 1 {
 		x.launchMs, x.planMs = []float64{p0.LaunchMs}, p0.LaunchMs
 		x.powerW = p0.PowerW
@@ -68,6 +68,7 @@ func (x *simExec) model() {
 		x.powerW = energy / math.Max(x.planMs, 1e-9)
 	}
 	x.powerW *= 1 + s.noise/2*s.normal(x.plan.Key, "energy", 0)
+	x.powerW += s.offsetW
 	// A limiter that met the limit holds the mean power at or under it
 	// whatever the sensor noise; one that could not (model.Prediction.OverLimit)
 	// lets the board draw what the work needs.

@@ -253,7 +253,7 @@ func (p *simPulse) Sync() error {
 // f and memory clock mem (MHz).
 func (s *Sim) idlePowerW(f, mem int) float64 {
 	w, _ := s.power.BoardPower(s.dev, float64(f), float64(mem), model.Activity{})
-	return w
+	return w + s.offsetW
 }
 
 func (s *Sim) newSurface(key string, idleW, tempC float64) *surface {

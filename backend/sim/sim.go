@@ -90,6 +90,11 @@ type Options struct {
 	// policies, measure.Thermal*). Nil: every plan starts at the steady
 	// temperature of its power and power does not depend on temperature.
 	ColdStart *ColdStart
+	// PowerOffsetW is added to the board power this GPU draws, idle and
+	// busy, W (may be negative): GPUs of one model differ, as four H100s
+	// measured the same configuration 4.7 % apart in energy
+	// (BENCHMARKS.md, "The executor owns a GPU's life"). 0: none.
+	PowerOffsetW float64
 }
 
 // ColdStart is the simulated GPU's thermal state across plans (zero
@@ -162,6 +167,7 @@ type Sim struct {
 	index       int            // Options.Index
 	profile     *model.Profile // Options.Profile
 	allowSet    bool           // Options.AllowSettings
+	offsetW     float64        // Options.PowerOffsetW
 
 	mu      sync.Mutex
 	problem *backend.Problem
@@ -203,6 +209,7 @@ func New(d *device.Description, opts Options) *Sim {
 	if s.power == (model.PowerModel{}) {
 		s.power = model.PowerModelFor(d)
 	}
+	s.offsetW = opts.PowerOffsetW
 	if opts.ColdStart != nil {
 		c := opts.ColdStart.withDefaults(s.power.AmbientC)
 		s.thermal = &thermalState{cfg: c, dieC: c.StartC, sinkC: c.StartC}
