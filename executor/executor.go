@@ -93,9 +93,9 @@ type Executor interface {
 	Shares() []Share
 	// SetAnchor makes every slot measure plan, the run's anchor, before
 	// its next trial and again after 1, 2, 4, ... trials, then every
-	// every-th (Outcome.Anchor; a GPU drifts fastest when it starts): a fixed load measured
-	// through the run on each GPU, which shows how the GPU's energy
-	// drifts as it warms and how the GPUs differ. A nil plan stops it.
+	// every-th (Outcome.Anchor): a fixed load measured through the run
+	// on each GPU, which shows how the GPUs differ in energy. A nil
+	// plan stops it.
 	SetAnchor(plan *backend.Plan, every int)
 }
 
@@ -162,8 +162,8 @@ type slot struct {
 	failures int // in a row
 	// sinceAnchor counts the trials since the slot's last anchor; -1
 	// before its first. anchors counts its anchors: the k-th comes
-	// 2^(k-1) trials after the one before, up to every, since a GPU
-	// drifts fastest when it starts.
+	// 2^(k-1) trials after the one before, up to every, so that a short
+	// run has a few too.
 	sinceAnchor int
 	anchors     int
 }

@@ -15,17 +15,6 @@ import (
 // measuring. A re-measurement asks for Protocol.Settle.
 const ThermalSettle = "settle"
 
-// ThermalAnchor measures from the start, after the short warm-up of
-// ThermalNone, while each GPU measures the run's anchor (its first
-// configuration) before its first configuration and again every few
-// (executor.Executor.SetAnchor). The tuner then corrects each energy by
-// the anchor's power on the same GPU at the time (interpolated), against
-// the anchor's power at RefTempC on the run's first GPU (tuner's
-// anchorCorrect): the drift of a warming GPU and the differences between
-// GPUs come out together, at the cost of one anchor measurement every
-// AnchorEvery configurations.
-const ThermalAnchor = "anchor"
-
 // HeatLog is the temperature history of one GPU's energy measurements
 // (a Meter's): each reading at its place on an axis that counts the
 // seconds of load the measurements ran (warm-ups, lead-ins, trials),

@@ -32,7 +32,7 @@ const (
 )
 
 // ThermalPolicies lists the policies in the order the help gives them.
-var ThermalPolicies = []string{ThermalNone, ThermalSteady, ThermalModel, ThermalBoth, ThermalSettle, ThermalAnchor}
+var ThermalPolicies = []string{ThermalNone, ThermalSteady, ThermalModel, ThermalBoth, ThermalSettle}
 
 // Steady-state warm-up (ThermalSteady). The window is long because NVML
 // reports whole °C: over 15 s a slope of 0.03 °C/s is under half a degree.

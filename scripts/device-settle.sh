@@ -12,7 +12,9 @@
 # summary last. Needs .bin/gtune (linux/amd64).
 set -uo pipefail
 OUT=${OUT:-/tmp/settle}
-mkdir -p "$OUT/runs"
+RUNS=${RUNS:-/tmp/settle-runs} # packed into $OUT/settle.tar.gz at the end
+mkdir -p "$OUT" "$RUNS"
+LIMIT=${LIMIT:-200} # seconds any one run may take
 G=${GTUNE:-.bin/gtune}
 STAGES=${STAGES:-cold}
 ROUNDS=${ROUNDS:-3}
@@ -26,21 +28,21 @@ timed() { # name command...: its wall time, exit status and the GPUs' temperatur
   local name=$1; shift
   local before; before=$(temps)
   local t0; t0=$(date +%s.%N)
-  "$@" > "$OUT/runs/$name.json" 2> "$OUT/runs/$name.err"
+  timeout "$LIMIT" "$@" > "$RUNS/$name.json" 2> "$RUNS/$name.err"
   local rc=$?
   echo "=== $name: exit $rc after $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b - a}') s; before: $before"
 }
 rounds() { # policy gpu
   for r in $(seq 1 "$ROUNDS"); do
     timed "rounds-$1-$r" "$G" tune $spec --backend cuda --device "$2" --objective energy --thermal "$1" --strategy random_sample --seed 3 \
-      --max-evals "$N" --fresh --no-progress --json --db "$OUT/runs/rounds-$1-$r.db"
+      --max-evals "$N" --fresh --no-progress --json --db "$RUNS/rounds-$1-$r.db"
     [ "$r" -lt "$ROUNDS" ] && sleep "$COOL"
   done
 }
 if has cold; then
   nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,power.limit,temperature.gpu --format=csv
-  timed "vadd1-$P0" "$G" tune $spec --backend cuda --device 0 --objective energy --thermal "$P0" --no-progress --json --db "$OUT/runs/vadd1-$P0.db" > "$OUT/a.log" &
-  timed "vadd1-$P1" "$G" tune $spec --backend cuda --device 1 --objective energy --thermal "$P1" --no-progress --json --db "$OUT/runs/vadd1-$P1.db" > "$OUT/b.log" &
+  timed "vadd1-$P0" "$G" tune $spec --backend cuda --device 0 --objective energy --thermal "$P0" --no-progress --json --db "$RUNS/vadd1-$P0.db" > "$OUT/a.log" &
+  timed "vadd1-$P1" "$G" tune $spec --backend cuda --device 1 --objective energy --thermal "$P1" --no-progress --json --db "$RUNS/vadd1-$P1.db" > "$OUT/b.log" &
   rounds "$R2" 2 > "$OUT/c.log" &
   rounds "$R3" 3 > "$OUT/d.log" &
   wait
@@ -48,10 +50,10 @@ if has cold; then
 fi
 if has all; then
   for p in $ALL; do
-    timed "vadd4-$p" "$G" tune $spec --backend cuda --devices all --objective energy --thermal $p --no-progress --json --db "$OUT/runs/vadd4-$p.db"
+    timed "vadd4-$p" "$G" tune $spec --backend cuda --devices all --objective energy --thermal $p --no-progress --json --db "$RUNS/vadd4-$p.db"
   done
 fi
-python3 - "$OUT/runs" <<'PY'
+python3 - "$RUNS" <<'PY'
 import glob, json, os, sqlite3, statistics, sys
 d = sys.argv[1]
 for f in sorted(glob.glob(os.path.join(d, "vadd*.json"))):
@@ -91,4 +93,4 @@ for pol in ("settle", "steady", "anchor", "none"):
     print(pol, "as measured (energy_uncorrected): CV median %.3f %% p90 %.3f %%" % (q(rawcv, .5), q(rawcv, .9)))
     print(pol, "temperatures per round:", [sorted({v[3] for v in r.values()}) for r in rs])
 PY
-tar czf "$OUT/settle.tar.gz" -C "$OUT" runs a.log b.log c.log d.log 2>/dev/null || tar czf "$OUT/settle.tar.gz" -C "$OUT" runs
+tar czf "$OUT/settle.tar.gz" -C "$(dirname "$RUNS")" "$(basename "$RUNS")"

@@ -231,17 +231,17 @@ func (r *run) resettle(o *Evaluation, outs []executor.Outcome, kept, how string)
 	return true, nil
 }
 
-// remeasureUnstable measures again, once, under the settle and anchor
-// thermal policies, each configuration this run measured whose energy
-// trials disagreed (observation unstable): those policies measure from
-// a GPU's start, where a host still starting its compile processes has
-// given energies 2–5 times the configuration's (H100s, four runs at
-// once: launches 3–20 times their time while measuring energy). The
+// remeasureUnstable measures again, once, each configuration this run
+// measured with energy whose trials disagreed (observation unstable): a
+// host still starting its compile processes has given energies 2–5
+// times the configuration's (H100s, four runs at once: launches 3–20
+// times their time while measuring energy), and a repeat is cheaper
+// than a wrong ranking. The
 // re-measurement replaces the measurement (resettle; the first energy
 // kept as energy_unstable). Errors: the database's, every GPU failing.
 func (r *run) remeasureUnstable() (int, error) {
 	t := r.request.Trials
-	if !r.request.Energy || t == nil || t.Thermal != measure.ThermalSettle && t.Thermal != measure.ThermalAnchor {
+	if !r.request.Energy || t == nil {
 		return 0, nil
 	}
 	var as []again

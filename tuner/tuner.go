@@ -170,6 +170,12 @@ type Config struct {
 	// and GPUs. Its slots must be Backend and GPUs, in that order (the
 	// shares and each evaluation's GPU are read from it).
 	Executor executor.Executor
+	// Calibrate puts the energies of a run over several GPUs on the
+	// first GPU's scale by an anchor each GPU measures through the run
+	// (calibrate): on by itself where the run measures energy on
+	// several GPUs whose results are measured, not modelled; Calibrate
+	// forces it (a simulated GPU).
+	Calibrate bool
 	// WarmAll gives the first configuration of a run over several GPUs
 	// to every GPU at once (warmAll): on by itself where the run
 	// measures energy on GPUs that are measured, not modelled; set, it
@@ -222,8 +228,8 @@ type Evaluation struct {
 	// one a reused outcome came from (recorded as reused by this run, never
 	// annotated by it).
 	evalID, storedID int64
-	// slot is the executor's slot that measured it, ended when (the
-	// anchor's correction: ThermalAnchor).
+	// slot is the executor's slot that measured it, ended when
+	// (calibration across GPUs).
 	slot  int
 	ended time.Time
 }
@@ -503,10 +509,10 @@ func (r *run) loop() (*Summary, error) {
 		stop = r.settle()
 	}
 	if stop == nil && r.ctx.Err() == nil {
-		stop = r.anchorCorrect()
+		stop = r.calibrate()
 	}
 	if unstable > 0 {
-		r.sum.ThermalNote = strings.TrimPrefix(r.sum.ThermalNote+fmt.Sprintf("; %d configurations whose energy trials disagreed measured again", unstable), "; ")
+		r.note(fmt.Sprintf("%d configurations whose energy trials disagreed measured again", unstable))
 	}
 	if stop == nil && r.ctx.Err() == nil && r.c.Confirm > 1 {
 		stop = r.confirm()
@@ -794,8 +800,8 @@ type run struct {
 	// thermalNoted: the leakage model the GPU fitted is in the run's
 	// settings (noteThermal).
 	thermalNoted bool
-	// anchor is the run's anchor under ThermalAnchor: its key once set
-	// (setAnchor), its measurements on each slot (noteAnchor).
+	// anchor is the run's anchor when it calibrates its GPUs: its key
+	// once set (setAnchor), its measurements on each slot (noteAnchor).
 	anchor anchors
 	ctx    context.Context
 	c      Config

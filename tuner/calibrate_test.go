@@ -1,0 +1,162 @@
+package tuner
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/objective"
+)
+
+// energyRun tunes the fixture for energy by brute force under thermal
+// policy none on simulated H100s without sensor noise, one per options
+// (the first the run's own), calibrated across GPUs when calibrate is
+// set, and returns the run's summary and fixture.
+func energyRun(t *testing.T, calibrate bool, wrap func(*sim.Sim) backend.Backend, opts ...sim.Options) (*Summary, *fixture) {
+	t.Helper()
+	f := newFixture(t)
+	f.spec.Objective, f.spec.ObjectiveMaximize = "energy", false
+	f.spec.Measurement.Protocol.Thermal = measure.ThermalNone
+	sp, err := f.spec.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := device.Lookup("h100_sxm")
+	var gpus []backend.Backend
+	for i, o := range opts {
+		o.Seed, o.Noise, o.Index = 7, -1, i
+		g := sim.New(d, o)
+		defer g.Close()
+		var be backend.Backend = g
+		if wrap != nil {
+			be = wrap(g)
+		}
+		gpus = append(gpus, be)
+	}
+	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: gpus[0], GPUs: gpus[1:], DB: f.db,
+		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Calibrate: calibrate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, f
+}
+
+// energies maps each valid configuration's key to its energy.
+func energies(sum *Summary) map[string]float64 {
+	m := map[string]float64{}
+	for _, o := range sum.Evaluations {
+		if o.Valid() {
+			m[o.Key] = o.Value
+		}
+	}
+	return m
+}
+
+// worstApart is the largest relative difference between a's and b's
+// energies of the configurations both hold.
+func worstApart(a, b map[string]float64) float64 {
+	worst := 0.0
+	for k, v := range a {
+		if w, ok := b[k]; ok {
+			worst = math.Max(worst, math.Abs(v/w-1))
+		}
+	}
+	return worst
+}
+
+// Two GPUs of one model whose boards draw 25 W apart measure the same
+// configurations 6 % apart; calibrated on the anchor, a run over both
+// gives each configuration the energy a run on the first alone gives,
+// keeps what the second measured, and stores the calibrated values.
+func TestCalibrateGPUs(t *testing.T) {
+	apart := sim.Options{PowerOffsetW: 25}
+	one, _ := energyRun(t, false, nil, sim.Options{})
+	raw, _ := energyRun(t, false, nil, sim.Options{}, apart)
+	two, f := energyRun(t, true, nil, sim.Options{}, apart)
+	if two.GPUs[0].Evaluated == 0 || two.GPUs[1].Evaluated == 0 {
+		t.Fatalf("GPUs measured %d and %d", two.GPUs[0].Evaluated, two.GPUs[1].Evaluated)
+	}
+	if d := worstApart(energies(raw), energies(one)); d < 0.03 || raw.ThermalNote != "" {
+		t.Fatalf("uncalibrated, the offset GPU measures %.3f %% apart (%q)", 100*d, raw.ThermalNote)
+	}
+	if d := worstApart(energies(two), energies(one)); d > 1e-4 { // the counter reads whole mJ
+		t.Errorf("calibrated on the anchor, two GPUs are %.3g %% from one; %s", 100*d, two.ThermalNote)
+	}
+	if !strings.Contains(two.ThermalNote, "calibration: anchor") || !strings.HasSuffix(two.ThermalNote, "+25.0 W") {
+		t.Errorf("note %q", two.ThermalNote)
+	}
+	corrected := 0
+	for _, o := range two.Evaluations {
+		off, ok := o.Observations["gpu_offset"]
+		if !ok {
+			continue
+		}
+		corrected++
+		rawE := o.Observations["energy_uncorrected"]
+		stored, err := f.db.Observations(o.evalID)
+		se, _ := stored.Get("energy")
+		if err != nil || math.Abs(off-25) > 0.05 || math.Abs(rawE/o.Value-1-off/o.Observations["power"]) > 1e-9 || se != o.Value {
+			t.Errorf("%s: %v J measured, %v J calibrated (%v W offset), %v J stored (%v)", o.Key, rawE, o.Value, off, se, err)
+		}
+	}
+	if corrected != two.GPUs[1].Evaluated {
+		t.Errorf("%d calibrated; the second GPU measured %d", corrected, two.GPUs[1].Evaluated)
+	}
+}
+
+// unstableFirst is a simulated GPU whose first measurement of the
+// configurations in keys comes back three times the energy, its
+// trials disagreeing (a host starving the load).
+type unstableFirst struct {
+	*sim.Sim
+	keys map[string]bool
+}
+
+func (u *unstableFirst) Run(ctx context.Context, p *backend.Plan) (*backend.Result, error) {
+	res, err := u.Sim.Run(ctx, p)
+	if err != nil || !u.keys[p.Key] {
+		return res, err
+	}
+	delete(u.keys, p.Key)
+	for i, x := range res.Observations {
+		if x.Launch != measure.PlanScope {
+			continue
+		}
+		switch x.Name {
+		case "energy":
+			res.Observations[i].Value *= 3
+		case "unstable":
+			res.Observations[i].Value = 1
+		}
+	}
+	return res, nil
+}
+
+// A configuration whose energy trials disagreed is measured again,
+// once, and the second measurement stands; the first's energy is kept
+// as energy_unstable.
+func TestRemeasuresUnstable(t *testing.T) {
+	faulty := func(s *sim.Sim) backend.Backend {
+		return &unstableFirst{Sim: s, keys: map[string]bool{"64,2": true, "512,1": true}}
+	}
+	sum, _ := energyRun(t, false, faulty, sim.Options{})
+	truth, _ := energyRun(t, false, nil, sim.Options{})
+	want := energies(truth)
+	n := 0
+	for _, o := range sum.Evaluations {
+		if _, ok := o.Observations["energy_unstable"]; ok {
+			n++
+			if o.Observations["unstable"] != 0 || math.Abs(o.Value/want[o.Key]-1) > 1e-9 {
+				t.Errorf("%s: unstable %v, %v J; a run without the fault %v J", o.Key, o.Observations["unstable"], o.Value, want[o.Key])
+			}
+		}
+	}
+	if n != 2 || sum.ThermalNote != "2 configurations whose energy trials disagreed measured again" || truth.ThermalNote != "" {
+		t.Errorf("%d re-measured: %q; without the fault %q", n, sum.ThermalNote, truth.ThermalNote)
+	}
+}
