@@ -8,6 +8,10 @@
 #         s idle between rounds: the run-to-run spread of energy
 #   all   vector_add brute force for energy over --devices all, under
 #         each policy of $ALL in turn
+#   calib vector_add brute force for energy (default thermal policy) over
+#         the four GPUs twice, in the orders 0,1,2,3 and 3,2,1,0: the same
+#         configuration measured on different GPUs, as measured and
+#         calibrated across GPUs (tuner calibrate)
 # Leaves $OUT/settle.tar.gz (databases, JSON summaries, log); prints the
 # summary last. Needs .bin/gtune (linux/amd64).
 set -uo pipefail
@@ -53,10 +57,14 @@ if has all; then
     timed "vadd4-$p" "$G" tune $spec --backend cuda --devices all --objective energy --thermal $p --no-progress --json --db "$RUNS/vadd4-$p.db"
   done
 fi
+if has calib; then
+  timed calib-a "$G" tune $spec --backend cuda --devices 0,1,2,3 --objective energy --no-progress --json --db "$RUNS/calib-a.db"
+  timed calib-b "$G" tune $spec --backend cuda --devices 3,2,1,0 --objective energy --no-progress --json --db "$RUNS/calib-b.db"
+fi
 python3 - "$RUNS" <<'PY'
 import glob, json, os, sqlite3, statistics, sys
 d = sys.argv[1]
-for f in sorted(glob.glob(os.path.join(d, "vadd*.json"))):
+for f in sorted(glob.glob(os.path.join(d, "vadd*.json")) + glob.glob(os.path.join(d, "calib*.json"))):
     try:
         j = json.load(open(f))
     except Exception as e:
@@ -74,6 +82,26 @@ def energies(db):
         if "energy" in o:
             out[key] = (o["energy"], "energy_warming" in o, o.get("thermal_steady"), o.get("temperature"), o.get("energy_uncorrected", o["energy"]))
     return out
+def pairs(a, b):
+    def load(db):
+        out = {}
+        for key, obs, gpu in sqlite3.connect(db).execute("SELECT config_key, observations, gpu FROM evaluations WHERE status='valid'"):
+            o = json.loads(obs or "{}")
+            if "energy" in o:
+                out[key] = (o["energy"], o.get("energy_uncorrected", o["energy"]), gpu)
+        return out
+    A, B = load(a), load(b)
+    keys = [k for k in A if k in B and A[k][2] != B[k][2]]
+    for name, i in (("as measured", 1), ("calibrated", 0)):
+        rs = [A[k][i] / B[k][i] for k in keys]
+        m = statistics.median(rs)
+        dev = sorted(abs(r / m - 1) * 100 for r in rs)
+        print("calib %s: %d configurations measured on different GPUs in the two runs; ratio median %.4f, |deviation| median %.3f %% p90 %.3f %% max %.3f %%"
+              % (name, len(keys), m, dev[len(dev) // 2], dev[int(.9 * len(dev))], dev[-1]))
+if os.path.exists(os.path.join(d, "calib-b.db")):
+    pairs(os.path.join(d, "calib-a.db"), os.path.join(d, "calib-b.db"))
+for f in sorted(glob.glob(os.path.join(d, "calib-*.json"))):
+    j = json.load(open(f)); print(os.path.basename(f), "elapsed %.1f s" % j["elapsed_s"], "|", j.get("thermal_note", ""))
 for pol in ("settle", "steady", "anchor", "none"):
     dbs = sorted(glob.glob(os.path.join(d, "rounds-%s-*.db" % pol)))
     if not dbs: continue

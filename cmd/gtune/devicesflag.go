@@ -15,6 +15,7 @@ import (
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/tuner"
 )
 
 // gpuIndexes reads --devices: "all" (every GPU NVML counts; the
@@ -115,17 +116,20 @@ func openBackends(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags)
 	return be, more, nil
 }
 
-// warnEnergyAcrossGPUs warns, on a run over several GPUs whose
-// objectives need energy, that each GPU measures its own energy and GPUs
-// of one model differ by a few percent (BENCHMARKS.md: 2.9-5.3 % on four
-// H100s): the ranking mixes that spread in.
-func warnEnergyAcrossGPUs(log io.Writer, s *spec.Spec, objectives []string, gpus int) {
-	if gpus < 2 {
+// noteCalibration says, on a run over several measured GPUs whose
+// objectives need energy, that each GPU measures its own energy, GPUs of
+// one model differ by a few per cent (BENCHMARKS.md: 2.9-5.3 % on four
+// H100s), and so each measures an anchor configuration through the run
+// to which its energies are calibrated (tuner's calibrate). Modelled
+// GPUs (the simulator, a projection) of one model measure alike: nothing
+// to say.
+func noteCalibration(log io.Writer, s *spec.Spec, objectives []string, gpus int, modelled bool) {
+	if gpus < 2 || modelled {
 		return
 	}
 	for _, o := range objectives {
 		if s.ObjectiveNeedsEnergy(o) {
-			fmt.Fprintf(log, "gtune: warning: objective %s needs energy, measured by each of the %d GPUs on itself; GPUs of one model differ by a few percent, so configurations measured on different GPUs are ranked across that spread (tune on one GPU, --device, to compare energies alone)\n", o, gpus)
+			fmt.Fprintf(log, "gtune: objective %s needs energy, measured by each of the %d GPUs on itself; GPUs of one model differ by a few per cent, so each GPU also measures an anchor configuration through the run (one measurement in %d more) and its energies are calibrated to the first GPU's\n", o, gpus, tuner.AnchorEvery)
 			return
 		}
 	}

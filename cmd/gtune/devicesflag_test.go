@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 )
 
@@ -56,18 +57,27 @@ func TestTuneDevices(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "GPUs: 2 × Simulated NVIDIA H100 80GB HBM3\n  GPU 0, SIM-h100_sxm: ") {
 		t.Errorf("the table: exit %d\n%s", code, out)
 	}
-	// An energy objective over several GPUs is warned of: each GPU
-	// measures its own energy.
+	// Simulated GPUs of one model measure alike: an energy objective
+	// over several needs no calibration and says nothing of it; measured
+	// GPUs are calibrated on an anchor, and the run says so first.
 	for _, devices := range []string{"", "0,1"} {
 		args := []string{"tune", spec, "--backend", "sim", "--db", filepath.Join(dir, "e.db"), "--objective", "energy", "--no-progress", "--fresh"}
 		if devices != "" {
 			args = append(args, "--devices", devices)
 		}
 		code, _, errs := gtune(t, args...)
-		warned := strings.Contains(errs, "gtune: warning: objective energy needs energy, measured by each of the 2 GPUs on itself")
-		if code != 0 || warned != (devices != "") {
-			t.Errorf("--objective energy, --devices %q: exit %d, warned %v:\n%s", devices, code, warned, errs)
+		if code != 0 || strings.Contains(errs, "calibrated") {
+			t.Errorf("--objective energy, --devices %q: exit %d:\n%s", devices, code, errs)
 		}
+	}
+	s := builtinObjectives()
+	var b strings.Builder
+	noteCalibration(&b, s, []string{"time", "energy"}, 4, false)
+	noteCalibration(&b, s, []string{"energy"}, 4, true)
+	noteCalibration(&b, s, []string{"time"}, 4, false)
+	noteCalibration(&b, s, []string{"energy"}, 1, false)
+	if want := "gtune: objective energy needs energy, measured by each of the 4 GPUs on itself; GPUs of one model differ by a few per cent, so each GPU also measures an anchor configuration through the run (one measurement in 8 more) and its energies are calibrated to the first GPU's\n"; b.String() != want {
+		t.Errorf("note:\n%s\nwant\n%s", b.String(), want)
 	}
 	for _, c := range []struct {
 		args []string
@@ -153,3 +163,7 @@ func TestTuneDevicesKilledAndResumed(t *testing.T) {
 		t.Errorf("the killed run: %+v, %v", r, err)
 	}
 }
+
+// builtinObjectives is a spec with no metrics: the built-in objectives'
+// view of what needs energy.
+func builtinObjectives() *spec.Spec { return &spec.Spec{} }

@@ -281,7 +281,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	for i, o := range objs {
 		names[i] = o.Name
 	}
-	warnEnergyAcrossGPUs(cmd.ErrOrStderr(), s, names, 1+len(more))
+	noteCalibration(cmd.ErrOrStderr(), s, names, 1+len(more), backend.TraitsOf(be).Modelled)
 	// The configurations' geometry against this GPU's launch limits, as
 	// check does against the simulated one.
 	if d, err := tuner.Description(be); err == nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
@@ -122,7 +123,7 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	for i, o := range objs {
 		names[i] = o.Name
 	}
-	warnEnergyAcrossGPUs(cmd.ErrOrStderr(), &first, names, 1+len(more))
+	noteCalibration(cmd.ErrOrStderr(), &first, names, 1+len(more), backend.TraitsOf(be).Modelled)
 	if d, err := tuner.Description(be); err == nil {
 		var warn strings.Builder
 		if err := checkWorkloadMembers(ctx, set, d, &warn); err != nil {
