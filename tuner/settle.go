@@ -233,7 +233,7 @@ func (r *run) resettle(o *Evaluation, outs []executor.Outcome, kept, how string)
 
 // remeasureUnstable measures again, once, each configuration this run
 // measured with energy whose trials disagreed (observation unstable): a
-// host still starting its compile processes has given energies 2–5
+// host still starting its compile processes has given energies 1.4–6.6
 // times the configuration's (H100s, four runs at once: launches 3–20
 // times their time while measuring energy), and a repeat is cheaper
 // than a wrong ranking. The
