@@ -44,20 +44,8 @@ type Confirmation struct {
 // Summary.Confirmed. The re-measurements are stored as repeats of each
 // configuration's evaluation. Errors: the database's.
 func (r *run) confirm() error {
-	k := r.c.Confirm
-	obj := r.c.Objective
-	var cands []*Evaluation
-	for _, o := range r.sum.Evaluations {
-		if o.Valid() && !math.IsNaN(o.Value) && !math.IsInf(obj.Score(o.Value), 0) {
-			cands = append(cands, o)
-		}
-	}
-	slices.SortStableFunc(cands, func(a, b *Evaluation) int {
-		return cmp.Compare(obj.Score(a.Value), obj.Score(b.Value))
-	})
-	if len(cands) > k {
-		cands = cands[:k]
-	}
+	k, obj := r.c.Confirm, r.c.Objective
+	cands := r.bestValid(k)
 	if len(cands) < 2 {
 		r.sum.ConfirmNote = fmt.Sprintf("--confirm %d: the run has %d valid configuration(s) by %s; nothing to tell apart, nothing re-measured", k, len(cands), obj.Name)
 		return nil
@@ -66,45 +54,17 @@ func (r *run) confirm() error {
 	if rounds <= 0 {
 		rounds = DefaultConfirmRounds
 	}
-	type cand struct {
-		o      *Evaluation
-		id     int64
-		plan   *backend.Plan
-		values []float64 // of the objective
-		next   int       // next repeat number
-		stored int       // values read from the database
-	}
-	var cs []*cand
+	var cs []*confirming
 	for _, o := range cands {
-		id := o.evalID
-		if id == 0 {
-			id = o.storedID
-		}
-		c := &cand{o: o, id: id, values: []float64{o.Value}, next: max(1, r.c.Repeat)}
-		// The repeats stored already (an earlier confirmation, a run
-		// with --repeat) are this configuration's samples: a re-run
-		// continues from them, numbering the new repeats after them,
-		// and does not measure what it holds.
-		if id != 0 {
-			reps, err := r.c.DB.Repeats(id)
-			if err != nil {
-				return err
-			}
-			if len(reps) > 0 {
-				reps = withFirst(reps, store.Repeat{Status: string(o.Status), Observations: o.Observations})
-				c.next = max(c.next, reps[len(reps)-1].Repeat+1)
-				if vs := r.objectiveValues(reps, r.c.Space.Values(o.Index), obj); len(vs) > 0 {
-					c.values = vs
-				}
-				c.stored = len(c.values)
-			}
+		c, err := r.confirming(o)
+		if err != nil {
+			return err
 		}
 		cs = append(cs, c)
 	}
 	// wanted says whether c takes another re-measurement: at most
 	// rounds of them beyond its first measurement, stored ones counted.
-	wanted := func(c *cand) bool { return len(c.values) < 1+rounds }
-	values := func(c *cand) []float64 { return c.values }
+	wanted := func(c *confirming) bool { return len(c.values) < 1+rounds }
 	done := func() bool {
 		if !slices.ContainsFunc(cs, wanted) {
 			return true
@@ -114,7 +74,7 @@ func (r *run) confirm() error {
 				return false // the U test needs a few values each
 			}
 		}
-		return settled(cs, values, obj)
+		return settled(cs, func(c *confirming) []float64 { return c.values }, obj)
 	}
 	measuring := !done()
 	if measuring {
@@ -125,29 +85,17 @@ func (r *run) confirm() error {
 			c.plan = r.planAgain(c.o, r.request)
 		}
 	}
-	byEval := map[*Evaluation]*cand{}
+	byEval := map[*Evaluation]*confirming{}
 	for _, c := range cs {
 		byEval[c.o] = c
 	}
 	measured := 0
 	took := func(a again, out executor.Outcome) error {
-		c := byEval[a.o]
-		if _, ok := repeatTime(out); !ok {
-			return nil // not measured (a slot's failure, a failure): no sample
+		ok, err := r.confirmed(byEval[a.o], out)
+		if ok {
+			measured++
 		}
-		obs := objective.Observations(out.Result, 0, r.sum.Device.Backend).Plan()
-		metrics, _ := r.sub.metrics(obs, r.c.Space.Values(c.o.Index))
-		v, ok := obj.Value(obs, metrics)
-		if !ok {
-			return nil // the objective not observed this time: no sample
-		}
-		c.values = append(c.values, v)
-		measured++
-		rec := store.Repeat{Repeat: out.Trial.Repeat, GPU: out.GPU, Status: string(out.Result.Status), Observations: obs}
-		if c.id != 0 {
-			return r.c.DB.AddRepeats(c.id, []store.Repeat{rec})
-		}
-		return nil
+		return err
 	}
 	for round := 0; measuring && round < rounds && r.ctx.Err() == nil && !done(); round++ {
 		// Each once, in rank order: ABAB over the rounds.
@@ -165,6 +113,96 @@ func (r *run) confirm() error {
 			return err
 		}
 	}
+	r.confirmations(cs, measured)
+	return nil
+}
+
+// bestValid are the k best valid configurations of the run by its
+// objective, best first.
+func (r *run) bestValid(k int) []*Evaluation {
+	obj := r.c.Objective
+	var cands []*Evaluation
+	for _, o := range r.sum.Evaluations {
+		if o.Valid() && !math.IsNaN(o.Value) && !math.IsInf(obj.Score(o.Value), 0) {
+			cands = append(cands, o)
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b *Evaluation) int {
+		return cmp.Compare(obj.Score(a.Value), obj.Score(b.Value))
+	})
+	if len(cands) > k {
+		cands = cands[:k]
+	}
+	return cands
+}
+
+// confirming is one configuration confirm re-measures: its evaluation
+// and stored id, its plan, its objective's values so far, the number of
+// its next repeat and how many values came from the database.
+type confirming struct {
+	o      *Evaluation
+	id     int64
+	plan   *backend.Plan
+	values []float64
+	next   int
+	stored int
+}
+
+// confirming starts o's confirmation from what the database holds: the
+// repeats stored already (an earlier confirmation, a run with --repeat)
+// are its samples, so a re-run continues from them, numbering the new
+// repeats after them, and does not measure what it holds. Errors: the
+// database's.
+func (r *run) confirming(o *Evaluation) (*confirming, error) {
+	id := o.evalID
+	if id == 0 {
+		id = o.storedID
+	}
+	c := &confirming{o: o, id: id, values: []float64{o.Value}, next: max(1, r.c.Repeat)}
+	if id == 0 {
+		return c, nil
+	}
+	reps, err := r.c.DB.Repeats(id)
+	if err != nil || len(reps) == 0 {
+		return c, err
+	}
+	reps = withFirst(reps, store.Repeat{Status: string(o.Status), Observations: o.Observations})
+	c.next = max(c.next, reps[len(reps)-1].Repeat+1)
+	if vs := r.objectiveValues(reps, r.c.Space.Values(o.Index), r.c.Objective); len(vs) > 0 {
+		c.values = vs
+	}
+	c.stored = len(c.values)
+	return c, nil
+}
+
+// confirmed adds out, a re-measurement of c, to c's values and stores it
+// as a repeat. It reports whether out gave a value: not where it was not
+// measured (a slot's failure, a failure) or did not observe the
+// objective. Errors: the database's.
+func (r *run) confirmed(c *confirming, out executor.Outcome) (bool, error) {
+	if _, ok := repeatTime(out); !ok {
+		return false, nil
+	}
+	obs := objective.Observations(out.Result, 0, r.sum.Device.Backend).Plan()
+	metrics, _ := r.sub.metrics(obs, r.c.Space.Values(c.o.Index))
+	v, ok := r.c.Objective.Value(obs, metrics)
+	if !ok {
+		return false, nil
+	}
+	c.values = append(c.values, v)
+	if c.id == 0 {
+		return true, nil
+	}
+	rec := store.Repeat{Repeat: out.Trial.Repeat, GPU: out.GPU, Status: string(out.Result.Status), Observations: obs}
+	return true, r.c.DB.AddRepeats(c.id, []store.Repeat{rec})
+}
+
+// confirmations sets Summary.Confirmed from cs, in the order of their
+// medians, each with its interval and the U test against the next, and
+// the note of how many stored measurements were counted beside the
+// measured new ones.
+func (r *run) confirmations(cs []*confirming, measured int) {
+	obj := r.c.Objective
 	stored := 0
 	for _, c := range cs {
 		stored += c.stored
@@ -172,7 +210,7 @@ func (r *run) confirm() error {
 	if stored > 0 {
 		r.sum.ConfirmNote = fmt.Sprintf("confirm: %d stored measurements of these configurations counted, %d new", stored, measured)
 	}
-	slices.SortStableFunc(cs, func(a, b *cand) int {
+	slices.SortStableFunc(cs, func(a, b *confirming) int {
 		return cmp.Compare(obj.Score(measure.Median(a.values)), obj.Score(measure.Median(b.values)))
 	})
 	for i, c := range cs {
@@ -185,7 +223,6 @@ func (r *run) confirm() error {
 		}
 		r.sum.Confirmed = append(r.sum.Confirmed, cf)
 	}
-	return nil
 }
 
 // settled says whether every configuration of cs, in the order of their

@@ -297,41 +297,11 @@ func unitKey(j *backend.Job) string {
 }
 
 func (p *ResourceProvider) fill() {
-	n := p.sp.Len()
-	p.jobs, p.jobErrs, p.unitOf = make([]*backend.Job, n), make([]error, n), make([]int, n)
-	byKey := map[string]int{}
-	for i := range n {
-		j, err := p.s.Job(p.sp.Values(i))
-		if err != nil {
-			p.jobErrs[i], p.unitOf[i] = err, -1
-			continue
-		}
-		p.jobs[i] = j
-		k := unitKey(j)
-		u, ok := byKey[k]
-		if !ok {
-			u = len(p.units)
-			byKey[k] = u
-			p.units = append(p.units, &resourceUnit{index: i})
-		}
-		p.unitOf[i] = u
-	}
+	p.units = p.unitsOf()
 	if p.db != nil {
-		prev, err := p.db.Previous(p.s.Hash, p.be.Device().UUID)
-		if err != nil {
-			p.fillErr = fmt.Errorf("registers and shared memory from the results database: %w", err)
+		if err := p.fromDatabase(); err != nil {
+			p.fillErr = err
 			return
-		}
-		for i, j := range p.jobs {
-			if j == nil {
-				continue
-			}
-			e, ok := prev[j.Key]
-			u := p.units[p.unitOf[i]]
-			if !ok || u.known || (e.Status != string(backend.StatusValid) && e.Registers <= 0) {
-				continue
-			}
-			u.known, u.from, u.regs, u.smem = true, "database", e.Registers, e.SharedStaticBytes
 		}
 	}
 	rr, ok := backend.Capability[backend.ResourceReporter](p.be)
@@ -360,29 +330,11 @@ func (p *ResourceProvider) fill() {
 	next := make(chan *resourceUnit)
 	var wg sync.WaitGroup
 	for range max(1, p.workers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for u := range next {
-				j := p.jobs[u.index]
-				bin, err := p.compile(j)
-				if err != nil {
-					var ce *backend.CompileError
-					u.fromCompile = errors.As(err, &ce)
-					if u.fromCompile {
-						err = errors.New(firstLine(ce.Log))
-					}
-					u.backendErr = err
-					continue
-				}
-				r, err := rr.Resources(p.ctx, j, bin)
-				if err != nil {
-					u.backendErr = err
-					continue
-				}
-				u.known, u.from, u.regs, u.smem = true, "backend", r.Registers, r.SharedStaticBytes
+				p.fromBackend(rr, u)
 			}
-		}()
+		})
 	}
 	for _, u := range todo {
 		next <- u
@@ -392,6 +344,78 @@ func (p *ResourceProvider) fill() {
 	if len(todo) > compileProgressOver {
 		fmt.Fprintf(p.log, " done in %s\n", time.Since(start).Round(100*time.Millisecond))
 	}
+}
+
+// unitsOf makes each configuration's job (p.jobs, p.jobErrs) and groups
+// the configurations whose jobs compile alike (unitKey) into units
+// (p.unitOf), one per group, named by its first configuration.
+func (p *ResourceProvider) unitsOf() []*resourceUnit {
+	n := p.sp.Len()
+	p.jobs, p.jobErrs, p.unitOf = make([]*backend.Job, n), make([]error, n), make([]int, n)
+	var units []*resourceUnit
+	byKey := map[string]int{}
+	for i := range n {
+		j, err := p.s.Job(p.sp.Values(i))
+		if err != nil {
+			p.jobErrs[i], p.unitOf[i] = err, -1
+			continue
+		}
+		p.jobs[i] = j
+		k := unitKey(j)
+		u, ok := byKey[k]
+		if !ok {
+			u = len(units)
+			byKey[k] = u
+			units = append(units, &resourceUnit{index: i})
+		}
+		p.unitOf[i] = u
+	}
+	return units
+}
+
+// fromDatabase takes each unit's registers and shared memory from an
+// evaluation of it on this GPU in the results database, where one is.
+// Errors: the database's.
+func (p *ResourceProvider) fromDatabase() error {
+	prev, err := p.db.Previous(p.s.Hash, p.be.Device().UUID)
+	if err != nil {
+		return fmt.Errorf("registers and shared memory from the results database: %w", err)
+	}
+	for i, j := range p.jobs {
+		if j == nil {
+			continue
+		}
+		e, ok := prev[j.Key]
+		u := p.units[p.unitOf[i]]
+		if !ok || u.known || (e.Status != string(backend.StatusValid) && e.Registers <= 0) {
+			continue
+		}
+		u.known, u.from, u.regs, u.smem = true, "database", e.Registers, e.SharedStaticBytes
+	}
+	return nil
+}
+
+// fromBackend compiles unit u's job and asks the backend for its
+// registers and shared memory; a failure is the unit's (backendErr,
+// fromCompile for a compiler's refusal, by its log's first line).
+func (p *ResourceProvider) fromBackend(rr backend.ResourceReporter, u *resourceUnit) {
+	j := p.jobs[u.index]
+	bin, err := p.compile(j)
+	if err != nil {
+		var ce *backend.CompileError
+		u.fromCompile = errors.As(err, &ce)
+		if u.fromCompile {
+			err = errors.New(firstLine(ce.Log))
+		}
+		u.backendErr = err
+		return
+	}
+	r, err := rr.Resources(p.ctx, j, bin)
+	if err != nil {
+		u.backendErr = err
+		return
+	}
+	u.known, u.from, u.regs, u.smem = true, "backend", r.Registers, r.SharedStaticBytes
 }
 
 // prepare gives the backend the problem to compile against, without its
