@@ -15,6 +15,7 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
@@ -115,7 +116,7 @@ func checkFile(ctx context.Context, path string, f checkFlags) report.CheckFile 
 		}
 		cf.Configurations = sp.Len()
 		cf.Checked = append(cf.Checked, "the combined search space")
-		d, err := simulatedGPU(f.simDevice, set.Members[0].Spec)
+		d, err := registry.SimulatedGPU(f.simDevice, set.Members[0].Spec)
 		if err != nil {
 			return fail(err)
 		}
@@ -159,7 +160,7 @@ func checkFile(ctx context.Context, path string, f checkFlags) report.CheckFile 
 		return fail(err)
 	}
 	cf.Checked = append(cf.Checked, fmt.Sprintf("the search space and every configuration's grid, thread block, shared memory and simulated work (%d)", sp.Len()))
-	d, err := simulatedGPU(f.simDevice, s)
+	d, err := registry.SimulatedGPU(f.simDevice, s)
 	if err != nil {
 		return fail(err)
 	}

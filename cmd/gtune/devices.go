@@ -11,9 +11,9 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
-	"github.com/gtune/gtune/nvml"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/store"
 )
@@ -90,7 +90,7 @@ func newDevicesCmd() *cobra.Command {
 // listCUDADevices asks one worker per GPU for its description; NVML
 // (read-only) gives the count, so the parent never creates a CUDA context.
 func listCUDADevices(ctx context.Context) ([]backend.DeviceInfo, error) {
-	n, err := gpuCount()
+	n, err := registry.Kind{Name: "cuda"}.Count()
 	if err != nil {
 		return nil, err
 	}
@@ -104,20 +104,6 @@ func listCUDADevices(ctx context.Context) ([]backend.DeviceInfo, error) {
 		b.Close()
 	}
 	return devs, nil
-}
-
-// gpuCount is the number of GPUs NVML sees (read-only): the parent never
-// creates a CUDA context to count them.
-func gpuCount() (int, error) {
-	lib, err := nvml.Load()
-	if err != nil {
-		return 0, err
-	}
-	if err := lib.Init(); err != nil {
-		return 0, err
-	}
-	defer lib.Shutdown()
-	return lib.DeviceCount()
 }
 
 // measuredProfiles gives, by device id, "measured DATE" for each GPU with

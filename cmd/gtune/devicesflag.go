@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -12,8 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/backend"
-	"github.com/gtune/gtune/backend/cuda"
-	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/tuner"
 )
@@ -23,10 +21,14 @@ import (
 // Errors are bad input.
 func gpuIndexes(f tuneFlags) ([]int, error) {
 	if strings.TrimSpace(f.devices) == "all" {
-		if simulatedBackend(f.backend) {
-			return nil, badInput("--devices all: the simulated GPU has no GPUs to count; name them, e.g. --devices 0,1,2,3 for four simulated GPUs of one model")
+		k, err := registry.Resolve(f.backend)
+		if err != nil {
+			return nil, err
 		}
-		n, err := gpuCount()
+		n, err := k.Count()
+		if registry.IsInput(err) {
+			return nil, badInput("--devices all: %v; name them, e.g. --devices 0,1,2,3 for four simulated GPUs of one model", err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("--devices all: counting the GPUs: %w", err)
 		}
@@ -78,12 +80,21 @@ func openBackends(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags)
 	if err != nil {
 		return nil, nil, err
 	}
-	first := f
-	first.device, first.simIndex = idx[0], idx[0]
-	if simulatedBackend(f.backend) {
-		first.device = 0
+	k, err := registry.Resolve(f.backend)
+	if err != nil {
+		return nil, nil, err
 	}
-	be, err := openBackend(ctx, log, s, first)
+	// A modelled GPU is device 0 of its model; several are told apart
+	// by their index.
+	at := func(i int) tuneFlags {
+		g := f
+		g.device, g.simIndex = i, i
+		if k.Modelled {
+			g.device = 0
+		}
+		return g
+	}
+	be, err := openBackend(ctx, log, s, at(idx[0]))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -95,18 +106,9 @@ func openBackends(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags)
 		}
 	}
 	for _, i := range idx[1:] {
-		g := f
-		var b backend.Backend
-		if _, simulated := backend.Capability[backend.Simulator](be); simulated {
-			g.device, g.simIndex = 0, i
-			if f.backend == "model" {
-				b, err = openModel(s, g)
-			} else {
-				b, err = openSim(s, g)
-			}
-		} else {
-			b, err = cuda.Open(ctx, i, cudaOptions(f))
-		}
+		// Each its own GPU worker; the first's compile processes
+		// compile for all.
+		b, err := registry.Open(ctx, k, backendOptions(s, at(i)))
 		if err != nil {
 			closeAll()
 			return nil, nil, fmt.Errorf("GPU %d: %w", i, err)
@@ -133,24 +135,4 @@ func noteCalibration(log io.Writer, s *spec.Spec, objectives []string, gpus int,
 			return
 		}
 	}
-}
-
-// simulatedGPU is the device-database entry the simulated GPU takes the
-// shape of: id, else the spec's Gtune.Simulation.Device (s may be nil),
-// else spec.DefaultSimDevice. Errors (bad input): an unknown id, a GPU
-// that is not a CUDA GPU (the database also describes AMD and Intel
-// GPUs for projection; the simulated GPU runs CUDA kernels, and such a
-// GPU failed at run time with a compiler's "maximum 0 registers").
-func simulatedGPU(id string, s *spec.Spec) (*device.Description, error) {
-	if id == "" && s != nil && s.Simulation != nil {
-		id = s.Simulation.Device
-	}
-	d, err := device.Lookup(cmp.Or(id, spec.DefaultSimDevice))
-	if err != nil {
-		return nil, inputError{err}
-	}
-	if !d.IsCUDA() {
-		return nil, badInput("simulated GPU %s: the %s is not a CUDA GPU (%s); the simulated GPU runs CUDA kernels: gtune devices --all lists those it can be", d.ID, d.Name, d.Vendor)
-	}
-	return d, nil
 }

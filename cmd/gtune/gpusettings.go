@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/gpuctl"
 )
 
@@ -33,11 +32,4 @@ func checkGPUFlags(fl *pflag.FlagSet, g gpuctl.Options) error {
 		}
 	}
 	return nil
-}
-
-// simulatedBackend tells whether --backend resolves to the simulated GPU
-// (auto does without a CUDA driver) or to its projection ("model"), which
-// need a spec's Gtune.Simulation work and touch no GPU.
-func simulatedBackend(name string) bool {
-	return name == "sim" || name == "model" || (name == "auto" && cuda.Available() != nil)
 }

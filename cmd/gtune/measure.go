@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
@@ -196,8 +197,8 @@ func measureSpec(ctx context.Context, cmd *cobra.Command, s *spec.Spec, cfg []ex
 	}
 	// The simulated GPU's memory and launch limits, as tune and check
 	// see them, before the database and the GPU.
-	if simulatedBackend(f.tune.backend) {
-		d, err := simulatedGPU(f.tune.simDevice, s)
+	if modelled(f.tune.backend) {
+		d, err := registry.SimulatedGPU(f.tune.simDevice, s)
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/expr"
@@ -108,7 +108,7 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 			return badInput("--write-cache %s: want an existing directory (each GPU's cache is written there as DEVICE.json)", f.cacheOut)
 		}
 	}
-	profiles, err := projectProfiles(f.db, devs)
+	profiles, err := registry.Profiles(f.db, devs)
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 		if anchor, err = loadMeasuredRun(f.from, f.db, s); err != nil {
 			return err
 		}
-		fromProfiles, err := projectProfiles(f.db, []*device.Description{anchor.device})
+		fromProfiles, err := registry.Profiles(f.db, []*device.Description{anchor.device})
 		if err != nil {
 			return err
 		}
@@ -305,34 +305,6 @@ func projectDevices(list string) ([]*device.Description, error) {
 			return nil, badInput("--devices: %s is not a CUDA GPU (the projection models CUDA GPUs)", d.ID)
 		}
 		out = append(out, d)
-	}
-	return out, nil
-}
-
-// projectProfiles gives each device its newest measured profile in the
-// database at path (when it exists), else its specifications'.
-func projectProfiles(path string, devs []*device.Description) ([]model.Profile, error) {
-	measured := map[string]*store.Profile{}
-	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
-		db, err := store.OpenReadOnly(path)
-		if err != nil {
-			return nil, inputError{err}
-		}
-		defer db.Close()
-		if measured, err = db.LatestProfiles(); err != nil {
-			return nil, err
-		}
-	}
-	out := make([]model.Profile, len(devs))
-	for i, d := range devs {
-		out[i] = model.SpecProfile(d)
-		if m, ok := measured[d.ID]; ok {
-			var p model.Profile
-			if err := json.Unmarshal(m.JSON, &p); err != nil {
-				return nil, fmt.Errorf("%s: device profile %d of %s: %v", path, m.ID, d.ID, err)
-			}
-			out[i] = p
-		}
 	}
 	return out, nil
 }

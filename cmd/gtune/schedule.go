@@ -83,7 +83,7 @@ func runSchedule(ctx context.Context, cmd *cobra.Command, path string, f schedul
 	default:
 		return badInput("--profile %q: ncu, model or auto", f.profileSource)
 	}
-	if f.profileSource == "ncu" && simulatedBackend(f.tune.backend) {
+	if f.profileSource == "ncu" && modelled(f.tune.backend) {
 		return badInput("--profile ncu profiles a real GPU with Nsight Compute; the simulated GPU has no counters (--profile model reads the specs' declared work)")
 	}
 	set, err := loadWorkload(path)
@@ -131,7 +131,7 @@ func runSchedule(ctx context.Context, cmd *cobra.Command, path string, f schedul
 	source := f.profileSource
 	if source == "auto" {
 		source = "model"
-		if _, sim := backend.Capability[backend.Simulator](be); !sim {
+		if !backend.TraitsOf(be).Modelled { // a model has no counters
 			if _, err := exec.LookPath(f.ncu); err == nil {
 				source = "ncu"
 			}

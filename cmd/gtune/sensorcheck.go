@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/measure"
@@ -80,22 +81,22 @@ periods. It runs in the CUDA worker; on the simulated GPU it exercises the simul
 // nil for the CUDA GPU. Errors are bad input: an unknown backend, an
 // unknown device, --device other than 0 on the simulator.
 func chooseSimulated(cmd *cobra.Command, backendFlag, simDevice string, deviceIndex int, verb string) (*device.Description, error) {
-	useSim := backendFlag == "sim"
-	switch backendFlag {
-	case "cuda", "sim":
-	case "auto":
-		if err := cuda.Available(); err != nil {
-			useSim = true
-			fmt.Fprintf(cmd.ErrOrStderr(), "gtune: no CUDA driver here; %s the simulated GPU %s (--backend cuda says why)\n", verb, simDevice)
-		}
-	default:
+	// These commands drive one GPU's sensors or probes: no projection.
+	if backendFlag == "model" {
 		return nil, badInput("unknown backend %q (valid: auto, cuda, sim)", backendFlag)
 	}
-	if !useSim {
+	k, err := registry.Resolve(backendFlag)
+	if err != nil {
+		return nil, badInput("unknown backend %q (valid: auto, cuda, sim)", backendFlag)
+	}
+	if k.Fallback {
+		fmt.Fprintf(cmd.ErrOrStderr(), "gtune: no CUDA driver here; %s the simulated GPU %s (--backend cuda says why)\n", verb, simDevice)
+	}
+	if !k.Modelled {
 		return nil, nil
 	}
 	if deviceIndex != 0 {
 		return nil, badInput("--device %d: the simulated GPU is device 0 (choose its model with --sim-device)", deviceIndex)
 	}
-	return simulatedGPU(simDevice, nil)
+	return registry.SimulatedGPU(simDevice, nil)
 }

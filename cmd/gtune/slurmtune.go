@@ -15,6 +15,7 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/compileproc"
 	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/backend/remote"
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
@@ -136,7 +137,7 @@ func openSlurmWorkers(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFl
 	if err != nil {
 		return nil, nil, err
 	}
-	simulated := simulatedBackend(f.backend)
+	simulated := modelled(f.backend)
 	// --unbuffered: srun otherwise holds a task's output until a newline, and
 	// the protocol is binary.
 	srun := []string{f.srun, "--nodes=1", "--ntasks=1", "--exact", "--cpus-per-task=1", "--unbuffered", "--quiet", "--kill-on-bad-exit=1", "--job-name=gtune-gpu"}
@@ -145,7 +146,11 @@ func openSlurmWorkers(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFl
 	}
 	var compiler *sim.Sim
 	if simulated {
-		d, o, err := simOptions(s, f)
+		so := backendOptions(s, f)
+		if f.devices != "" {
+			so.Device = 0
+		}
+		d, o, err := registry.SimOptions(so)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -161,7 +166,7 @@ func openSlurmWorkers(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFl
 		go func() {
 			defer wg.Done()
 			if simulated {
-				d, o, err := simOptions(s, tuneFlags{seed: f.seed, simDevice: f.simDevice, simIndex: i, simRunWall: f.simRunWall})
+				d, o, err := registry.SimOptions(registry.Options{Seed: int64(f.seed), SimDevice: f.simDevice, Index: i, RunWall: f.simRunWall, Spec: s})
 				if err != nil {
 					errs[i] = err
 					return

@@ -20,12 +20,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gtune/gtune/backend"
-	"github.com/gtune/gtune/backend/compileproc"
-	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/backend/remote"
-	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/compilecache"
-	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/executor"
 	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/measure"
@@ -74,7 +71,7 @@ type tuneFlags struct {
 	observe, ncu string
 	// devices is --devices: "all" or GPU indexes, "0,2,3"; "": --device.
 	devices string
-	// simIndex is the simulated GPU's ordinal (openSim; --devices).
+	// simIndex is the simulated GPU's ordinal (registry.Options.Index; --devices).
 	simIndex int
 	// interrupt, with --slurm, interrupts the run (a worker lost with
 	// the allocation: scancel, the time limit).
@@ -212,13 +209,13 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if err != nil {
 		return err
 	}
-	if len(observe) > 0 && simulatedBackend(f.backend) {
+	if len(observe) > 0 && modelled(f.backend) {
 		return badInput("--observe ncu profiles a real GPU with Nsight Compute; the simulated GPU has no counters (--backend cuda on a machine with a GPU and ncu)")
 	}
 	if len(observe) > 0 && (f.gpu.Strategy != "" || slices.ContainsFunc(s.Params, func(p space.Param) bool { return strings.HasPrefix(p.Name, "nvml_") })) {
 		return badInput("--observe ncu profiles at the GPU's clocks as found; it does not combine with GPU settings as tunable parameters")
 	}
-	if err := gpuctl.Preflight(s, f.gpu, simulatedBackend(f.backend)); err != nil {
+	if err := gpuctl.Preflight(s, f.gpu, modelled(f.backend)); err != nil {
 		return err
 	}
 	shardOf, err := parseShardFlag(f.shard, stratName)
@@ -241,8 +238,8 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	// The simulated GPU's memory, as check sees it (a real GPU's is the
 	// driver's business at the first allocation).
-	if simulatedBackend(f.backend) {
-		d, err := simulatedGPU(f.simDevice, s)
+	if modelled(f.backend) {
+		d, err := registry.SimulatedGPU(f.simDevice, s)
 		if err != nil {
 			return err
 		}
@@ -486,8 +483,7 @@ func openCompileCache(cmd *cobra.Command, f tuneFlags) *compilecache.Cache {
 // in would be the goroutines' scheduling, not compile time: it evaluates
 // in proposal order, which keeps its runs reproducible.
 func completionOrder(be backend.Backend, f tuneFlags) bool {
-	_, simulated := backend.Capability[backend.Simulator](be)
-	return !simulated && !f.inOrder
+	return !backend.TraitsOf(be).InstantCompile && !f.inOrder
 }
 
 // openRunDB opens the results database of a tuning run and marks the
@@ -672,121 +668,45 @@ func resolveObjective(s *spec.Spec, name string) (objective.Objective, error) {
 // openBackend opens the backend the flags ask for, compiling in worker
 // processes as --compile-processes says (compileproc).
 func openBackend(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) (backend.Backend, error) {
-	be, err := openGPU(ctx, log, s, f)
+	k, err := registry.Resolve(f.backend)
 	if err != nil {
 		return nil, err
+	}
+	be, err := registry.Open(ctx, k, backendOptions(s, f))
+	if err != nil {
+		return nil, err
+	}
+	if k.Fallback {
+		fmt.Fprintf(log, "gtune: no CUDA driver here; tuning on the simulated GPU %s (--backend cuda says why)\n", be.Device().Name)
 	}
 	// The flags' ranges are checked where they are parsed: -1 (the
 	// default) lets gtune decide, 0 compiles in this process.
-	n := f.compileProcs
-	if n == -1 {
-		if _, simulated := backend.Capability[backend.Simulator](be); simulated {
-			return be, nil
-		}
-		n = compileproc.DefaultSize()
-	}
-	if n == 0 {
-		return be, nil
-	}
-	pool, err := compileproc.Wrap(be, compileproc.Options{Processes: n, Timeout: f.compileTimeout})
-	if err != nil {
-		be.Close()
-		return nil, err
-	}
-	return pool, nil
-}
-
-func openGPU(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) (backend.Backend, error) {
-	switch f.backend {
-	case "cuda":
-		if err := cuda.Available(); err != nil {
-			return nil, fmt.Errorf("--backend cuda: %w", err)
-		}
-		return cuda.Open(ctx, f.device, cudaOptions(f))
-	case "sim":
-		return openSim(s, f)
-	case "model":
-		return openModel(s, f)
-	case "auto":
-		if err := cuda.Available(); err != nil {
-			b, serr := openSim(s, f)
-			if serr != nil {
-				return nil, serr
-			}
-			fmt.Fprintf(log, "gtune: no CUDA driver here; tuning on the simulated GPU %s (--backend cuda says why)\n", b.Device().Name)
-			return b, nil
-		}
-		return cuda.Open(ctx, f.device, cudaOptions(f))
-	default:
-		return nil, badInput("unknown backend %q (valid: auto, cuda, sim, model)", f.backend)
-	}
+	return registry.WithCompileProcesses(be, f.compileProcs, f.compileTimeout)
 }
 
 // allowSettings says whether the run may change GPU settings: the
-// permission every GPU of the run is opened with, real or simulated.
+// permission every GPU of the run is opened with, real or simulated (the
+// others of --devices too: they were once opened without it, so that a
+// run tuning GPU settings over several GPUs failed every plan on GPUs
+// 1..n).
 func allowSettings(f tuneFlags) bool { return f.gpu.Allow && !f.gpu.DryRun }
 
-// cudaOptions are the options every CUDA GPU of a run is opened with
-// (the first and, with --devices, the others alike: the others were
-// opened without the settings permission, so that a run tuning GPU
-// settings over several GPUs failed every plan on GPUs 1..n).
-func cudaOptions(f tuneFlags) cuda.Options {
-	return cuda.Options{AllowSettings: allowSettings(f)}
+// backendOptions are what the flags give every GPU of a run: the GPU
+// (--device; a simulated GPU's index among several), the simulated GPU's
+// model, seed and wall time, the settings permission, and the database
+// a projection reads profiles from.
+func backendOptions(s *spec.Spec, f tuneFlags) registry.Options {
+	return registry.Options{Device: f.device, Index: f.simIndex, SimDevice: f.simDevice, Seed: int64(f.seed), RunWall: f.simRunWall,
+		AllowSettings: allowSettings(f), ProfileDB: f.db, Spec: s}
 }
 
-// openModel opens the projection of --sim-device (or the spec's
-// simulated device): the simulated GPU answering each launch by
-// model.Project over the device's newest measured profile in --db (gtune
-// probe), else its specifications'.
-func openModel(s *spec.Spec, f tuneFlags) (backend.Backend, error) {
-	d, opts, err := simOptions(s, f)
-	if err != nil {
-		return nil, err
-	}
-	profiles, err := projectProfiles(f.db, []*device.Description{d})
-	if err != nil {
-		return nil, err
-	}
-	opts.Profile = &profiles[0]
-	return sim.New(d, opts), nil
-}
-
-func openSim(s *spec.Spec, f tuneFlags) (backend.Backend, error) {
-	d, opts, err := simOptions(s, f)
-	if err != nil {
-		return nil, err
-	}
-	return sim.New(d, opts), nil
-}
-
-// simOptions resolves the simulated GPU of the flags and the spec
-// (--sim-device, else Gtune.Simulation.Device, else the H100) and its
-// options (seed and noise from the spec's Simulation section). Errors are
-// bad input: --device other than 0, an unknown device, a spec without
-// Gtune.Simulation.
-func simOptions(s *spec.Spec, f tuneFlags) (*device.Description, sim.Options, error) {
-	if f.device != 0 && f.devices == "" {
-		return nil, sim.Options{}, badInput("--device %d: the simulated GPU is device 0 (choose its model with --sim-device)", f.device)
-	}
-	d, err := simulatedGPU(f.simDevice, s)
-	if err != nil {
-		return nil, sim.Options{}, err
-	}
-	if s.Simulation == nil {
-		return nil, sim.Options{}, badInput("%s has no Gtune.Simulation section: the simulated GPU needs the kernel's work (Flops, Bytes) to model it", s.Path)
-	}
-	opts := sim.Options{Seed: int64(f.seed), Index: f.simIndex, RunWall: f.simRunWall, AllowSettings: allowSettings(f)}
-	if s.Simulation.Noise > 0 {
-		opts.Noise = s.Simulation.Noise
-	}
-	if s.Simulation.Seed != 0 {
-		opts.Seed = s.Simulation.Seed
-	}
-	opts.Stragglers, opts.StragglerFactor = s.Simulation.Stragglers, s.Simulation.StragglerFactor
-	if c := s.Simulation.ColdStartC; c > 0 {
-		opts.ColdStart = &sim.ColdStart{StartC: c}
-	}
-	return d, opts, nil
+// modelled says whether --backend name resolves to a GPU whose results
+// come from a model (registry.Kind.Modelled: the simulated GPU, auto
+// without a CUDA driver, a projection): it needs a spec's
+// Gtune.Simulation work, and touches no GPU.
+func modelled(name string) bool {
+	k, err := registry.Resolve(name)
+	return err == nil && k.Modelled
 }
 
 // sortedKeys is used for stable output of maps.

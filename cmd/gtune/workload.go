@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
@@ -92,7 +93,7 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 			m.Spec.Measurement.Protocol.Thermal = f.thermal
 		}
 	}
-	if simulatedBackend(f.backend) {
+	if modelled(f.backend) {
 		for _, m := range set.Members {
 			if m.Spec.Simulation == nil {
 				return badInput("kernel %q (%s) has no Gtune.Simulation section: the simulated GPU needs each kernel's work", m.Name, m.Spec.Path)
@@ -185,7 +186,7 @@ func runWorkloadSpace(cmd *cobra.Command, path, deviceID string, orders bool, li
 	if !(minOcc > 0 && minOcc <= 1) {
 		return badInput("--min-occupancy must lie in (0, 1], got %g", minOcc)
 	}
-	dev, err := simulatedGPU(deviceID, set.Members[0].Spec)
+	dev, err := registry.SimulatedGPU(deviceID, set.Members[0].Spec)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,110 @@
+package registry
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/model"
+	"github.com/gtune/gtune/spec"
+)
+
+func loadSpec(t *testing.T) *spec.Spec {
+	t.Helper()
+	s, err := spec.Load(filepath.Join("..", "..", "examples", "vector_add", "spec.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Each name resolves to what it can do; auto to the simulated GPU where
+// no CUDA driver loads (this machine, CI), saying why.
+func TestResolve(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		modelled bool
+	}{{"cuda", false}, {"sim", true}, {"model", true}} {
+		k, err := Resolve(c.name)
+		if err != nil || k.Name != c.name || k.Modelled != c.modelled || k.Fallback {
+			t.Errorf("%s: %+v, %v", c.name, k, err)
+		}
+	}
+	k, err := Resolve("auto")
+	if cuda.Available() != nil && (err != nil || k.Name != "sim" || !k.Fallback || k.Why == nil) {
+		t.Errorf("auto without a driver: %+v, %v", k, err)
+	}
+	if _, err := Resolve("opencl"); !IsInput(err) || !strings.Contains(err.Error(), `unknown backend "opencl" (valid: auto, cuda, sim, model)`) {
+		t.Errorf("opencl: %v", err)
+	}
+	if _, err := (Kind{Name: "sim", Modelled: true}).Count(); !IsInput(err) {
+		t.Errorf("counting simulated GPUs: %v", err)
+	}
+}
+
+// A simulated GPU opens from the spec's Simulation section with the
+// options given; bad requests are input errors naming what is wrong.
+func TestOpenSimulated(t *testing.T) {
+	s := loadSpec(t)
+	be, err := Open(context.Background(), Kind{Name: "sim", Modelled: true}, Options{Spec: s, Index: 2, SimDevice: "a100_80gb", AllowSettings: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	if d := be.Device(); !strings.HasSuffix(d.UUID, "-2") || !strings.Contains(d.Name, "A100") || !backend.TraitsOf(be).Modelled {
+		t.Errorf("opened %+v", d)
+	}
+	noSim := *s
+	noSim.Simulation = nil
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Spec: s, Device: 1}, "--device 1: the simulated GPU is device 0"},
+		{Options{Spec: s, SimDevice: "nope"}, "nope"},
+		{Options{Spec: &noSim}, "has no Gtune.Simulation section"},
+	} {
+		if _, _, err := SimOptions(c.o); !IsInput(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
+		}
+	}
+	var amd string
+	for _, d := range device.All() {
+		if !d.IsCUDA() {
+			amd = d.ID
+			break
+		}
+	}
+	if _, err := SimulatedGPU(amd, nil); amd != "" && (!IsInput(err) || !strings.Contains(err.Error(), "is not a CUDA GPU")) {
+		t.Errorf("%s: %v", amd, err)
+	}
+}
+
+// A projection without a measured profile projects over the GPU's
+// specifications; compile processes are not started for a GPU whose
+// compilations take no time.
+func TestOpenModel(t *testing.T) {
+	s := loadSpec(t)
+	k, _ := Resolve("model")
+	be, err := Open(context.Background(), k, Options{Spec: s, ProfileDB: filepath.Join(t.TempDir(), "absent.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	d, _ := SimulatedGPU("", s)
+	ps, err := Profiles("", []*device.Description{d})
+	if err != nil || len(ps) != 1 || ps[0].Device != model.SpecProfile(d).Device {
+		t.Fatalf("profiles %+v, %v", ps, err)
+	}
+	if !strings.HasPrefix(be.Device().UUID, "MODEL-") {
+		t.Errorf("a projection: %+v", be.Device())
+	}
+	same, err := WithCompileProcesses(be, -1, 0)
+	if err != nil || same != be {
+		t.Errorf("compile processes for a simulated GPU: %v, %v", same, err)
+	}
+}
