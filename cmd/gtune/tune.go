@@ -173,116 +173,23 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if err != nil {
 		return err
 	}
-	if err := checkCompilerOptions(f.compilerOptions); err != nil {
+	if err := applyKernelFlags(cmd, f, s); err != nil {
 		return err
 	}
-	s.AddCompilerOptions(f.compilerOptions...)
-	if cmd.Flags().Changed("energy") {
-		on := f.energy
-		s.Measurement.Energy = &on
+	pre, err := checkTune(ctx, cmd, s, &f)
+	if err != nil || f.validateOnly {
+		return err
 	}
-	if f.thermal != "" {
-		if err := thermalFlag(cmd, f); err != nil {
-			return err
-		}
-		s.Measurement.Protocol.Thermal = f.thermal
-	}
-	objs, err := resolveObjectives(s, f.objective)
+	g, err := openRunGPUs(ctx, cmd, &f, s, s, pre.objs)
 	if err != nil {
 		return err
 	}
-	obj := objs[0]
-	for _, o := range objs {
-		if e := s.Measurement.Energy; e != nil && !*e && s.ObjectiveNeedsEnergy(o.Name) {
-			what := "Gtune.Measurement.Energy is false"
-			if cmd.Flags().Changed("energy") {
-				what = "--energy=false"
-			}
-			return badInput("%s, but the objective %s needs energy measurements", what, o.Name)
-		}
-	}
-	stratName, err := resolveStrategy(s, f.strategy)
-	if err != nil {
-		return err
-	}
-	observe, err := parseObserve(f.observe)
-	if err != nil {
-		return err
-	}
-	if len(observe) > 0 && modelled(f.backend) {
-		return badInput("--observe ncu profiles a real GPU with Nsight Compute; the simulated GPU has no counters (--backend cuda on a machine with a GPU and ncu)")
-	}
-	if len(observe) > 0 && (f.gpu.Strategy != "" || slices.ContainsFunc(s.Params, func(p space.Param) bool { return strings.HasPrefix(p.Name, "nvml_") })) {
-		return badInput("--observe ncu profiles at the GPU's clocks as found; it does not combine with GPU settings as tunable parameters")
-	}
-	if err := gpuctl.Preflight(s, f.gpu, modelled(f.backend)); err != nil {
-		return err
-	}
-	shardOf, err := parseShardFlag(f.shard, stratName)
-	if err != nil {
-		return err
-	}
-	if err := repeatFlags(cmd, &f); err != nil {
-		return err
-	}
-	sp, err := buildSpace(ctx, s, f.limits)
-	if err != nil {
-		return err
-	}
-	if sp.Len() == 0 {
-		return badInput("%s: the search space has no valid configuration (%.0f raw, every one excluded by the restrictions)", s.Path, sp.RawCount())
-	}
-	// Every configuration's expressions, before any GPU work.
-	if err := s.CheckJobs(ctx, sp); err != nil {
-		return err
-	}
-	// The simulated GPU's memory, as check sees it (a real GPU's is the
-	// driver's business at the first allocation).
-	if modelled(f.backend) {
-		d, err := registry.SimulatedGPU(f.simDevice, s)
-		if err != nil {
-			return err
-		}
-		if err := argumentsFit(s, d); err != nil {
-			return err
-		}
-	}
-	for _, w := range s.Warnings {
-		fmt.Fprintln(cmd.ErrOrStderr(), "gtune: warning:", w)
-	}
-	if f.validateOnly {
-		params, err := strategyParams(s, f.strategyParams)
-		if err != nil {
-			return err
-		}
-		return checkStrategyParams(stratName, sp, params, f.seed, len(objs))
-	}
-	// The database comes before the GPU: a bad path must cost no GPU work.
-	db, err := openRunDB(f.db)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	ctx, interrupt := context.WithCancel(ctx)
-	defer interrupt()
-	f.interrupt = interrupt
-	be, more, err := openBackends(ctx, cmd.ErrOrStderr(), s, f)
-	if err != nil {
-		return err
-	}
-	defer be.Close()
-	for _, g := range more {
-		defer g.Close()
-	}
-	names := make([]string, len(objs))
-	for i, o := range objs {
-		names[i] = o.Name
-	}
-	noteCalibration(cmd.ErrOrStderr(), s, names, 1+len(more), backend.TraitsOf(be).Modelled)
+	defer g.close()
+	ctx = g.ctx
 	// The configurations' geometry against this GPU's launch limits, as
 	// check does against the simulated one.
-	if d, err := tuner.Description(be); err == nil {
-		w, err := geometryFit(ctx, s, sp, d, "")
+	if d, err := tuner.Description(g.be); err == nil {
+		w, err := geometryFit(ctx, s, pre.sp, d, "")
 		if err != nil {
 			return err
 		}
@@ -292,14 +199,15 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	// GPU settings (gpuctl.Setup): parameters added, checked, applied
 	// from this process before each Run and restored by the deferred Close.
-	gr, err := gpuctl.Setup(ctx, cmd.ErrOrStderr(), s, sp, be, f.gpu, db.Path())
+	gr, err := gpuctl.Setup(ctx, cmd.ErrOrStderr(), s, pre.sp, g.be, f.gpu, g.db.Path())
 	if err != nil {
 		return err
 	}
 	defer gr.Close()
-	if err := gr.AddGPUs(more); err != nil {
+	if err := gr.AddGPUs(g.more); err != nil {
 		return err
 	}
+	sp := pre.sp
 	if gr != nil {
 		if p := gr.Plan(); p != nil {
 			report.SettingsPlan(cmd.OutOrStdout(), p)
@@ -307,32 +215,155 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		}
 		sp = gr.Space()
 	}
-	if sp, err = shardOf(cmd, sp); err != nil {
+	if sp, err = pre.shardOf(cmd, sp); err != nil {
 		return err
 	}
+	cfg, err := specConfig(ctx, cmd, f, s, sp, g, pre)
+	if err != nil {
+		return err
+	}
+	if err := completeConfig(ctx, cmd, f, &cfg, gr); err != nil {
+		return err
+	}
+	sum, err := runAndReport(ctx, cmd, cfg, f, g.db.Path(), func(out io.Writer, sum *tuner.Summary) {
+		report.TuneTable(out, s.Metrics, sum, g.db.Path())
+	})
+	if err != nil || len(pre.observe) == 0 {
+		return err
+	}
+	return ncupass.Observe(ctx, cmd.ErrOrStderr(), s, sp, g.db, sum.RunID, pre.observe, ncupass.Options{Ncu: f.ncu, Device: f.device, Version: version})
+}
 
+// tuneChecks is what checkTune found before any GPU work: the
+// objectives, the strategy named (or the spec's), the Nsight Compute
+// observers asked for, the shard to take and the search space.
+type tuneChecks struct {
+	objs     []objective.Objective
+	strategy string
+	observe  []string
+	shardOf  func(*cobra.Command, *space.Space) (*space.Space, error)
+	sp       *space.Space
+}
+
+// checkTune checks everything a tuning run of s asks before any GPU
+// work: objectives and energy, the strategy and its parameters (under
+// --validate-only: nothing more), --observe, GPU settings, the shard,
+// repeats, the search space and every configuration's expressions, and
+// on a modelled GPU its memory. Errors are bad input.
+func checkTune(ctx context.Context, cmd *cobra.Command, s *spec.Spec, f *tuneFlags) (*tuneChecks, error) {
+	c := &tuneChecks{}
+	var err error
+	if c.objs, err = resolveObjectives(s, f.objective); err != nil {
+		return nil, err
+	}
+	for _, o := range c.objs {
+		if e := s.Measurement.Energy; e != nil && !*e && s.ObjectiveNeedsEnergy(o.Name) {
+			what := "Gtune.Measurement.Energy is false"
+			if cmd.Flags().Changed("energy") {
+				what = "--energy=false"
+			}
+			return nil, badInput("%s, but the objective %s needs energy measurements", what, o.Name)
+		}
+	}
+	if c.strategy, err = resolveStrategy(s, f.strategy); err != nil {
+		return nil, err
+	}
+	if c.observe, err = checkObserve(s, *f); err != nil {
+		return nil, err
+	}
+	if err := gpuctl.Preflight(s, f.gpu, modelled(f.backend)); err != nil {
+		return nil, err
+	}
+	if c.shardOf, err = parseShardFlag(f.shard, c.strategy); err != nil {
+		return nil, err
+	}
+	if err := repeatFlags(cmd, f); err != nil {
+		return nil, err
+	}
+	if c.sp, err = checkedSpace(ctx, s, *f); err != nil {
+		return nil, err
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "gtune: warning:", w)
+	}
+	if f.validateOnly {
+		params, err := strategyParams(s, f.strategyParams)
+		if err != nil {
+			return nil, err
+		}
+		return c, checkStrategyParams(c.strategy, c.sp, params, f.seed, len(c.objs))
+	}
+	return c, nil
+}
+
+// checkObserve reads --observe: Nsight Compute profiles a real GPU at
+// its clocks as found, so not a modelled one, nor GPU settings tuned.
+func checkObserve(s *spec.Spec, f tuneFlags) ([]string, error) {
+	observe, err := parseObserve(f.observe)
+	if err != nil || len(observe) == 0 {
+		return observe, err
+	}
+	if modelled(f.backend) {
+		return nil, badInput("--observe ncu profiles a real GPU with Nsight Compute; the simulated GPU has no counters (--backend cuda on a machine with a GPU and ncu)")
+	}
+	if f.gpu.Strategy != "" || slices.ContainsFunc(s.Params, func(p space.Param) bool { return strings.HasPrefix(p.Name, "nvml_") }) {
+		return nil, badInput("--observe ncu profiles at the GPU's clocks as found; it does not combine with GPU settings as tunable parameters")
+	}
+	return observe, nil
+}
+
+// checkedSpace builds s's search space and checks every configuration's
+// expressions, and on a modelled GPU its memory (as check sees it; a real
+// GPU's is the driver's business at the first allocation). Errors: an
+// empty space, the checks', as bad input.
+func checkedSpace(ctx context.Context, s *spec.Spec, f tuneFlags) (*space.Space, error) {
+	sp, err := buildSpace(ctx, s, f.limits)
+	if err != nil {
+		return nil, err
+	}
+	if sp.Len() == 0 {
+		return nil, badInput("%s: the search space has no valid configuration (%.0f raw, every one excluded by the restrictions)", s.Path, sp.RawCount())
+	}
+	if err := s.CheckJobs(ctx, sp); err != nil {
+		return nil, err
+	}
+	if modelled(f.backend) {
+		d, err := registry.SimulatedGPU(f.simDevice, s)
+		if err != nil {
+			return nil, err
+		}
+		if err := argumentsFit(s, d); err != nil {
+			return nil, err
+		}
+	}
+	return sp, nil
+}
+
+// specConfig is the run's configuration for spec s over sp: its
+// strategy (the default where none is named: brute force up to
+// strategy.BruteForceMax configurations, else the best measured search,
+// transfer from the kernel's results on the database's other GPUs where
+// it has some), its parameters and the GPU's peaks for plausibility.
+func specConfig(ctx context.Context, cmd *cobra.Command, f tuneFlags, s *spec.Spec, sp *space.Space, g *runGPUs, pre *tuneChecks) (tuner.Config, error) {
+	strat := pre.strategy
 	// defaultPrior: transfer was chosen for dbPriors, the kernel's
 	// results on the database's other GPUs, which the run then takes as
 	// they are (Provide would read them again).
 	defaultPrior := false
 	var dbPriors []strategy.PriorTimes
 	if f.strategy == "" && s.Strategy == "" && f.shard == "" {
-		// No strategy named: brute force up to strategy.BruteForceMax
-		// configurations, the best measured search above.
 		budget := f.maxEvals
 		if m := s.Budget.MaxConfigurations; m > 0 && (budget == 0 || m < budget) {
 			budget = m
 		}
-		// The kernel's results on other GPUs of the database make
-		// transfer the default (strategy.Default).
 		if sp.Len() > strategy.BruteForceMax {
-			if dbPriors, err = tuner.DatabasePriors(db, s.Hash, be.Device().UUID, sp, obj); err != nil {
-				return err
+			var err error
+			if dbPriors, err = tuner.DatabasePriors(g.db, s.Hash, g.be.Device().UUID, sp, pre.objs[0]); err != nil {
+				return tuner.Config{}, err
 			}
 		}
 		name, evals, why := strategy.Default(sp.Len(), budget, f.timeLimit > 0 || s.Budget.Duration > 0, len(dbPriors))
-		stratName = name
-		defaultPrior = name == strategy.DefaultTransfer
+		strat, defaultPrior = name, name == strategy.DefaultTransfer
 		if evals > 0 {
 			f.maxEvals = evals
 		}
@@ -344,43 +375,25 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	}
 	params, err := strategyParams(s, f.strategyParams)
 	if err != nil {
-		return err
+		return tuner.Config{}, err
 	}
 	if _, ok := params["prior"]; defaultPrior && !ok {
 		params["prior"] = tuner.PriorDatabase
 	}
-	cfg := tuner.Config{
-		Subject: tuner.FromSpec(s), Space: sp, Backend: be, DB: db, Objective: obj, Objectives: objs, Strategy: stratName, StrategyParams: params, Seed: f.seed,
-		MaxEvals: f.maxEvals, InFlight: f.inFlight, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more, Shard: f.shard, Repeat: f.repeat, RepeatUntil: f.repeatUntil / 100,
-		Confirm: f.confirm, ConfirmRounds: f.confirmRounds,
-	}
+	cfg := runConfig(f, g, pre.objs, strat, params)
+	cfg.Subject, cfg.Space = tuner.FromSpec(s), sp
 	if defaultPrior {
 		cfg.Priors = dbPriors
 		for _, p := range dbPriors {
 			fmt.Fprintf(cmd.ErrOrStderr(), "transfer: prior %s\n", p.Source)
 		}
 	}
-	// The compile cache first: the resource provider (occupancy-guided
-	// strategies) keeps the binaries it compiles there for the run.
-	cfg.CompileCache = openCompileCache(cmd, f)
-	cfg.DiscardPTX = !f.keepPTX
-	if err := cfg.Provide(ctx, cmd.ErrOrStderr()); err != nil {
-		return inputError{err}
+	d, err := tuner.Description(g.be)
+	if err != nil {
+		d = nil
 	}
-	if d, err := tuner.Description(be); err == nil {
-		cfg.Peaks = tuner.Peaks(d, s)
-	} else {
-		cfg.Peaks = tuner.Peaks(nil, s)
-	}
-	cfg.Backend, cfg.GPUs = gr.Wrap(be), gr.WrapGPUs(more)
-	cfg.CompletionOrder = completionOrder(be, f)
-	sum, err := runAndReport(ctx, cmd, cfg, f, db.Path(), func(out io.Writer, sum *tuner.Summary) {
-		report.TuneTable(out, s.Metrics, sum, db.Path())
-	})
-	if err != nil || len(observe) == 0 {
-		return err
-	}
-	return ncupass.Observe(ctx, cmd.ErrOrStderr(), s, sp, db, sum.RunID, observe, ncupass.Options{Ncu: f.ncu, Device: f.device, Version: version})
+	cfg.Peaks = tuner.Peaks(d, s)
+	return cfg, nil
 }
 
 // checkStrategyParams makes the strategy name over sp with params, as

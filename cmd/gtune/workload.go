@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -8,11 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/gpuctl"
+	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
+	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/strategy"
 	"github.com/gtune/gtune/tuner"
 	"github.com/gtune/gtune/workload"
@@ -53,79 +55,17 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	}
 	first := *set.Members[0].Spec
 	first.Metrics, first.Objective, first.ObjectiveMaximize = nil, "time", false
-	objs, err := resolveObjectives(&first, f.objective)
+	objs, stratName, shardOf, err := checkTuneWorkload(cmd, set, &first, &f)
+	if err != nil || f.validateOnly {
+		return err
+	}
+	g, err := openRunGPUs(ctx, cmd, &f, set.Members[0].Spec, &first, objs)
 	if err != nil {
 		return err
 	}
-	stratName := f.strategy
-	if stratName == "" {
-		stratName = "brute_force"
-	}
-	if _, err := resolveStrategy(&first, stratName); err != nil {
-		return err
-	}
-	shardOf, err := parseShardFlag(f.shard, stratName)
-	if err != nil {
-		return err
-	}
-	if err := repeatFlags(cmd, &f); err != nil {
-		return err
-	}
-	if err := checkCompilerOptions(f.compilerOptions); err != nil {
-		return err
-	}
-	if len(f.compilerOptions) > 0 {
-		for _, m := range set.Members {
-			m.Spec.AddCompilerOptions(f.compilerOptions...)
-		}
-	}
-	if cmd.Flags().Changed("energy") {
-		on := f.energy
-		for _, m := range set.Members {
-			m.Spec.Measurement.Energy = &on
-		}
-	}
-	if f.thermal != "" {
-		if err := thermalFlag(cmd, f); err != nil {
-			return err
-		}
-		for _, m := range set.Members {
-			m.Spec.Measurement.Protocol.Thermal = f.thermal
-		}
-	}
-	if modelled(f.backend) {
-		for _, m := range set.Members {
-			if m.Spec.Simulation == nil {
-				return badInput("kernel %q (%s) has no Gtune.Simulation section: the simulated GPU needs each kernel's work", m.Name, m.Spec.Path)
-			}
-		}
-	}
-	if f.validateOnly {
-		_, err := strategyParams(&first, f.strategyParams)
-		return err
-	}
-	db, err := openRunDB(f.db)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	ctx, interrupt := context.WithCancel(ctx)
-	defer interrupt()
-	f.interrupt = interrupt
-	be, more, err := openBackends(ctx, cmd.ErrOrStderr(), set.Members[0].Spec, f)
-	if err != nil {
-		return err
-	}
-	defer be.Close()
-	for _, g := range more {
-		defer g.Close()
-	}
-	names := make([]string, len(objs))
-	for i, o := range objs {
-		names[i] = o.Name
-	}
-	noteCalibration(cmd.ErrOrStderr(), &first, names, 1+len(more), backend.TraitsOf(be).Modelled)
-	if d, err := tuner.Description(be); err == nil {
+	defer g.close()
+	ctx = g.ctx
+	if d, err := tuner.Description(g.be); err == nil {
 		var warn strings.Builder
 		if err := checkWorkloadMembers(ctx, set, d, &warn); err != nil {
 			return err
@@ -134,12 +74,12 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 			fmt.Fprintln(cmd.ErrOrStderr(), "gtune: warning:", w)
 		}
 	}
-	gr, err := gpuctl.SetupWorkload(cmd.ErrOrStderr(), set, be, f.gpu, db.Path())
+	gr, err := gpuctl.SetupWorkload(cmd.ErrOrStderr(), set, g.be, f.gpu, g.db.Path())
 	if err != nil {
 		return err
 	}
 	defer gr.Close()
-	if err := gr.AddGPUs(more); err != nil {
+	if err := gr.AddGPUs(g.more); err != nil {
 		return err
 	}
 	sp, lay, err := workloadSpace(ctx, set, f.orders, f.limits.maxConfigs)
@@ -153,24 +93,59 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	if err != nil {
 		return err
 	}
-	cfg := tuner.Config{
-		Subject: tuner.FromWorkload(set, lay), Space: sp, Backend: be, DB: db, Objective: objs[0], Objectives: objs,
-		Strategy: stratName, StrategyParams: params, Seed: f.seed,
-		MaxEvals: f.maxEvals, TimeLimit: f.timeLimit, Fresh: f.fresh, GtuneVersion: version, GPUs: more, Shard: f.shard, Repeat: f.repeat, RepeatUntil: f.repeatUntil / 100,
-		Confirm: f.confirm, ConfirmRounds: f.confirmRounds,
+	cfg := runConfig(f, g, objs, stratName, params)
+	cfg.Subject, cfg.Space = tuner.FromWorkload(set, lay), sp
+	if err := completeConfig(ctx, cmd, f, &cfg, gr); err != nil {
+		return err
 	}
-	if err := cfg.Provide(ctx, cmd.ErrOrStderr()); err != nil {
-		return inputError{err}
-	}
-	cfg.Backend, cfg.GPUs = gr.Wrap(be), gr.WrapGPUs(more)
-	cfg.CompileCache = openCompileCache(cmd, f)
-	cfg.DiscardPTX = !f.keepPTX
-	cfg.CompletionOrder = completionOrder(be, f)
-	_, err = runAndReport(ctx, cmd, cfg, f, db.Path(), func(out io.Writer, sum *tuner.Summary) {
-		report.TuneTable(out, nil, sum, db.Path())
+	_, err = runAndReport(ctx, cmd, cfg, f, g.db.Path(), func(out io.Writer, sum *tuner.Summary) {
+		report.TuneTable(out, nil, sum, g.db.Path())
 		report.KernelTimes(out, set, sum)
 	})
 	return err
+}
+
+// checkTuneWorkload checks what a workload's run asks before any GPU
+// work: its objectives (read against first, the first kernel's spec
+// without its metrics, for time by default), the strategy (brute force
+// by default), the shard and repeats, the kernel flags applied to every
+// kernel, and on a modelled GPU each kernel's Gtune.Simulation; under
+// --validate-only the strategy's parameters. Errors are bad input.
+func checkTuneWorkload(cmd *cobra.Command, set *workload.Set, first *spec.Spec, f *tuneFlags) ([]objective.Objective, string, func(*cobra.Command, *space.Space) (*space.Space, error), error) {
+	objs, err := resolveObjectives(first, f.objective)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	stratName := cmp.Or(f.strategy, "brute_force")
+	if _, err := resolveStrategy(first, stratName); err != nil {
+		return nil, "", nil, err
+	}
+	shardOf, err := parseShardFlag(f.shard, stratName)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if err := repeatFlags(cmd, f); err != nil {
+		return nil, "", nil, err
+	}
+	specs := make([]*spec.Spec, len(set.Members))
+	for i, m := range set.Members {
+		specs[i] = m.Spec
+	}
+	if err := applyKernelFlags(cmd, *f, specs...); err != nil {
+		return nil, "", nil, err
+	}
+	if modelled(f.backend) {
+		for _, m := range set.Members {
+			if m.Spec.Simulation == nil {
+				return nil, "", nil, badInput("kernel %q (%s) has no Gtune.Simulation section: the simulated GPU needs each kernel's work", m.Name, m.Spec.Path)
+			}
+		}
+	}
+	if f.validateOnly {
+		_, err := strategyParams(first, f.strategyParams)
+		return nil, "", nil, err
+	}
+	return objs, stratName, shardOf, nil
 }
 
 // runWorkloadSpace is gtune space WORKLOAD: each kernel's space and its
