@@ -47,12 +47,16 @@ func benchDefaultStrategies() []string {
 	return out
 }
 
+// benchFlags are bench-strategies' flags.
+type benchFlags struct {
+	caches, strategies, specDirs, params, priorPool []string
+	specPath, budgets                               string
+	seeds, workers, gpus                            int
+	asJSON, quick, noScore                          bool
+}
+
 func newBenchStrategiesCmd() *cobra.Command {
-	var caches, strategies, specDirs, params, priorPool []string
-	var specPath string
-	var seeds, workers, gpus int
-	var budgets string
-	var asJSON, quick, noScore bool
+	var f benchFlags
 	c := &cobra.Command{
 		Use:   "bench-strategies",
 		Short: "Compare search strategies on replayed Kernel Tuner caches (no GPU, no database)",
@@ -86,145 +90,173 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(caches) == 0 && specPath != "" && workload.IsFile(specPath) {
-				return badInput("--spec %s is a workload: give the cache of its run with --cache (gtune export RUN of a workload run writes one)", specPath)
-			}
-			if quick {
-				// A minute on two cores: 10 seeds at 25 and 100
-				// evaluations (and the score runs), unless given.
-				if !cmd.Flags().Changed("seeds") {
-					seeds = 10
-				}
-				if !cmd.Flags().Changed("budgets") {
-					budgets = "25,100"
-				}
-			}
-			bs, err := parseBudgets(budgets)
-			if err != nil {
-				return err
-			}
-			if seeds <= 0 {
-				return badInput("--seeds %d: want a positive number", seeds)
-			}
-			if len(caches) == 0 {
-				caches = defaultCaches()
-				if len(caches) == 0 {
-					return badInput("no --cache given and no caches in %s", defaultHub)
-				}
-			}
-			if len(specDirs) == 0 {
-				specDirs = []string{benchmark.DefaultSpecDir}
-				for _, c := range caches {
-					if d := filepath.Join(filepath.Dir(c), "specs"); !slices.Contains(specDirs, d) {
-						specDirs = append(specDirs, d)
-					}
-				}
-			}
-			if len(strategies) == 0 {
-				strategies = benchDefaultStrategies()
-			}
-			for _, s := range strategies {
-				if !slices.Contains(strategy.Names(), s) {
-					return badInput("unknown strategy %q (valid: %s)", s, strings.Join(strategy.Names(), ", "))
-				}
-			}
-			hp, err := parseStrategyParams(params)
-			if err != nil {
-				return err
-			}
-			for _, kv := range params {
-				// A hyperparameter of a strategy this run does not run
-				// would be silently ignored: a typo, or a forgotten
-				// --strategy. (parseStrategyParams checked the form.)
-				if name, _, _ := strings.Cut(kv, "."); !slices.Contains(strategies, name) {
-					return badInput("--strategy-param %s: %s is not among the strategies this run replays (%s)", kv, name, strings.Join(strategies, ", "))
-				}
-			}
-			for _, c := range caches {
-				// Before the spec is looked up by the cache's name: a
-				// missing file is the problem to report, not a missing spec.
-				if st, err := os.Stat(c); err != nil {
-					return badInput("--cache %s: %v", c, errors.Unwrap(err))
-				} else if st.IsDir() {
-					return badInput("--cache %s is a directory: give the cache files in it (--cache FILE.json.gz, repeatable)", c)
-				}
-			}
-			var problems []*benchmark.Problem
-			for _, c := range caches {
-				sp := specPath
-				if sp == "" {
-					if sp, err = benchmark.FindSpec(c, specDirs); err != nil {
-						return inputError{err}
-					}
-				}
-				p, err := benchmark.LoadProblem(c, sp)
-				if err != nil {
-					return inputError{err}
-				}
-				problems = append(problems, p)
-			}
-			var priors map[string][]string
-			if slices.Contains(strategies, benchmark.TransferName) {
-				if len(priorPool) == 0 {
-					priorPool = append(defaultCaches(), caches...)
-				}
-				priors = map[string][]string{}
-				for _, p := range problems {
-					ps, err := benchmark.TransferPriors(p, priorPool, specDirs)
-					if err != nil {
-						return inputError{err}
-					}
-					priors[p.Name] = ps
-				}
-			}
-			t0 := time.Now()
-			var rs []benchmark.Result
-			total, evals := benchWork(problems, len(strategies), seeds, bs, noScore)
-			if !quiet {
-				fmt.Fprintf(cmd.ErrOrStderr(), "gtune: bench-strategies: %d runs, %d evaluations to replay (%d caches × %d strategies × %d seeds × %d budgets%s); the progress line gives the time left at the rate so far\n",
-					total, evals, len(problems), len(strategies), seeds, len(bs), map[bool]string{false: " and the score run", true: ""}[noScore])
-			}
-			st := startStep(cmd.ErrOrStderr(), "replaying the strategies")
-			progress := func(runs, totalRuns int, done, all int64) {
-				el := time.Since(t0)
-				left := time.Duration(float64(el) * float64(all-done) / float64(max(done, 1)))
-				st.say(fmt.Sprintf("%d of %d runs, %d of %d evaluations, about %s left", runs, totalRuns, done, all, left.Round(time.Second)))
-			}
-			rs, err = benchmark.Evaluate(benchmark.Config{Problems: problems, Strategies: strategies, Params: hp, Seeds: seeds, Budgets: bs, Workers: workers, Priors: priors, GPUs: gpus, Progress: progress, NoScore: noScore})
-			st.finish()
-			if err != nil {
-				return inputError{err}
-			}
-			elapsed := time.Since(t0)
-			means := append(benchmark.Mean(rs), benchmark.FamilyMeans(rs)...)
-			runs, _ := benchWork(problems, len(strategies), seeds, bs, noScore)
-			if workers <= 0 {
-				workers = runtime.NumCPU()
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				return report.BenchJSON(out, problems, rs, means, seeds, runs, workers, elapsed, priors, noScore)
-			}
-			report.BenchTable(out, problems, rs, means, seeds, runs, workers, elapsed, priors, noScore)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runBenchStrategies(cmd, f) },
 	}
 	fl := c.Flags()
-	fl.StringArrayVar(&caches, "cache", nil, "Kernel Tuner cache file (.json or .json.gz; repeatable; default: the caches in "+defaultHub+")")
-	fl.StringArrayVar(&strategies, "strategy", nil, "strategy to run (repeatable; default: all but brute_force, nsga2 and the occupancy-guided ones)")
-	fl.StringArrayVar(&specDirs, "spec-dir", nil, "directory of T1 specs NAME.T1.json (repeatable; default: "+benchmark.DefaultSpecDir+" and specs/ beside each cache)")
-	fl.StringVar(&specPath, "spec", "", "the T1 spec or workload file every --cache was recorded with (default: looked up in --spec-dir by the cache's name); a workload run's cache comes from gtune export")
-	fl.BoolVar(&noScore, "no-score", false, "leave out the methodology score and its run per seed told the end of the score window (thousands of evaluations on some caches): budgets only, much faster")
-	fl.StringArrayVar(&params, "strategy-param", nil, "a hyperparameter STRATEGY.NAME=VALUE (repeatable)")
-	fl.StringArrayVar(&priorPool, "prior-cache", nil, "cache the transfer strategy may take priors from (repeatable; default: the caches in "+defaultHub+" and the --cache files)")
-	intFlag(fl, &seeds, "seeds", 50, 1, 1_000_000, "runs per strategy, cache and budget (run k's seed: a hash of the cache name, the strategy and k)")
-	intFlag(fl, &workers, "workers", 0, 1, 4096, "parallel runs (default: the number of CPUs)")
-	intFlag(fl, &gpus, "gpus", 1, 1, 1024, "replay each run as a tuning run over this many GPUs (tune --devices): the strategy is told the batch and that many configurations are outstanding, each told first in, first out")
-	fl.StringVar(&budgets, "budgets", "25,100,400,1600", "budgets in evaluations, comma-separated")
-	fl.BoolVar(&asJSON, "json", false, "write JSON instead of a table")
-	fl.BoolVar(&quick, "quick", false, "a quick comparison: 10 seeds at 25 and 100 evaluations (under a minute on two cores for the default caches and strategies); --seeds and --budgets still apply")
+	fl.StringArrayVar(&f.caches, "cache", nil, "Kernel Tuner cache file (.json or .json.gz; repeatable; default: the caches in "+defaultHub+")")
+	fl.StringArrayVar(&f.strategies, "strategy", nil, "strategy to run (repeatable; default: all but brute_force, nsga2 and the occupancy-guided ones)")
+	fl.StringArrayVar(&f.specDirs, "spec-dir", nil, "directory of T1 specs NAME.T1.json (repeatable; default: "+benchmark.DefaultSpecDir+" and specs/ beside each cache)")
+	fl.StringVar(&f.specPath, "spec", "", "the T1 spec or workload file every --cache was recorded with (default: looked up in --spec-dir by the cache's name); a workload run's cache comes from gtune export")
+	fl.BoolVar(&f.noScore, "no-score", false, "leave out the methodology score and its run per seed told the end of the score window (thousands of evaluations on some caches): budgets only, much faster")
+	fl.StringArrayVar(&f.params, "strategy-param", nil, "a hyperparameter STRATEGY.NAME=VALUE (repeatable)")
+	fl.StringArrayVar(&f.priorPool, "prior-cache", nil, "cache the transfer strategy may take priors from (repeatable; default: the caches in "+defaultHub+" and the --cache files)")
+	intFlag(fl, &f.seeds, "seeds", 50, 1, 1_000_000, "runs per strategy, cache and budget (run k's seed: a hash of the cache name, the strategy and k)")
+	intFlag(fl, &f.workers, "workers", 0, 1, 4096, "parallel runs (default: the number of CPUs)")
+	intFlag(fl, &f.gpus, "gpus", 1, 1, 1024, "replay each run as a tuning run over this many GPUs (tune --devices): the strategy is told the batch and that many configurations are outstanding, each told first in, first out")
+	fl.StringVar(&f.budgets, "budgets", "25,100,400,1600", "budgets in evaluations, comma-separated")
+	fl.BoolVar(&f.asJSON, "json", false, "write JSON instead of a table")
+	fl.BoolVar(&f.quick, "quick", false, "a quick comparison: 10 seeds at 25 and 100 evaluations (under a minute on two cores for the default caches and strategies); --seeds and --budgets still apply")
 	return c
+}
+
+// runBenchStrategies replays the strategies on the caches and writes the
+// table (or JSON).
+func runBenchStrategies(cmd *cobra.Command, f benchFlags) error {
+	bs, hp, err := checkBenchFlags(cmd, &f)
+	if err != nil {
+		return err
+	}
+	problems, priors, err := loadBenchProblems(f)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	total, evals := benchWork(problems, len(f.strategies), f.seeds, bs, f.noScore)
+	if !quiet {
+		fmt.Fprintf(cmd.ErrOrStderr(), "gtune: bench-strategies: %d runs, %d evaluations to replay (%d caches × %d strategies × %d seeds × %d budgets%s); the progress line gives the time left at the rate so far\n",
+			total, evals, len(problems), len(f.strategies), f.seeds, len(bs), map[bool]string{false: " and the score run", true: ""}[f.noScore])
+	}
+	st := startStep(cmd.ErrOrStderr(), "replaying the strategies")
+	progress := func(runs, totalRuns int, done, all int64) {
+		el := time.Since(t0)
+		left := time.Duration(float64(el) * float64(all-done) / float64(max(done, 1)))
+		st.say(fmt.Sprintf("%d of %d runs, %d of %d evaluations, about %s left", runs, totalRuns, done, all, left.Round(time.Second)))
+	}
+	rs, err := benchmark.Evaluate(benchmark.Config{Problems: problems, Strategies: f.strategies, Params: hp, Seeds: f.seeds, Budgets: bs, Workers: f.workers, Priors: priors, GPUs: f.gpus, Progress: progress, NoScore: f.noScore})
+	st.finish()
+	if err != nil {
+		return inputError{err}
+	}
+	elapsed := time.Since(t0)
+	means := append(benchmark.Mean(rs), benchmark.FamilyMeans(rs)...)
+	workers := f.workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	out := cmd.OutOrStdout()
+	if f.asJSON {
+		return report.BenchJSON(out, problems, rs, means, f.seeds, total, workers, elapsed, priors, f.noScore)
+	}
+	report.BenchTable(out, problems, rs, means, f.seeds, total, workers, elapsed, priors, f.noScore)
+	return nil
+}
+
+// checkBenchFlags fills bench-strategies' defaults (--quick, the hub's
+// caches, the spec directories, the strategies) and checks the flags:
+// the budgets, seeds, strategies, their parameters (each of a strategy
+// the run replays) and cache files. It returns the budgets and the
+// parameters. Errors are bad input.
+func checkBenchFlags(cmd *cobra.Command, f *benchFlags) ([]int, map[string]map[string]any, error) {
+	if len(f.caches) == 0 && f.specPath != "" && workload.IsFile(f.specPath) {
+		return nil, nil, badInput("--spec %s is a workload: give the cache of its run with --cache (gtune export RUN of a workload run writes one)", f.specPath)
+	}
+	if f.quick {
+		// A minute on two cores: 10 seeds at 25 and 100 evaluations
+		// (and the score runs), unless given.
+		if !cmd.Flags().Changed("seeds") {
+			f.seeds = 10
+		}
+		if !cmd.Flags().Changed("budgets") {
+			f.budgets = "25,100"
+		}
+	}
+	bs, err := parseBudgets(f.budgets)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.seeds <= 0 {
+		return nil, nil, badInput("--seeds %d: want a positive number", f.seeds)
+	}
+	if len(f.caches) == 0 {
+		if f.caches = defaultCaches(); len(f.caches) == 0 {
+			return nil, nil, badInput("no --cache given and no caches in %s", defaultHub)
+		}
+	}
+	if len(f.specDirs) == 0 {
+		f.specDirs = []string{benchmark.DefaultSpecDir}
+		for _, c := range f.caches {
+			if d := filepath.Join(filepath.Dir(c), "specs"); !slices.Contains(f.specDirs, d) {
+				f.specDirs = append(f.specDirs, d)
+			}
+		}
+	}
+	if len(f.strategies) == 0 {
+		f.strategies = benchDefaultStrategies()
+	}
+	for _, s := range f.strategies {
+		if !slices.Contains(strategy.Names(), s) {
+			return nil, nil, badInput("unknown strategy %q (valid: %s)", s, strings.Join(strategy.Names(), ", "))
+		}
+	}
+	hp, err := parseStrategyParams(f.params)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, kv := range f.params {
+		// A hyperparameter of a strategy this run does not run would be
+		// silently ignored: a typo, or a forgotten --strategy.
+		// (parseStrategyParams checked the form.)
+		if name, _, _ := strings.Cut(kv, "."); !slices.Contains(f.strategies, name) {
+			return nil, nil, badInput("--strategy-param %s: %s is not among the strategies this run replays (%s)", kv, name, strings.Join(f.strategies, ", "))
+		}
+	}
+	for _, c := range f.caches {
+		// Before the spec is looked up by the cache's name: a missing
+		// file is the problem to report, not a missing spec.
+		if st, err := os.Stat(c); err != nil {
+			return nil, nil, badInput("--cache %s: %v", c, errors.Unwrap(err))
+		} else if st.IsDir() {
+			return nil, nil, badInput("--cache %s is a directory: give the cache files in it (--cache FILE.json.gz, repeatable)", c)
+		}
+	}
+	return bs, hp, nil
+}
+
+// loadBenchProblems loads each cache with its spec, and where transfer
+// runs each one's priors: the other caches of the same spec in the prior
+// pool. Errors are bad input.
+func loadBenchProblems(f benchFlags) ([]*benchmark.Problem, map[string][]string, error) {
+	var problems []*benchmark.Problem
+	for _, c := range f.caches {
+		sp := f.specPath
+		if sp == "" {
+			var err error
+			if sp, err = benchmark.FindSpec(c, f.specDirs); err != nil {
+				return nil, nil, inputError{err}
+			}
+		}
+		p, err := benchmark.LoadProblem(c, sp)
+		if err != nil {
+			return nil, nil, inputError{err}
+		}
+		problems = append(problems, p)
+	}
+	if !slices.Contains(f.strategies, benchmark.TransferName) {
+		return problems, nil, nil
+	}
+	pool := f.priorPool
+	if len(pool) == 0 {
+		pool = append(defaultCaches(), f.caches...)
+	}
+	priors := map[string][]string{}
+	for _, p := range problems {
+		ps, err := benchmark.TransferPriors(p, pool, f.specDirs)
+		if err != nil {
+			return nil, nil, inputError{err}
+		}
+		priors[p.Name] = ps
+	}
+	return problems, priors, nil
 }
 
 func defaultCaches() []string {

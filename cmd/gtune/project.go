@@ -83,21 +83,9 @@ type projectedConfig struct {
 }
 
 func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectFlags) error {
-	if f.registers > 0 && f.ptx == "" {
-		return badInput("--registers goes with --ptx (the spec's Gtune.Simulation gives the registers of its work)")
-	}
-	if workload.IsFile(path) {
-		return badInput("%s is a workload file; project takes one kernel's spec (project each kernel of the workload by its spec)", path)
-	}
-	s, err := spec.Load(path)
+	s, err := loadProjectSpec(path, f)
 	if err != nil {
 		return err
-	}
-	if f.emulate && (f.ptx != "" || f.registers > 0) {
-		return badInput("--emulate takes each configuration's PTX and registers from --db: not with --ptx or --registers")
-	}
-	if s.Simulation == nil && f.ptx == "" && !f.emulate {
-		return badInput("%s has no Gtune.Simulation section: the kernel's work (Flops, Bytes, Registers) is what a projection divides by the GPUs' throughputs; give it there, or emulate one thread block of its PTX (--emulate: the PTX a tuning run on a GPU kept in --db; --ptx FILE)", s.Path)
 	}
 	devs, err := projectDevices(f.devices)
 	if err != nil {
@@ -119,139 +107,220 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 	if sp.Len() == 0 {
 		return badInput("%s: the search space has no valid configuration", s.Path)
 	}
-	var idx []int
-	switch f.config {
-	case "all":
-		for i := range sp.Len() {
-			idx = append(idx, i)
+	idx, err := projectIndexes(s, sp, f.config)
+	if err != nil {
+		return err
+	}
+	w := projectWork{}
+	if f.ptx != "" {
+		if w.emulated, err = ptxWork(cmd, s, sp, idx[0], f); err != nil {
+			return err
 		}
+	}
+	if f.emulate {
+		if w.kept, idx, err = keptWork(cmd, s, sp, idx, f.db); err != nil {
+			return err
+		}
+	}
+	if f.from != "" {
+		if w.anchor, idx, err = projectAnchor(s, sp, idx, f); err != nil {
+			return err
+		}
+	}
+	var out []projectedConfig
+	for _, i := range idx {
+		pc, ok, err := projectConfig(s, sp, i, devs, profiles, w)
+		if err != nil {
+			return err
+		}
+		if ok {
+			out = append(out, pc)
+		}
+	}
+	return writeProjections(cmd, s, sp, idx, out, devs, f)
+}
+
+// loadProjectSpec loads the spec a projection is of, checking the flags
+// that depend on it. Errors are bad input: --registers without --ptx, a
+// workload file, --emulate beside --ptx, no work to project.
+func loadProjectSpec(path string, f projectFlags) (*spec.Spec, error) {
+	if f.registers > 0 && f.ptx == "" {
+		return nil, badInput("--registers goes with --ptx (the spec's Gtune.Simulation gives the registers of its work)")
+	}
+	if workload.IsFile(path) {
+		return nil, badInput("%s is a workload file; project takes one kernel's spec (project each kernel of the workload by its spec)", path)
+	}
+	s, err := spec.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if f.emulate && (f.ptx != "" || f.registers > 0) {
+		return nil, badInput("--emulate takes each configuration's PTX and registers from --db: not with --ptx or --registers")
+	}
+	if s.Simulation == nil && f.ptx == "" && !f.emulate {
+		return nil, badInput("%s has no Gtune.Simulation section: the kernel's work (Flops, Bytes, Registers) is what a projection divides by the GPUs' throughputs; give it there, or emulate one thread block of its PTX (--emulate: the PTX a tuning run on a GPU kept in --db; --ptx FILE)", s.Path)
+	}
+	return s, nil
+}
+
+// projectIndexes are the configurations --config names: all, one by its
+// key, or by default the spec's reference configuration (else the
+// first). Errors: a key not in the space, as bad input.
+func projectIndexes(s *spec.Spec, sp *space.Space, config string) ([]int, error) {
+	switch config {
+	case "all":
+		idx := make([]int, sp.Len())
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx, nil
 	case "":
 		i := 0
 		if cfg, ok, err := s.ReferenceConfig(); err != nil {
-			return err
+			return nil, err
 		} else if ok {
 			if j, found := sp.Lookup(s.Key(cfg)); found {
 				i = j
 			}
 		}
-		idx = []int{i}
-	default:
-		i, ok := sp.Lookup(f.config)
-		if !ok {
-			names := make([]string, len(s.Params))
-			for k, p := range s.Params {
-				names[k] = p.Name
-			}
-			return badInput("%s: %q is not a configuration of the search space (values of %s, in that order, joined by \",\")", s.Path, f.config, strings.Join(names, ", "))
-		}
-		idx = []int{i}
+		return []int{i}, nil
 	}
-	var emulated *backend.Work
-	if f.ptx != "" {
-		if f.config == "all" || f.from != "" {
-			return badInput("--ptx is the PTX of one configuration: give it with --config KEY (not all, not --from); --emulate takes each configuration's PTX from --db")
+	i, ok := sp.Lookup(config)
+	if !ok {
+		names := make([]string, len(s.Params))
+		for k, p := range s.Params {
+			names[k] = p.Name
 		}
-		text, err := bounded.ReadFile(f.ptx, bounded.PTX, "PTX")
-		if err != nil {
-			return badInput("--ptx: %v", err)
-		}
-		cfg := sp.Values(idx[0])
-		var insts int64
-		var took time.Duration
-		if emulated, insts, took, err = emulatedWork(s, cfg, text, "--ptx "+f.ptx); err != nil {
-			return err
-		}
-		if f.registers > 0 {
-			emulated.Registers = f.registers
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "gtune: work of %s %s from emulating its first thread block (%d thread instructions, %v)\n",
-			s.KernelName, s.Key(cfg), insts, took.Round(time.Millisecond))
+		return nil, badInput("%s: %q is not a configuration of the search space (values of %s, in that order, joined by \",\")", s.Path, config, strings.Join(names, ", "))
 	}
-	var kept map[string]*backend.Work
-	if f.emulate {
-		if kept, idx, err = keptWork(cmd, s, sp, idx, f.db); err != nil {
-			return err
-		}
+	return []int{i}, nil
+}
+
+// projectWork is where a projection takes each configuration's work
+// from besides the spec: emulated from --ptx (one configuration), kept
+// from a tuning run's PTX (--emulate), and the run it is anchored on
+// (--from).
+type projectWork struct {
+	emulated *backend.Work
+	kept     map[string]*backend.Work
+	anchor   *measuredRun
+}
+
+// ptxWork is the work of configuration i emulated from --ptx (its first
+// thread block), with --registers where given. Errors: --ptx with more
+// than one configuration or --from, a PTX that cannot be read or
+// emulated.
+func ptxWork(cmd *cobra.Command, s *spec.Spec, sp *space.Space, i int, f projectFlags) (*backend.Work, error) {
+	if f.config == "all" || f.from != "" {
+		return nil, badInput("--ptx is the PTX of one configuration: give it with --config KEY (not all, not --from); --emulate takes each configuration's PTX from --db")
 	}
-	var anchor *measuredRun
-	if f.from != "" {
-		if anchor, err = loadMeasuredRun(f.from, f.db, s); err != nil {
-			return err
-		}
-		fromProfiles, err := registry.Profiles(f.db, []*device.Description{anchor.device})
-		if err != nil {
-			return err
-		}
-		anchor.profile = fromProfiles[0]
-		var kept []int
-		for _, i := range idx {
-			if _, ok := anchor.times[sp.Key(i)]; ok {
-				kept = append(kept, i)
-			}
-		}
-		if len(kept) == 0 {
-			return badInput("--from %s: the run measured none of the configurations asked for (%d valid configurations measured)", f.from, len(anchor.times))
-		}
-		idx = kept
+	text, err := bounded.ReadFile(f.ptx, bounded.PTX, "PTX")
+	if err != nil {
+		return nil, badInput("--ptx: %v", err)
 	}
-	var out []projectedConfig
+	cfg := sp.Values(i)
+	w, insts, took, err := emulatedWork(s, cfg, text, "--ptx "+f.ptx)
+	if err != nil {
+		return nil, err
+	}
+	if f.registers > 0 {
+		w.Registers = f.registers
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "gtune: work of %s %s from emulating its first thread block (%d thread instructions, %v)\n",
+		s.KernelName, s.Key(cfg), insts, took.Round(time.Millisecond))
+	return w, nil
+}
+
+// projectAnchor loads the run --from names, with its GPU's profile, and
+// keeps of idx the configurations it measured. Errors: the run's, none
+// of idx measured (bad input).
+func projectAnchor(s *spec.Spec, sp *space.Space, idx []int, f projectFlags) (*measuredRun, []int, error) {
+	anchor, err := loadMeasuredRun(f.from, f.db, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	fromProfiles, err := registry.Profiles(f.db, []*device.Description{anchor.device})
+	if err != nil {
+		return nil, nil, err
+	}
+	anchor.profile = fromProfiles[0]
+	var kept []int
 	for _, i := range idx {
-		j, err := s.Job(sp.Values(i))
-		if err != nil {
-			return err
+		if _, ok := anchor.times[sp.Key(i)]; ok {
+			kept = append(kept, i)
 		}
-		if emulated != nil {
-			j.Work = emulated
-		}
-		pc := projectedConfig{Key: sp.Key(i)}
-		if w, ok := kept[pc.Key]; ok {
-			j.Work = w
-		}
-		var from model.Projection
-		if anchor != nil {
-			// The registers the compiler gave it on the run's GPU, not
-			// the spec's estimate.
-			if r := anchor.registers[pc.Key]; r > 0 && j.Work != nil {
-				w := *j.Work
-				w.Registers = r
-				j.Work = &w
-			}
-			from, err = model.Project(anchor.device, anchor.profile, j.Work, j.Geometry())
-			if _, bad := errors.AsType[*model.LaunchError](err); bad {
-				continue // the model cannot place it where it ran: nothing to anchor on
-			} else if err != nil {
-				return fmt.Errorf("--from: configuration %s on %s: %w", pc.Key, anchor.device.ID, err)
-			}
-		}
-		for k, d := range devs {
-			p, err := model.Project(d, profiles[k], j.Work, j.Geometry())
-			if err == nil && anchor != nil {
-				ms := anchor.times[pc.Key]
-				p.TimeMs, p.From, p.MeasuredMs = model.Anchored(ms, from, p), anchor.device.ID, ms
-			}
-			var le *model.LaunchError
-			switch {
-			case errors.As(err, &le):
-				continue // this GPU cannot launch it: not among the candidates
-			case errors.Is(err, model.ErrNoWork):
-				return badInput("%s: configuration %s: the Gtune.Simulation section gives no work (Flops and Bytes are 0)", s.Path, pc.Key)
-			case err != nil:
-				return err
-			}
-			pc.Projections = append(pc.Projections, p)
-		}
-		model.Rank(pc.Projections)
-		out = append(out, pc)
 	}
+	if len(kept) == 0 {
+		return nil, nil, badInput("--from %s: the run measured none of the configurations asked for (%d valid configurations measured)", f.from, len(anchor.times))
+	}
+	return anchor, kept, nil
+}
+
+// projectConfig projects configuration i onto each GPU of devs (over
+// its profile) and ranks them; with an anchor, each projection is
+// scaled by the anchor run's measured time (model.Anchored). ok is false
+// where the model cannot place the configuration where the anchor run
+// measured it (nothing to anchor on). A GPU that cannot launch it is
+// left out. Errors: a spec that gives no work, the model's.
+func projectConfig(s *spec.Spec, sp *space.Space, i int, devs []*device.Description, profiles []model.Profile, w projectWork) (projectedConfig, bool, error) {
+	pc := projectedConfig{Key: sp.Key(i)}
+	j, err := s.Job(sp.Values(i))
+	if err != nil {
+		return pc, false, err
+	}
+	if w.emulated != nil {
+		j.Work = w.emulated
+	}
+	if k, ok := w.kept[pc.Key]; ok {
+		j.Work = k
+	}
+	var from model.Projection
+	if a := w.anchor; a != nil {
+		// The registers the compiler gave it on the run's GPU, not the
+		// spec's estimate.
+		if r := a.registers[pc.Key]; r > 0 && j.Work != nil {
+			wk := *j.Work
+			wk.Registers = r
+			j.Work = &wk
+		}
+		from, err = model.Project(a.device, a.profile, j.Work, j.Geometry())
+		if _, bad := errors.AsType[*model.LaunchError](err); bad {
+			return pc, false, nil
+		} else if err != nil {
+			return pc, false, fmt.Errorf("--from: configuration %s on %s: %w", pc.Key, a.device.ID, err)
+		}
+	}
+	for k, d := range devs {
+		p, err := model.Project(d, profiles[k], j.Work, j.Geometry())
+		if err == nil && w.anchor != nil {
+			ms := w.anchor.times[pc.Key]
+			p.TimeMs, p.From, p.MeasuredMs = model.Anchored(ms, from, p), w.anchor.device.ID, ms
+		}
+		var le *model.LaunchError
+		switch {
+		case errors.As(err, &le):
+			continue // this GPU cannot launch it: not among the candidates
+		case errors.Is(err, model.ErrNoWork):
+			return pc, false, badInput("%s: configuration %s: the Gtune.Simulation section gives no work (Flops and Bytes are 0)", s.Path, pc.Key)
+		case err != nil:
+			return pc, false, err
+		}
+		pc.Projections = append(pc.Projections, p)
+	}
+	model.Rank(pc.Projections)
+	return pc, true, nil
+}
+
+// writeProjections writes the projections: as Kernel Tuner caches, one
+// per GPU (--write-cache), and as JSON or a table per configuration.
+func writeProjections(cmd *cobra.Command, s *spec.Spec, sp *space.Space, idx []int, out []projectedConfig, devs []*device.Description, f projectFlags) error {
 	if f.cacheOut != "" {
-		for k, d := range devs {
+		for _, d := range devs {
 			if err := writeProjectedCache(filepath.Join(f.cacheOut, d.ID+".json"), s, sp, idx, out, d); err != nil {
 				return err
 			}
-			if k == len(devs)-1 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "gtune: projected times written to %s as Kernel Tuner caches, one per GPU (DEVICE.json)\n", f.cacheOut)
-			}
 		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "gtune: projected times written to %s as Kernel Tuner caches, one per GPU (DEVICE.json)\n", f.cacheOut)
 	}
 	if f.asJSON {
 		return report.WriteJSON(cmd.OutOrStdout(), map[string]any{"spec": s.Path, "kernel": s.KernelName, "configurations": out})

@@ -121,28 +121,12 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 	if err != nil {
 		return err
 	}
-	// A workload's run, exported (gtune export), replays over the
-	// workload's combined space; the names of its objective and strategy
-	// resolve against its first kernel's spec, without that spec's
-	// metrics (a plan has none).
-	var set *workload.Set
-	var lay *workload.Layout
-	var s *spec.Spec
-	cleanup := func() {}
-	if f.spec != "" && workload.IsFile(f.spec) {
-		if set, err = loadWorkload(f.spec); err != nil {
-			return err
-		}
-		// A recording has no outputs to check.
-		no := false
-		set.Measurement = &workload.FileMeasurement{Verify: &no}
-		first := *set.Members[0].Spec
-		first.Path, first.Metrics, first.Objective, first.ObjectiveMaximize = set.Path, nil, "time", false
-		s = &first
-	} else if s, cleanup, err = loadReplaySpec(c, f.spec); err != nil {
+	rs, cleanup, err := replaySubject(ctx, c, f.spec)
+	if err != nil {
 		return err
 	}
 	defer cleanup()
+	s, sp := rs.spec, rs.sp
 	obj, err := resolveObjective(s, f.objective)
 	if err != nil {
 		return err
@@ -155,111 +139,39 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 	if err != nil {
 		return err
 	}
-	var sp *space.Space
-	if set != nil {
-		sp, lay, err = workloadSpace(ctx, set, false, space.DefaultMaxConfigurations)
-	} else {
-		sp, err = s.BuildSpace()
-	}
-	if err != nil {
-		return err
-	}
-	if sp.Len() == 0 {
-		return badInput("%s: the search space has no valid configuration", s.Path)
-	}
 	// Checked once here so that a mismatch is an input error before any run.
 	probe, err := cache.NewReplay(c, sp)
 	if err != nil {
 		return inputError{err}
 	}
 	optKey, optVal := replayOptimum(probe, sp, obj.Name)
-
-	dbPath := f.db
-	if dbPath == "" {
-		dir, err := os.MkdirTemp("", "gtune-replay-db-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		dbPath = filepath.Join(dir, "replay.db")
-	}
-	db, err := store.Open(dbPath)
-	if err != nil {
-		return inputError{err}
-	}
-	defer func() {
-		// Close commits the last batch: its failure loses evaluations.
-		if cerr := db.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	// A replay can be run again at no cost, so it trades the live tuner's
-	// one committed transaction per evaluation (about 1 ms of fsync each,
-	// more than the replay's own work) for batches; a crash loses at most
-	// the open batch. EndRun commits each repeat's last batch.
-	if err := db.SetBatch(replayBatch, replayBatchDelay); err != nil {
-		return err
-	}
-
 	if f.recordedOrder && len(c.RecordedOrder()) == 0 {
 		return badInput("--recorded-order: %s has no timestamps to order its entries by", c.Path)
 	}
+	db, dbPath, closeDB, err := openReplayDB(f.db)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Close commits the last batch: its failure loses evaluations.
+		if cerr := closeDB(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	// The strategy's declared inputs (priors, ...) are the same for every
 	// repeat: provided once.
 	first, err := cache.NewReplay(c, sp)
 	if err != nil {
 		return inputError{err}
 	}
-	subject := tuner.Config{Subject: tuner.FromSpec(s)}
-	if set != nil {
-		subject = tuner.Config{Subject: tuner.FromWorkload(set, lay)}
-	}
-	inputs := subject
-	inputs.Space, inputs.Backend, inputs.DB, inputs.Strategy, inputs.StrategyParams = sp, first, db, stratName, params
+	inputs := tuner.Config{Subject: rs.subject, Space: sp, Backend: first, DB: db, Strategy: stratName, StrategyParams: params}
 	if err := inputs.Provide(ctx, cmd.ErrOrStderr()); err != nil {
 		return inputError{err}
 	}
-	var reps []report.ReplayRepeat
-	bar := activity(cmd.ErrOrStderr(), "replaying", f.repeats)
-	defer bar.Finish()
-	for i := 0; i < f.repeats; i++ {
-		_ = bar.Set(i)
-		r, err := cache.NewReplay(c, sp)
-		if err != nil {
-			return inputError{err}
-		}
-		seed := f.seed + uint64(i)
-		rc := inputs
-		rc.Backend, rc.Objective, rc.Seed, rc.MaxEvals, rc.TimeLimit, rc.Clock = r, obj, seed, f.maxEvals, f.timeLimit, r.Charged
-		// Every repeat starts from nothing, and one compile worker keeps
-		// the strategy's view of outstanding results the same on every
-		// machine, so that a seed replays identically.
-		rc.Fresh, rc.CompileWorkers, rc.GtuneVersion = true, 1, version
-		rc.Lookahead = f.lookahead
-		if f.recordedOrder {
-			rc.RecordedOrder = c.RecordedOrder()
-		}
-		sum, err := tuner.Run(ctx, rc)
-		if sum == nil {
-			return err
-		}
-		if err != nil && !errors.Is(err, tuner.ErrNoValid) {
-			return fmt.Errorf("repeat %d (seed %d): %w", i+1, seed, err)
-		}
-		if sum.Interrupted {
-			return errors.New("interrupted")
-		}
-		rep := report.ReplayRepeat{Seed: seed, RunID: sum.RunID, Evaluated: sum.Evaluated, Invalid: sum.Invalid, ChargedS: r.ChargedMs() / 1000}
-		if len(sum.Best) > 0 {
-			b := sum.Best[0]
-			v := b.Value
-			rep.BestKey, rep.Best = b.Key, &v
-			rep.Params = map[string]any{}
-			for _, p := range b.Params {
-				rep.Params[p.Name] = p.Value
-			}
-		}
-		reps = append(reps, rep)
+	inputs.Objective = obj
+	reps, err := replayRepeats(ctx, cmd, c, inputs, f)
+	if err != nil {
+		return err
 	}
 	if f.db == "" {
 		dbPath = ""
@@ -274,6 +186,137 @@ func runReplay(ctx context.Context, cmd *cobra.Command, cachePath string, f repl
 	}
 	report.ReplayTable(out, c, specLabel, sp, probe, stratName, obj.Name, optKey, optVal, reps, dbPath)
 	return nil
+}
+
+// replayed is what a replay tunes: the spec its objective and strategy
+// resolve against, the tuner's subject and the search space.
+type replayed struct {
+	spec    *spec.Spec
+	subject tuner.Subject
+	sp      *space.Space
+}
+
+// replaySubject is what cache c replays over: a workload's combined
+// space where specPath is a workload file (a workload's run, exported
+// with gtune export; its objective and strategy resolve against its
+// first kernel's spec, without that spec's metrics: a plan has none, and
+// a recording has no outputs to check), else the spec's (loadReplaySpec:
+// the configurations the cache records where none is given). cleanup
+// removes what loadReplaySpec made. Errors: an empty space, bad input.
+func replaySubject(ctx context.Context, c *cache.Cache, specPath string) (replayed, func(), error) {
+	var r replayed
+	cleanup := func() {}
+	var err error
+	if specPath != "" && workload.IsFile(specPath) {
+		set, err := loadWorkload(specPath)
+		if err != nil {
+			return r, cleanup, err
+		}
+		no := false
+		set.Measurement = &workload.FileMeasurement{Verify: &no}
+		first := *set.Members[0].Spec
+		first.Path, first.Metrics, first.Objective, first.ObjectiveMaximize = set.Path, nil, "time", false
+		sp, lay, err := workloadSpace(ctx, set, false, space.DefaultMaxConfigurations)
+		if err != nil {
+			return r, cleanup, err
+		}
+		r = replayed{spec: &first, subject: tuner.FromWorkload(set, lay), sp: sp}
+	} else {
+		if r.spec, cleanup, err = loadReplaySpec(c, specPath); err != nil {
+			return r, cleanup, err
+		}
+		r.subject = tuner.FromSpec(r.spec)
+		if r.sp, err = r.spec.BuildSpace(); err != nil {
+			return r, cleanup, err
+		}
+	}
+	if r.sp.Len() == 0 {
+		return r, cleanup, badInput("%s: the search space has no valid configuration", r.spec.Path)
+	}
+	return r, cleanup, nil
+}
+
+// openReplayDB opens the replay's database: path, else a temporary one
+// removed at close. A replay can be run again at no cost, so it trades
+// the live tuner's one committed transaction per evaluation (about 1 ms
+// of fsync each, more than the replay's own work) for batches; a crash
+// loses at most the open batch, and EndRun commits each repeat's last
+// batch. close closes it (its error loses evaluations) and removes a
+// temporary one.
+func openReplayDB(path string) (*store.DB, string, func() error, error) {
+	remove := func() {}
+	if path == "" {
+		dir, err := os.MkdirTemp("", "gtune-replay-db-")
+		if err != nil {
+			return nil, "", nil, err
+		}
+		remove = func() { os.RemoveAll(dir) }
+		path = filepath.Join(dir, "replay.db")
+	}
+	db, err := store.Open(path)
+	if err != nil {
+		remove()
+		return nil, "", nil, inputError{err}
+	}
+	closeDB := func() error {
+		err := db.Close()
+		remove()
+		return err
+	}
+	if err := db.SetBatch(replayBatch, replayBatchDelay); err != nil {
+		closeDB()
+		return nil, "", nil, err
+	}
+	return db, path, closeDB, nil
+}
+
+// replayRepeats runs the replay f.repeats times over fresh replays of c,
+// repeat i with seed f.seed+i, and gives each one's account. Every
+// repeat starts from nothing, and one compile worker keeps the
+// strategy's view of outstanding results the same on every machine, so
+// that a seed replays identically. Errors: a run's (other than finding
+// nothing valid), an interruption.
+func replayRepeats(ctx context.Context, cmd *cobra.Command, c *cache.Cache, inputs tuner.Config, f replayFlags) ([]report.ReplayRepeat, error) {
+	var reps []report.ReplayRepeat
+	bar := activity(cmd.ErrOrStderr(), "replaying", f.repeats)
+	defer bar.Finish()
+	for i := 0; i < f.repeats; i++ {
+		_ = bar.Set(i)
+		r, err := cache.NewReplay(c, inputs.Space)
+		if err != nil {
+			return nil, inputError{err}
+		}
+		seed := f.seed + uint64(i)
+		rc := inputs
+		rc.Backend, rc.Seed, rc.MaxEvals, rc.TimeLimit, rc.Clock = r, seed, f.maxEvals, f.timeLimit, r.Charged
+		rc.Fresh, rc.CompileWorkers, rc.GtuneVersion = true, 1, version
+		rc.Lookahead = f.lookahead
+		if f.recordedOrder {
+			rc.RecordedOrder = c.RecordedOrder()
+		}
+		sum, err := tuner.Run(ctx, rc)
+		if sum == nil {
+			return nil, err
+		}
+		if err != nil && !errors.Is(err, tuner.ErrNoValid) {
+			return nil, fmt.Errorf("repeat %d (seed %d): %w", i+1, seed, err)
+		}
+		if sum.Interrupted {
+			return nil, errors.New("interrupted")
+		}
+		rep := report.ReplayRepeat{Seed: seed, RunID: sum.RunID, Evaluated: sum.Evaluated, Invalid: sum.Invalid, ChargedS: r.ChargedMs() / 1000}
+		if len(sum.Best) > 0 {
+			b := sum.Best[0]
+			v := b.Value
+			rep.BestKey, rep.Best = b.Key, &v
+			rep.Params = map[string]any{}
+			for _, p := range b.Params {
+				rep.Params[p.Name] = p.Value
+			}
+		}
+		reps = append(reps, rep)
+	}
+	return reps, nil
 }
 
 // replayOptimum is the best recorded value of a built-in objective over
