@@ -81,41 +81,10 @@ func runSlurmSubmit(cmd *cobra.Command, args []string, f slurmFlags) error {
 	if sharded && (cmd.Flags().Changed("nodes") || cmd.Flags().Changed("gpus-per-node")) {
 		return badInput("--shards is a job of K one-GPU tasks; --nodes and --gpus-per-node shape a coordinated job: give one or the other")
 	}
-	// The tuning is checked as tune would read it, before anything is
-	// written or submitted: a typo must not cost a queue wait.
-	tc := newTuneCmd()
-	if err := tc.Flags().Parse(args); err != nil {
-		return badInput("the tune flags after --: %v", err)
+	path, strat, err := checkSlurmTune(cmd, args)
+	if err != nil {
+		return err
 	}
-	targs := tc.Flags().Args()
-	if len(targs) != 1 {
-		return badInput("after --: one spec or workload file and tune's flags (got %d files: %s)", len(targs), strings.Join(targs, " "))
-	}
-	for _, name := range []string{"db", "shard", "slurm", "nodes", "gpus-per-node", "device", "devices"} {
-		if tc.Flags().Changed(name) {
-			return badInput("after --: --%s is set by the job (its GPUs, each task's shard and database)", name)
-		}
-	}
-	path := targs[0]
-	if _, err := os.Stat(path); err != nil {
-		return badInput("%v", err)
-	}
-	// Every tune flag as tune checks it (the objective, the repeat
-	// policy, the strategy's hyperparameters, the spec and its space),
-	// stopping before the database and the GPU.
-	vc := newTuneCmdOpts(true)
-	vc.SetArgs(args)
-	vc.SetOut(io.Discard)
-	vc.SetErr(cmd.ErrOrStderr())
-	vc.SilenceErrors, vc.SilenceUsage = true, true
-	vc.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return inputError{err} })
-	if err := vc.ExecuteContext(cmd.Context()); err != nil {
-		if exitCode(err) == exitBadInput {
-			return badInput("the tuning after --: %v", err)
-		}
-		return fmt.Errorf("the tuning after --: %w", err)
-	}
-	strat, _ := tc.Flags().GetString("strategy")
 	name := slurm.JobName("gtune-" + strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
 	if !workload.IsFile(path) {
 		s, err := spec.Load(path)
@@ -134,16 +103,68 @@ func runSlurmSubmit(cmd *cobra.Command, args []string, f slurmFlags) error {
 			return err
 		}
 	}
+	j, err := slurmJob(name, path, args, f)
+	if err != nil {
+		return err
+	}
+	return submitSlurm(cmd, j, sharded, f)
+}
+
+// checkSlurmTune checks the tuning after -- as tune would read it,
+// before anything is written or submitted (a typo must not cost a queue
+// wait): one spec or workload file, no flag the job sets, and every tune
+// flag as tune checks it (the objective, the repeat policy, the
+// strategy's hyperparameters, the spec and its space), stopping before
+// the database and the GPU. It returns the file and the strategy named
+// ("" for the spec's). Errors are bad input.
+func checkSlurmTune(cmd *cobra.Command, args []string) (string, string, error) {
+	tc := newTuneCmd()
+	if err := tc.Flags().Parse(args); err != nil {
+		return "", "", badInput("the tune flags after --: %v", err)
+	}
+	targs := tc.Flags().Args()
+	if len(targs) != 1 {
+		return "", "", badInput("after --: one spec or workload file and tune's flags (got %d files: %s)", len(targs), strings.Join(targs, " "))
+	}
+	for _, name := range []string{"db", "shard", "slurm", "nodes", "gpus-per-node", "device", "devices"} {
+		if tc.Flags().Changed(name) {
+			return "", "", badInput("after --: --%s is set by the job (its GPUs, each task's shard and database)", name)
+		}
+	}
+	path := targs[0]
+	if _, err := os.Stat(path); err != nil {
+		return "", "", badInput("%v", err)
+	}
+	vc := newTuneCmdOpts(true)
+	vc.SetArgs(args)
+	vc.SetOut(io.Discard)
+	vc.SetErr(cmd.ErrOrStderr())
+	vc.SilenceErrors, vc.SilenceUsage = true, true
+	vc.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return inputError{err} })
+	if err := vc.ExecuteContext(cmd.Context()); err != nil {
+		if exitCode(err) == exitBadInput {
+			return "", "", badInput("the tuning after --: %v", err)
+		}
+		return "", "", fmt.Errorf("the tuning after --: %w", err)
+	}
+	strat, _ := tc.Flags().GetString("strategy")
+	return path, strat, nil
+}
+
+// slurmJob is the job that runs the tuning args of the spec or workload
+// at path: this gtune executable, the file's path made absolute in the
+// tune arguments (the tasks run in another directory), the results
+// directory and the job's shape and queue from the flags. Errors: a
+// job Slurm would refuse or could be injected by, as bad input.
+func slurmJob(name, path string, args []string, f slurmFlags) (slurm.Job, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("slurm: the gtune executable: %v", err)
+		return slurm.Job{}, fmt.Errorf("slurm: the gtune executable: %v", err)
 	}
 	results, err := filepath.Abs(f.results)
 	if err != nil {
-		return badInput("--results: %v", err)
+		return slurm.Job{}, badInput("--results: %v", err)
 	}
-	// The spec's path made absolute in the tune arguments: the tasks run
-	// in another directory.
 	abs, _ := filepath.Abs(path)
 	tune := make([]string, len(args))
 	for i, a := range args {
@@ -156,31 +177,35 @@ func runSlurmSubmit(cmd *cobra.Command, args []string, f slurmFlags) error {
 		Partition: f.partition, Time: f.time, Account: f.account, GRES: f.gres, NoGPU: f.noGPU,
 		MergePartition: f.mergePartition, CPUsPerTask: f.cpusPerTask}
 	if err := j.Check(); err != nil {
-		return badInput("%v", err)
+		return slurm.Job{}, badInput("%v", err)
 	}
+	return j, nil
+}
+
+// submitSlurm writes j's scripts and submits them (--dry-run: prints
+// them): the coordinated job, or the array of shards and its merge job.
+func submitSlurm(cmd *cobra.Command, j slurm.Job, sharded bool, f slurmFlags) error {
 	out := cmd.OutOrStdout()
+	results := j.Results
 	write := func(p, text string) error { return os.WriteFile(p, []byte(text), 0o755) }
+	switch {
+	case !sharded && f.dryRun:
+		fmt.Fprintf(out, "# %s/tune.sbatch\n%s", results, j.CoordinatedScript())
+		return nil
+	case sharded && f.dryRun:
+		fmt.Fprintf(out, "# %s/shards.sbatch\n%s\n# %s/merge.sbatch (sbatch --dependency=afterany:ARRAY_JOB)\n%s", results, j.ArrayScript(), results, j.MergeScript())
+		return nil
+	}
+	if err := os.MkdirAll(results, 0o755); err != nil {
+		return badInput("--results: %v", err)
+	}
 	if !sharded {
-		if f.dryRun {
-			fmt.Fprintf(out, "# %s/tune.sbatch\n%s", results, j.CoordinatedScript())
-			return nil
-		}
-		if err := os.MkdirAll(results, 0o755); err != nil {
-			return badInput("--results: %v", err)
-		}
 		id, _, err := slurm.SubmitCoordinated(cmd.Context(), j, f.sbatch, write)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "gtune: submitted job %s (%d nodes × %d GPUs, one run); results in %s/tune.db\n", id, f.nodes, f.gpusPerNode, results)
 		return nil
-	}
-	if f.dryRun {
-		fmt.Fprintf(out, "# %s/shards.sbatch\n%s\n# %s/merge.sbatch (sbatch --dependency=afterany:ARRAY_JOB)\n%s", results, j.ArrayScript(), results, j.MergeScript())
-		return nil
-	}
-	if err := os.MkdirAll(results, 0o755); err != nil {
-		return badInput("--results: %v", err)
 	}
 	s, err := slurm.Submit(cmd.Context(), j, f.sbatch, write)
 	if err != nil {

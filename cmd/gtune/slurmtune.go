@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
-	"github.com/gtune/gtune/backend/compileproc"
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/backend/remote"
@@ -133,28 +132,21 @@ func openSlurmWorkers(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFl
 		return nil, nil, err
 	}
 	n := nodes * perNode
-	exe, err := os.Executable()
-	if err != nil {
+	w := slurmWorkers{ctx: ctx, s: s, f: f, simulated: modelled(f.backend)}
+	if w.exe, err = os.Executable(); err != nil {
 		return nil, nil, err
 	}
-	simulated := modelled(f.backend)
 	// --unbuffered: srun otherwise holds a task's output until a newline, and
 	// the protocol is binary.
-	srun := []string{f.srun, "--nodes=1", "--ntasks=1", "--exact", "--cpus-per-task=1", "--unbuffered", "--quiet", "--kill-on-bad-exit=1", "--job-name=gtune-gpu"}
-	if !simulated {
-		srun = append(srun, "--gpus-per-task=1")
-	}
-	var compiler *sim.Sim
-	if simulated {
-		so := backendOptions(s, f)
-		if f.devices != "" {
-			so.Device = 0
-		}
-		d, o, err := registry.SimOptions(so)
+	w.srun = []string{f.srun, "--nodes=1", "--ntasks=1", "--exact", "--cpus-per-task=1", "--unbuffered", "--quiet", "--kill-on-bad-exit=1", "--job-name=gtune-gpu"}
+	if !w.simulated {
+		w.srun = append(w.srun, "--gpus-per-task=1")
+	} else {
+		d, o, err := registry.SimOptions(backendOptions(s, f))
 		if err != nil {
 			return nil, nil, err
 		}
-		compiler = sim.New(d, o)
+		w.compiler = sim.New(d, o)
 	}
 	fmt.Fprintf(log, "gtune: --slurm: starting %d GPU workers (%d nodes × %d) with srun\n", n, nodes, perNode)
 	t0 := time.Now()
@@ -162,50 +154,23 @@ func openSlurmWorkers(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFl
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if simulated {
-				d, o, err := registry.SimOptions(registry.Options{Seed: int64(f.seed), SimDevice: f.simDevice, Index: i, RunWall: f.simRunWall, Spec: s})
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				argv := append(append([]string{}, srun...), exe, remote.WorkerArg, "--sim-device", d.ID, "--index", strconv.Itoa(i),
-					"--seed", strconv.FormatInt(o.Seed, 10), "--noise", strconv.FormatFloat(o.Noise, 'g', -1, 64), "--run-wall", o.RunWall.String(),
-					"--stragglers", strconv.FormatFloat(o.Stragglers, 'g', -1, 64), "--straggler-factor", strconv.FormatFloat(o.StragglerFactor, 'g', -1, 64))
-				ro := remote.Options{Silence: f.workerSilence}
-				if i == 0 {
-					ro.Compiler = compiler
-				}
-				out[i], errs[i] = remote.Start(ctx, argv, os.Environ(), ro)
-				return
-			}
-			out[i], errs[i] = cuda.Open(ctx, 0, cuda.Options{Wrapper: srun, Silence: f.workerSilence})
-		}()
+		wg.Go(func() { out[i], errs[i] = w.start(i) })
 	}
 	wg.Wait()
+	closeAll := func() {
+		for _, b := range out {
+			if b != nil {
+				b.Close()
+			}
+		}
+	}
 	for i, err := range errs {
 		if err != nil {
-			for _, b := range out {
-				if b != nil {
-					b.Close()
-				}
-			}
+			closeAll()
 			return nil, nil, fmt.Errorf("--slurm: GPU worker %d: %w", i, err)
 		}
 	}
-	hosts := map[string]int{}
-	for _, b := range out {
-		if r, ok := b.(interface{ Host() string }); ok {
-			hosts[r.Host()]++
-		}
-	}
-	fmt.Fprintf(log, "gtune: --slurm: %d GPU workers started in %v", n, time.Since(t0).Round(time.Millisecond))
-	if len(hosts) > 0 {
-		fmt.Fprintf(log, " on %d nodes", len(hosts))
-	}
-	fmt.Fprintln(log)
+	sayStarted(log, out, time.Since(t0))
 	// A worker lost because the allocation ended (scancel, the time
 	// limit, a node failure that revoked it) ends the run as
 	// interrupted, as SIGTERM would, not as failed.
@@ -216,22 +181,64 @@ func openSlurmWorkers(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFl
 		}
 	}
 	be := out[0]
-	if !simulated {
+	if !w.simulated {
 		// NVRTC in compile processes here, where the run's cores are.
-		procs := f.compileProcs
-		if procs == -1 {
-			procs = compileproc.DefaultSize()
-		}
-		if procs > 0 {
-			if be, err = compileproc.Wrap(be, compileproc.Options{Processes: procs, Timeout: f.compileTimeout}); err != nil {
-				for _, b := range out {
-					b.Close()
-				}
-				return nil, nil, err
-			}
+		if be, err = registry.WithCompileProcesses(be, f.compileProcs, f.compileTimeout); err != nil {
+			closeAll()
+			return nil, nil, err
 		}
 	}
 	return be, out[1:], nil
+}
+
+// slurmWorkers is how openSlurmWorkers starts each GPU worker: srun's
+// command line, this executable, and for a simulated GPU the compiler
+// worker 0 compiles with.
+type slurmWorkers struct {
+	ctx       context.Context
+	s         *spec.Spec
+	f         tuneFlags
+	simulated bool
+	srun      []string
+	exe       string
+	compiler  *sim.Sim
+}
+
+// start starts GPU worker i with srun: the CUDA worker, or a simulated
+// GPU of index i over the remote protocol.
+func (w slurmWorkers) start(i int) (backend.Backend, error) {
+	f := w.f
+	if !w.simulated {
+		return cuda.Open(w.ctx, 0, cuda.Options{Wrapper: w.srun, Silence: f.workerSilence})
+	}
+	d, o, err := registry.SimOptions(registry.Options{Seed: int64(f.seed), SimDevice: f.simDevice, Index: i, RunWall: f.simRunWall, Spec: w.s})
+	if err != nil {
+		return nil, err
+	}
+	argv := append(append([]string{}, w.srun...), w.exe, remote.WorkerArg, "--sim-device", d.ID, "--index", strconv.Itoa(i),
+		"--seed", strconv.FormatInt(o.Seed, 10), "--noise", strconv.FormatFloat(o.Noise, 'g', -1, 64), "--run-wall", o.RunWall.String(),
+		"--stragglers", strconv.FormatFloat(o.Stragglers, 'g', -1, 64), "--straggler-factor", strconv.FormatFloat(o.StragglerFactor, 'g', -1, 64))
+	ro := remote.Options{Silence: f.workerSilence}
+	if i == 0 {
+		ro.Compiler = w.compiler
+	}
+	return remote.Start(w.ctx, argv, os.Environ(), ro)
+}
+
+// sayStarted says how many GPU workers started, in how long, on how
+// many nodes.
+func sayStarted(log io.Writer, out []backend.Backend, took time.Duration) {
+	hosts := map[string]int{}
+	for _, b := range out {
+		if r, ok := b.(interface{ Host() string }); ok {
+			hosts[r.Host()]++
+		}
+	}
+	fmt.Fprintf(log, "gtune: --slurm: %d GPU workers started in %v", len(out), took.Round(time.Millisecond))
+	if len(hosts) > 0 {
+		fmt.Fprintf(log, " on %d nodes", len(hosts))
+	}
+	fmt.Fprintln(log)
 }
 
 // slurmWorker is a GPU worker of a Slurm allocation: a Run that fails
