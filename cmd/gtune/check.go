@@ -105,31 +105,9 @@ func checkFile(ctx context.Context, path string, f checkFlags) report.CheckFile 
 		return cf
 	}
 	if workload.IsFile(path) {
-		set, err := loadWorkload(path)
-		if err != nil {
+		if err := checkWorkloadFile(ctx, path, f, &cf); err != nil {
 			return fail(err)
 		}
-		cf.Checked = append(cf.Checked, fmt.Sprintf("workload file and its %d kernels' specs (keys, values, kernel sources)", len(set.Members)))
-		sp, _, err := workloadSpace(ctx, set, false, f.limits.maxConfigs)
-		if err != nil {
-			return fail(err)
-		}
-		cf.Configurations = sp.Len()
-		cf.Checked = append(cf.Checked, "the combined search space")
-		d, err := registry.SimulatedGPU(f.simDevice, set.Members[0].Spec)
-		if err != nil {
-			return fail(err)
-		}
-		var warn strings.Builder
-		if err := checkWorkloadMembers(ctx, set, d, &warn); err != nil {
-			return fail(err)
-		}
-		cf.Warnings = append(cf.Warnings, problems0(warn.String())...)
-		cf.Checked = append(cf.Checked, fmt.Sprintf("each kernel's configurations: expressions, and thread block, grid and shared memory against the %s's launch limits", d.Name))
-		if _, err := set.Request(); err != nil {
-			return fail(inputError{err})
-		}
-		cf.NotChecked = append(cf.NotChecked, "compilation of the kernels (check each spec)")
 		return cf
 	}
 	s, err := spec.Load(path)
@@ -272,5 +250,39 @@ func argumentsFit(s *spec.Spec, d *device.Description) error {
 	if need := s.WorkingSetBytes(); d.MemoryBytes > 0 && need > d.MemoryBytes {
 		return badInput("%s: KernelSpecification.Arguments: the arguments take %.2f GiB, more than the %s's %.2f GiB", s.Path, float64(need)/(1<<30), d.Name, float64(d.MemoryBytes)/(1<<30))
 	}
+	return nil
+}
+
+// checkWorkloadFile checks a workload file into cf: the file and its
+// kernels' specs, the combined search space, each kernel's
+// configurations against the simulated GPU's launch limits, the plan's
+// measurement. Compiling is left to each spec's check. Errors: the
+// first problem found.
+func checkWorkloadFile(ctx context.Context, path string, f checkFlags, cf *report.CheckFile) error {
+	set, err := loadWorkload(path)
+	if err != nil {
+		return err
+	}
+	cf.Checked = append(cf.Checked, fmt.Sprintf("workload file and its %d kernels' specs (keys, values, kernel sources)", len(set.Members)))
+	sp, _, err := workloadSpace(ctx, set, false, f.limits.maxConfigs)
+	if err != nil {
+		return err
+	}
+	cf.Configurations = sp.Len()
+	cf.Checked = append(cf.Checked, "the combined search space")
+	d, err := registry.SimulatedGPU(f.simDevice, set.Members[0].Spec)
+	if err != nil {
+		return err
+	}
+	var warn strings.Builder
+	if err := checkWorkloadMembers(ctx, set, d, &warn); err != nil {
+		return err
+	}
+	cf.Warnings = append(cf.Warnings, problems0(warn.String())...)
+	cf.Checked = append(cf.Checked, fmt.Sprintf("each kernel's configurations: expressions, and thread block, grid and shared memory against the %s's launch limits", d.Name))
+	if _, err := set.Request(); err != nil {
+		return inputError{err}
+	}
+	cf.NotChecked = append(cf.NotChecked, "compilation of the kernels (check each spec)")
 	return nil
 }

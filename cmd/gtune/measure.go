@@ -298,7 +298,14 @@ func measureOne(ctx context.Context, cmd *cobra.Command, first *spec.Spec, c tun
 		})
 	}
 	wg.Wait()
-	err = errors.Join(errs...)
+	return writeMeasured(cmd, sums, errors.Join(errs...), plan, launches, streams, db.Path(), f)
+}
+
+// writeMeasured writes what measure measured on each GPU: JSON (one
+// document, or one per GPU with --devices), the GPUs side by side, or
+// the one GPU's observations. It returns err, the runs' errors, unless
+// writing fails.
+func writeMeasured(cmd *cobra.Command, sums []*tuner.Summary, err error, plan string, launches []string, streams int, dbPath string, f measureFlags) error {
 	out := cmd.OutOrStdout()
 	if f.tune.asJSON {
 		var docs []report.MeasureDoc
@@ -308,7 +315,7 @@ func measureOne(ctx context.Context, cmd *cobra.Command, first *spec.Spec, c tun
 			}
 			o := sum.Evaluations[0]
 			docs = append(docs, report.MeasureDoc{Device: report.LocalRef(sum.Device.Local), Run: sum.RunID, Key: o.Key, Plan: plan, Launches: launches,
-				Status: string(o.Status), Reason: o.Reason, Observations: o.Typed.Sorted(), DB: db.Path()})
+				Status: string(o.Status), Reason: o.Reason, Observations: o.Typed.Sorted(), DB: dbPath})
 		}
 		switch {
 		case len(docs) == 0:
@@ -324,8 +331,8 @@ func measureOne(ctx context.Context, cmd *cobra.Command, first *spec.Spec, c tun
 		}
 		return err
 	}
-	if len(gpus) > 1 {
-		writeAcrossGPUs(out, sums, plan, len(launches), streams, db.Path())
+	if len(sums) > 1 {
+		writeAcrossGPUs(out, sums, plan, len(launches), streams, dbPath)
 		return err
 	}
 	sum := sums[0]
@@ -338,7 +345,7 @@ func measureOne(ctx context.Context, cmd *cobra.Command, first *spec.Spec, c tun
 		fmt.Fprintf(out, "  %s\n", o.Reason)
 	}
 	report.WriteObservations(out, o.Typed, launches)
-	fmt.Fprintf(out, "stored as run %d in %s\n", sum.RunID, db.Path())
+	fmt.Fprintf(out, "stored as run %d in %s\n", sum.RunID, dbPath)
 	return err
 }
 

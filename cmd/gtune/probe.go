@@ -36,57 +36,7 @@ database, where gtune devices --all and the projection find it, and printed agai
 specifications. Read-only: no GPU setting is changed. On the simulated GPU it gives what the simulator's
 model answers.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := chooseSimulated(cmd, f.backend, f.simDevice, f.device, "probing")
-			if err != nil {
-				return err
-			}
-			db, err := openRunDB(f.db)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			var be backend.Backend
-			if d != nil {
-				be = sim.New(d, sim.Options{Seed: int64(f.seed)})
-			} else {
-				if err := cuda.Available(); err != nil {
-					return fmt.Errorf("--backend cuda: %w", err)
-				}
-				if be, err = cuda.Open(cmd.Context(), f.device, cuda.Options{Stderr: cmd.ErrOrStderr()}); err != nil {
-					return err
-				}
-			}
-			defer be.Close()
-			p, err := probe.Run(cmd.Context(), be, probe.Options{Iterations: iterations, Log: progressLog(cmd, f), Power: power})
-			if err != nil {
-				return err
-			}
-			js, err := json.Marshal(p)
-			if err != nil {
-				return err
-			}
-			sp := &store.Profile{Device: p.Device, Name: p.Name, UUID: p.UUID, Source: p.Source, JSON: js}
-			if err := db.AddProfile(sp); err != nil {
-				return err
-			}
-			var spec *model.Profile
-			if d, err := device.Lookup(p.Device); err == nil {
-				s := model.SpecProfile(d)
-				spec = &s
-			}
-			if asJSON {
-				return report.WriteJSON(cmd.OutOrStdout(), map[string]any{"profile": p, "specification": spec, "stored": sp.ID, "db": db.Path()})
-			}
-			report.Profile(cmd.OutOrStdout(), p, spec)
-			if d, err := device.Lookup(p.Device); err == nil && p.FP32PowerW > 0 {
-				if idle, fp32, dram, err := probe.ModelPower(d); err == nil {
-					fmt.Fprintf(cmd.OutOrStdout(), "power model (gtune's, the simulator's) at the specification's clocks: idle with a context at the highest clock %.0f W, FP32 %.0f W, DRAM reads %.0f W\n", idle, fp32, dram)
-				}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "stored as device profile %d in %s\n", sp.ID, db.Path())
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runProbe(cmd, f, asJSON, power, iterations) },
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.backend, "backend", "auto", "GPU backend: auto, cuda or sim")
@@ -108,4 +58,58 @@ func progressLog(cmd *cobra.Command, f tuneFlags) io.Writer {
 		return nil
 	}
 	return cmd.ErrOrStderr()
+}
+
+// runProbe measures the GPU's device profile, stores it and prints it
+// against the specification's.
+func runProbe(cmd *cobra.Command, f tuneFlags, asJSON, power bool, iterations int) error {
+	d, err := chooseSimulated(cmd, f.backend, f.simDevice, f.device, "probing")
+	if err != nil {
+		return err
+	}
+	db, err := openRunDB(f.db)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var be backend.Backend
+	if d != nil {
+		be = sim.New(d, sim.Options{Seed: int64(f.seed)})
+	} else {
+		if err := cuda.Available(); err != nil {
+			return fmt.Errorf("--backend cuda: %w", err)
+		}
+		if be, err = cuda.Open(cmd.Context(), f.device, cuda.Options{Stderr: cmd.ErrOrStderr()}); err != nil {
+			return err
+		}
+	}
+	defer be.Close()
+	p, err := probe.Run(cmd.Context(), be, probe.Options{Iterations: iterations, Log: progressLog(cmd, f), Power: power})
+	if err != nil {
+		return err
+	}
+	js, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	sp := &store.Profile{Device: p.Device, Name: p.Name, UUID: p.UUID, Source: p.Source, JSON: js}
+	if err := db.AddProfile(sp); err != nil {
+		return err
+	}
+	var spec *model.Profile
+	if d, err := device.Lookup(p.Device); err == nil {
+		s := model.SpecProfile(d)
+		spec = &s
+	}
+	if asJSON {
+		return report.WriteJSON(cmd.OutOrStdout(), map[string]any{"profile": p, "specification": spec, "stored": sp.ID, "db": db.Path()})
+	}
+	report.Profile(cmd.OutOrStdout(), p, spec)
+	if d, err := device.Lookup(p.Device); err == nil && p.FP32PowerW > 0 {
+		if idle, fp32, dram, err := probe.ModelPower(d); err == nil {
+			fmt.Fprintf(cmd.OutOrStdout(), "power model (gtune's, the simulator's) at the specification's clocks: idle with a context at the highest clock %.0f W, FP32 %.0f W, DRAM reads %.0f W\n", idle, fp32, dram)
+		}
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "stored as device profile %d in %s\n", sp.ID, db.Path())
+	return nil
 }

@@ -22,11 +22,15 @@ import (
 
 func init() { subcommands = append(subcommands, newReportCmd) }
 
+// reportFlags are report's flags.
+type reportFlags struct {
+	dbPath, out, pareto string
+	bench               []string
+	asText              bool
+}
+
 func newReportCmd() *cobra.Command {
-	var dbPath, out string
-	var bench []string
-	var pareto string
-	var asText bool
+	var f reportFlags
 	c := &cobra.Command{
 		Use:   "report [RUN | FILE:RUN ...]",
 		Short: "Report runs as one self-contained HTML file (charts of the Pareto front, the convex hull, GPU settings, progress, parameter effects, correlations), or for a terminal with --text",
@@ -47,91 +51,110 @@ different machines, each in its own database, share one report (named "FILE run 
 
 --text prints each run for a terminal instead: its facts, the best configuration by time, energy and EDP,
 the Pareto front, the hull's configurations and a text plot of the best objective so far.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, b, ok := strings.Cut(pareto, ",")
-			if !ok || a == "" || b == "" || a == b || strings.Contains(b, ",") {
-				return badInput("--pareto %q: want two different quantities, A,B (observations or metrics, such as time,energy or GFLOP/s,GFLOPS/W)", pareto)
-			}
-			opts := report.HTMLOptions{Pareto: [2]string{a, b}}
-			if !asText {
-				if out == "" {
-					return badInput("-o: an empty path; name the HTML file to write")
-				}
-				if fi, err := os.Stat(out); err == nil && fi.IsDir() {
-					return badInput("-o %s is a folder; name the HTML file to write, e.g. %s", out, filepath.Join(out, "report.html"))
-				}
-			}
-			var docs []report.BenchDoc
-			for _, name := range bench {
-				b, err := bounded.ReadFile(name, bounded.Data, "a bench-strategies document")
-				if err != nil {
-					return inputError{fmt.Errorf("--bench: %w", err)}
-				}
-				d, err := report.ReadBenchDoc(bytes.NewReader(b), name)
-				if err != nil {
-					return inputError{fmt.Errorf("--bench %w", err)}
-				}
-				docs = append(docs, d)
-			}
-			if asText && len(docs) > 0 {
-				return badInput("--bench is charted in the HTML report; gtune bench-strategies prints its table for a terminal")
-			}
-			var runs []report.HTMLRun
-			if len(args) > 0 || len(docs) == 0 {
-				var err error
-				if runs, err = readRuns(dbPath, args); err != nil {
-					return err
-				}
-			}
-			if cmd.Flags().Changed("pareto") {
-				if err := paretoFound(runs, a, b); err != nil {
-					return err
-				}
-			}
-			if asText {
-				for i, r := range runs {
-					if i > 0 {
-						fmt.Fprintln(cmd.OutOrStdout())
-					}
-					report.RunReport(cmd.OutOrStdout(), r.Run, r.Evals)
-				}
-				return nil
-			}
-			opts.Generated = time.Now()
-			// Written beside and renamed: a failed report leaves the
-			// file that was there.
-			f, err := os.CreateTemp(filepath.Dir(out), ".gtune-report-*")
-			if err != nil {
-				var pe *fs.PathError
-				if errors.As(err, &pe) {
-					err = pe.Err
-				}
-				return inputError{fmt.Errorf("-o %s: cannot write in %s: %w", out, filepath.Dir(out), err)}
-			}
-			err = report.WriteHTML(f, runs, docs, opts)
-			if e := f.Close(); err == nil {
-				err = e
-			}
-			if err == nil {
-				err = os.Chmod(f.Name(), 0o644)
-			}
-			if err == nil {
-				err = os.Rename(f.Name(), out)
-			}
-			if err != nil {
-				os.Remove(f.Name())
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "gtune: wrote %s (%d run(s), %d bench-strategies result(s))\n", out, len(runs), len(docs))
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd, args, f) },
 	}
-	c.Flags().StringVar(&dbPath, "db", "gtune.db", "results database (SQLite)")
-	c.Flags().StringVarP(&out, "output", "o", "report.html", "the HTML file to write")
-	c.Flags().StringArrayVar(&bench, "bench", nil, "a gtune bench-strategies --json document to chart (repeatable); with no RUN, the database is not read")
-	c.Flags().StringVar(&pareto, "pareto", "time,energy", "the two quantities of the Pareto front, A,B: observations or metrics; a rate (…/s) or efficiency (…/W) is maximized, any other minimized")
-	c.Flags().BoolVar(&asText, "text", false, "print the report for a terminal instead of writing HTML")
+	c.Flags().StringVar(&f.dbPath, "db", "gtune.db", "results database (SQLite)")
+	c.Flags().StringVarP(&f.out, "output", "o", "report.html", "the HTML file to write")
+	c.Flags().StringArrayVar(&f.bench, "bench", nil, "a gtune bench-strategies --json document to chart (repeatable); with no RUN, the database is not read")
+	c.Flags().StringVar(&f.pareto, "pareto", "time,energy", "the two quantities of the Pareto front, A,B: observations or metrics; a rate (…/s) or efficiency (…/W) is maximized, any other minimized")
+	c.Flags().BoolVar(&f.asText, "text", false, "print the report for a terminal instead of writing HTML")
 	return c
+}
+
+// runReport reads the runs and bench-strategies documents and writes the
+// report: HTML, or text for a terminal.
+func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
+	a, b, ok := strings.Cut(f.pareto, ",")
+	if !ok || a == "" || b == "" || a == b || strings.Contains(b, ",") {
+		return badInput("--pareto %q: want two different quantities, A,B (observations or metrics, such as time,energy or GFLOP/s,GFLOPS/W)", f.pareto)
+	}
+	if !f.asText {
+		if f.out == "" {
+			return badInput("-o: an empty path; name the HTML file to write")
+		}
+		if fi, err := os.Stat(f.out); err == nil && fi.IsDir() {
+			return badInput("-o %s is a folder; name the HTML file to write, e.g. %s", f.out, filepath.Join(f.out, "report.html"))
+		}
+	}
+	docs, err := readBenchDocs(f.bench)
+	if err != nil {
+		return err
+	}
+	if f.asText && len(docs) > 0 {
+		return badInput("--bench is charted in the HTML report; gtune bench-strategies prints its table for a terminal")
+	}
+	var runs []report.HTMLRun
+	if len(args) > 0 || len(docs) == 0 {
+		if runs, err = readRuns(f.dbPath, args); err != nil {
+			return err
+		}
+	}
+	if cmd.Flags().Changed("pareto") {
+		if err := paretoFound(runs, a, b); err != nil {
+			return err
+		}
+	}
+	if f.asText {
+		for i, r := range runs {
+			if i > 0 {
+				fmt.Fprintln(cmd.OutOrStdout())
+			}
+			report.RunReport(cmd.OutOrStdout(), r.Run, r.Evals)
+		}
+		return nil
+	}
+	opts := report.HTMLOptions{Pareto: [2]string{a, b}, Generated: time.Now()}
+	if err := writeReportFile(f.out, runs, docs, opts); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "gtune: wrote %s (%d run(s), %d bench-strategies result(s))\n", f.out, len(runs), len(docs))
+	return nil
+}
+
+// readBenchDocs reads the bench-strategies documents of --bench.
+// Errors are bad input.
+func readBenchDocs(names []string) ([]report.BenchDoc, error) {
+	var docs []report.BenchDoc
+	for _, name := range names {
+		b, err := bounded.ReadFile(name, bounded.Data, "a bench-strategies document")
+		if err != nil {
+			return nil, inputError{fmt.Errorf("--bench: %w", err)}
+		}
+		d, err := report.ReadBenchDoc(bytes.NewReader(b), name)
+		if err != nil {
+			return nil, inputError{fmt.Errorf("--bench %w", err)}
+		}
+		docs = append(docs, d)
+	}
+	return docs, nil
+}
+
+// writeReportFile writes the HTML report to out, beside it first and
+// renamed: a failed report leaves the file that was there. Errors: a
+// folder that cannot be written in (bad input), the write's.
+func writeReportFile(out string, runs []report.HTMLRun, docs []report.BenchDoc, opts report.HTMLOptions) error {
+	f, err := os.CreateTemp(filepath.Dir(out), ".gtune-report-*")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return inputError{fmt.Errorf("-o %s: cannot write in %s: %w", out, filepath.Dir(out), err)}
+	}
+	err = report.WriteHTML(f, runs, docs, opts)
+	if e := f.Close(); err == nil {
+		err = e
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), out)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // readRuns reads the runs args name, opened read-only: a run number of

@@ -72,19 +72,8 @@ order in the columns of the paper's Table 4.`,
 }
 
 func runSchedule(ctx context.Context, cmd *cobra.Command, path string, f scheduleFlags) error {
-	if f.tune.objective != "time" && f.tune.objective != "energy" {
-		return badInput("--objective %q: orders are ranked by time or energy", f.tune.objective)
-	}
-	if _, err := schedule.Statistic(f.statistic); err != nil {
-		return badInput("--statistic %q: %s or %s", f.statistic, schedule.Median, schedule.Fastest)
-	}
-	switch f.profileSource {
-	case "ncu", "model", "auto":
-	default:
-		return badInput("--profile %q: ncu, model or auto", f.profileSource)
-	}
-	if f.profileSource == "ncu" && modelled(f.tune.backend) {
-		return badInput("--profile ncu profiles a real GPU with Nsight Compute; the simulated GPU has no counters (--profile model reads the specs' declared work)")
+	if err := checkScheduleFlags(f); err != nil {
+		return err
 	}
 	set, err := loadWorkload(path)
 	if err != nil {
@@ -128,18 +117,7 @@ func runSchedule(ctx context.Context, cmd *cobra.Command, path string, f schedul
 	if err != nil {
 		return err
 	}
-	source := f.profileSource
-	if source == "auto" {
-		source = "model"
-		if !backend.TraitsOf(be).Modelled { // a model has no counters
-			if _, err := exec.LookPath(f.ncu); err == nil {
-				source = "ncu"
-			}
-		}
-	}
-	if source != "ncu" && source != "model" {
-		return badInput("--profile %q: ncu, model or auto", f.profileSource)
-	}
+	source := profileSource(be, f)
 	ks, err := workloadKernels(ctx, cmd.ErrOrStderr(), set, lay, cfg, w, be, db, source, f)
 	if err != nil {
 		return err
@@ -326,4 +304,40 @@ func ncuMixes(ctx context.Context, f scheduleFlags, set *workload.Set, lay *work
 		out[i] = ls[i].Mix
 	}
 	return out, nil
+}
+
+// checkScheduleFlags checks schedule's own flags: the objective (time
+// or energy), the statistic, the profile's source (Nsight Compute
+// profiles a real GPU: not a modelled one). Errors are bad input.
+func checkScheduleFlags(f scheduleFlags) error {
+	if f.tune.objective != "time" && f.tune.objective != "energy" {
+		return badInput("--objective %q: orders are ranked by time or energy", f.tune.objective)
+	}
+	if _, err := schedule.Statistic(f.statistic); err != nil {
+		return badInput("--statistic %q: %s or %s", f.statistic, schedule.Median, schedule.Fastest)
+	}
+	switch f.profileSource {
+	case "ncu", "model", "auto":
+	default:
+		return badInput("--profile %q: ncu, model or auto", f.profileSource)
+	}
+	if f.profileSource == "ncu" && modelled(f.tune.backend) {
+		return badInput("--profile ncu profiles a real GPU with Nsight Compute; the simulated GPU has no counters (--profile model reads the specs' declared work)")
+	}
+	return nil
+}
+
+// profileSource is where the kernels' profiles come from: --profile, or
+// for auto Nsight Compute where the GPU is real and ncu is on the PATH,
+// else the specs' declared work (model).
+func profileSource(be backend.Backend, f scheduleFlags) string {
+	if f.profileSource != "auto" {
+		return f.profileSource
+	}
+	if !backend.TraitsOf(be).Modelled { // a model has no counters
+		if _, err := exec.LookPath(f.ncu); err == nil {
+			return "ncu"
+		}
+	}
+	return "model"
 }
