@@ -444,13 +444,9 @@ func configOf(ctx context.Context, s *spec.Spec, key string) ([]expr.Value, erro
 	if key == "" {
 		return sp.Values(0), nil
 	}
-	i, ok := sp.Lookup(key)
-	if !ok {
-		names := make([]string, len(s.Params))
-		for k, p := range s.Params {
-			names[k] = p.Name
-		}
-		return nil, badInput("%s: %q is not a configuration of the search space (values of %s, in that order, joined by \",\")", s.Path, key, strings.Join(names, ", "))
+	i, err := lookupConfig(s, sp, key)
+	if err != nil {
+		return nil, err
 	}
 	return sp.Values(i), nil
 }

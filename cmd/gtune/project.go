@@ -185,15 +185,25 @@ func projectIndexes(s *spec.Spec, sp *space.Space, config string) ([]int, error)
 		}
 		return []int{i}, nil
 	}
-	i, ok := sp.Lookup(config)
+	i, err := lookupConfig(s, sp, config)
+	if err != nil {
+		return nil, err
+	}
+	return []int{i}, nil
+}
+
+// lookupConfig is the index of configuration key in sp. Errors: a key
+// not in the space, as bad input naming the parameters it is made of.
+func lookupConfig(s *spec.Spec, sp *space.Space, key string) (int, error) {
+	i, ok := sp.Lookup(key)
 	if !ok {
 		names := make([]string, len(s.Params))
 		for k, p := range s.Params {
 			names[k] = p.Name
 		}
-		return nil, badInput("%s: %q is not a configuration of the search space (values of %s, in that order, joined by \",\")", s.Path, config, strings.Join(names, ", "))
+		return 0, badInput("%s: %q is not a configuration of the search space (values of %s, in that order, joined by \",\")", s.Path, key, strings.Join(names, ", "))
 	}
-	return []int{i}, nil
+	return i, nil
 }
 
 // projectWork is where a projection takes each configuration's work
