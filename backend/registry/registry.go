@@ -10,7 +10,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/internal/badinput"
 	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/nvml"
 	"github.com/gtune/gtune/spec"
@@ -29,15 +29,7 @@ import (
 // Names are the backends a --backend flag may name, auto first.
 var Names = []string{"auto", "cuda", "sim", "model"}
 
-// InputError is a backend request the user got wrong (an unknown name or
-// device, a flag the backend cannot take): the commands exit with their
-// bad-input status on it.
-type InputError struct{ Err error }
-
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
-
-func badInput(format string, a ...any) error { return &InputError{fmt.Errorf(format, a...)} }
+func badInput(format string, a ...any) error { return badinput.New(format, a...) }
 
 // Kind is what a backend name resolves to on this machine, before it is
 // opened: Name is "cuda", "sim" or "model"; Modelled says its results
@@ -53,7 +45,7 @@ type Kind struct {
 }
 
 // Resolve gives the Kind of name ("auto": cuda where a CUDA driver
-// loads, else sim). Errors: an unknown name (*InputError).
+// loads, else sim). Errors: an unknown name (bad input).
 func Resolve(name string) (Kind, error) {
 	switch name {
 	case "cuda":
@@ -70,7 +62,7 @@ func Resolve(name string) (Kind, error) {
 }
 
 // Count is how many GPUs the kind has on this host (NVML's count).
-// Errors: a modelled kind (*InputError: it has none to count), NVML's.
+// Errors: a modelled kind (bad input: it has none to count), NVML's.
 func (k Kind) Count() (int, error) {
 	if k.Modelled {
 		return 0, badInput("the simulated GPU has no GPUs to count")
@@ -161,7 +153,7 @@ func WithCompileProcesses(be backend.Backend, n int, timeout time.Duration) (bac
 // SimOptions resolves the simulated GPU of o (SimDevice, else the spec's
 // Gtune.Simulation.Device, else the H100) and its options (seed, noise,
 // stragglers and a cold start from the spec's Simulation section).
-// Errors (*InputError): a device other than 0, an unknown device, a
+// Errors (bad input): a device other than 0, an unknown device, a
 // spec without Gtune.Simulation.
 func SimOptions(o Options) (*device.Description, sim.Options, error) {
 	s := o.Spec
@@ -195,7 +187,7 @@ func SimOptions(o Options) (*device.Description, sim.Options, error) {
 
 // SimulatedGPU is the device-database entry the simulated GPU takes the
 // shape of: id, else the spec's Gtune.Simulation.Device (s may be nil),
-// else spec.DefaultSimDevice. Errors (*InputError): an unknown id, a GPU
+// else spec.DefaultSimDevice. Errors (bad input): an unknown id, a GPU
 // that is not a CUDA GPU (the database also describes AMD and Intel
 // GPUs for projection; the simulated GPU runs CUDA kernels, and such a
 // GPU failed at run time with a compiler's "maximum 0 registers").
@@ -205,7 +197,7 @@ func SimulatedGPU(id string, s *spec.Spec) (*device.Description, error) {
 	}
 	d, err := device.Lookup(cmp.Or(id, spec.DefaultSimDevice))
 	if err != nil {
-		return nil, &InputError{err}
+		return nil, badinput.Wrap(err)
 	}
 	if !d.IsCUDA() {
 		return nil, badInput("simulated GPU %s: the %s is not a CUDA GPU (%s); the simulated GPU runs CUDA kernels: gtune devices --all lists those it can be", d.ID, d.Name, d.Vendor)
@@ -216,14 +208,14 @@ func SimulatedGPU(id string, s *spec.Spec) (*device.Description, error) {
 // Profiles gives each device's profile for projection: the newest one
 // gtune probe measured in the database at path (read-only; an absent or
 // empty file holds none), else its specifications' (model.SpecProfile).
-// Errors: a database that cannot be read (*InputError), a stored profile
+// Errors: a database that cannot be read (bad input), a stored profile
 // that does not decode.
 func Profiles(path string, devs []*device.Description) ([]model.Profile, error) {
 	measured := map[string]*store.Profile{}
 	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
 		db, err := store.OpenReadOnly(path)
 		if err != nil {
-			return nil, &InputError{err}
+			return nil, badinput.Wrap(err)
 		}
 		defer db.Close()
 		if measured, err = db.LatestProfiles(); err != nil {
@@ -244,8 +236,6 @@ func Profiles(path string, devs []*device.Description) ([]model.Profile, error) 
 	return out, nil
 }
 
-// IsInput says whether err is a request the user got wrong.
-func IsInput(err error) bool {
-	_, ok := errors.AsType[*InputError](err)
-	return ok
-}
+// IsInput says whether err is a request the user got wrong
+// (badinput.Is).
+func IsInput(err error) bool { return badinput.Is(err) }

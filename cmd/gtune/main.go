@@ -17,9 +17,9 @@ import (
 
 	"github.com/gtune/gtune/backend/compileproc"
 	"github.com/gtune/gtune/backend/cuda"
-	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/backend/remote"
 	"github.com/gtune/gtune/gpuctl"
+	"github.com/gtune/gtune/internal/badinput"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/tuner"
 )
@@ -80,7 +80,7 @@ func exitCode(err error) int {
 	var se *spec.Error
 	var ce *tuner.ConfigError
 	var ge *gpuctl.InputError
-	if errors.As(err, &ie) || errors.As(err, &se) || errors.As(err, &ce) || errors.As(err, &ge) || registry.IsInput(err) {
+	if errors.As(err, &ie) || errors.As(err, &se) || errors.As(err, &ce) || errors.As(err, &ge) || badinput.Is(err) {
 		return exitBadInput
 	}
 	return exitRuntime

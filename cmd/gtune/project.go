@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,11 +14,10 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/registry"
-	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/internal/bounded"
-	"github.com/gtune/gtune/model"
+	"github.com/gtune/gtune/projection"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
@@ -76,18 +72,12 @@ Nothing runs on a GPU.`,
 	return c
 }
 
-// projectedConfig is one configuration's projections, fastest first.
-type projectedConfig struct {
-	Key         string             `json:"key"`
-	Projections []model.Projection `json:"projections"`
-}
-
 func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectFlags) error {
 	s, err := loadProjectSpec(path, f)
 	if err != nil {
 		return err
 	}
-	devs, err := projectDevices(f.devices)
+	devs, err := projection.Devices(f.devices)
 	if err != nil {
 		return err
 	}
@@ -111,25 +101,25 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 	if err != nil {
 		return err
 	}
-	w := projectWork{}
+	w := projection.Work{}
 	if f.ptx != "" {
-		if w.emulated, err = ptxWork(cmd, s, sp, idx[0], f); err != nil {
+		if w.Emulated, err = ptxWork(cmd, s, sp, idx[0], f); err != nil {
 			return err
 		}
 	}
 	if f.emulate {
-		if w.kept, idx, err = keptWork(cmd, s, sp, idx, f.db); err != nil {
+		if w.Kept, idx, err = keptWork(cmd, s, sp, idx, f.db); err != nil {
 			return err
 		}
 	}
 	if f.from != "" {
-		if w.anchor, idx, err = projectAnchor(s, sp, idx, f); err != nil {
+		if w.Anchor, idx, err = projectAnchor(s, sp, idx, f); err != nil {
 			return err
 		}
 	}
-	var out []projectedConfig
+	var out []projection.Configuration
 	for _, i := range idx {
-		pc, ok, err := projectConfig(s, sp, i, devs, profiles, w)
+		pc, ok, err := projection.Project(s, sp, i, devs, profiles, w)
 		if err != nil {
 			return err
 		}
@@ -206,16 +196,6 @@ func lookupConfig(s *spec.Spec, sp *space.Space, key string) (int, error) {
 	return i, nil
 }
 
-// projectWork is where a projection takes each configuration's work
-// from besides the spec: emulated from --ptx (one configuration), kept
-// from a tuning run's PTX (--emulate), and the run it is anchored on
-// (--from).
-type projectWork struct {
-	emulated *backend.Work
-	kept     map[string]*backend.Work
-	anchor   *measuredRun
-}
-
 // ptxWork is the work of configuration i emulated from --ptx (its first
 // thread block), with --registers where given. Errors: --ptx with more
 // than one configuration or --from, a PTX that cannot be read or
@@ -244,89 +224,34 @@ func ptxWork(cmd *cobra.Command, s *spec.Spec, sp *space.Space, i int, f project
 // projectAnchor loads the run --from names, with its GPU's profile, and
 // keeps of idx the configurations it measured. Errors: the run's, none
 // of idx measured (bad input).
-func projectAnchor(s *spec.Spec, sp *space.Space, idx []int, f projectFlags) (*measuredRun, []int, error) {
-	anchor, err := loadMeasuredRun(f.from, f.db, s)
+func projectAnchor(s *spec.Spec, sp *space.Space, idx []int, f projectFlags) (*projection.MeasuredRun, []int, error) {
+	anchor, err := projection.LoadRun(f.from, f.db, s)
 	if err != nil {
 		return nil, nil, err
 	}
-	fromProfiles, err := registry.Profiles(f.db, []*device.Description{anchor.device})
+	fromProfiles, err := registry.Profiles(f.db, []*device.Description{anchor.Device})
 	if err != nil {
 		return nil, nil, err
 	}
-	anchor.profile = fromProfiles[0]
+	anchor.Profile = fromProfiles[0]
 	var kept []int
 	for _, i := range idx {
-		if _, ok := anchor.times[sp.Key(i)]; ok {
+		if _, ok := anchor.Times[sp.Key(i)]; ok {
 			kept = append(kept, i)
 		}
 	}
 	if len(kept) == 0 {
-		return nil, nil, badInput("--from %s: the run measured none of the configurations asked for (%d valid configurations measured)", f.from, len(anchor.times))
+		return nil, nil, badInput("--from %s: the run measured none of the configurations asked for (%d valid configurations measured)", f.from, len(anchor.Times))
 	}
 	return anchor, kept, nil
 }
 
-// projectConfig projects configuration i onto each GPU of devs (over
-// its profile) and ranks them; with an anchor, each projection is
-// scaled by the anchor run's measured time (model.Anchored). ok is false
-// where the model cannot place the configuration where the anchor run
-// measured it (nothing to anchor on). A GPU that cannot launch it is
-// left out. Errors: a spec that gives no work, the model's.
-func projectConfig(s *spec.Spec, sp *space.Space, i int, devs []*device.Description, profiles []model.Profile, w projectWork) (projectedConfig, bool, error) {
-	pc := projectedConfig{Key: sp.Key(i)}
-	j, err := s.Job(sp.Values(i))
-	if err != nil {
-		return pc, false, err
-	}
-	if w.emulated != nil {
-		j.Work = w.emulated
-	}
-	if k, ok := w.kept[pc.Key]; ok {
-		j.Work = k
-	}
-	var from model.Projection
-	if a := w.anchor; a != nil {
-		// The registers the compiler gave it on the run's GPU, not the
-		// spec's estimate.
-		if r := a.registers[pc.Key]; r > 0 && j.Work != nil {
-			wk := *j.Work
-			wk.Registers = r
-			j.Work = &wk
-		}
-		from, err = model.Project(a.device, a.profile, j.Work, j.Geometry())
-		if _, bad := errors.AsType[*model.LaunchError](err); bad {
-			return pc, false, nil
-		} else if err != nil {
-			return pc, false, fmt.Errorf("--from: configuration %s on %s: %w", pc.Key, a.device.ID, err)
-		}
-	}
-	for k, d := range devs {
-		p, err := model.Project(d, profiles[k], j.Work, j.Geometry())
-		if err == nil && w.anchor != nil {
-			ms := w.anchor.times[pc.Key]
-			p.TimeMs, p.From, p.MeasuredMs = model.Anchored(ms, from, p), w.anchor.device.ID, ms
-		}
-		var le *model.LaunchError
-		switch {
-		case errors.As(err, &le):
-			continue // this GPU cannot launch it: not among the candidates
-		case errors.Is(err, model.ErrNoWork):
-			return pc, false, badInput("%s: configuration %s: the Gtune.Simulation section gives no work (Flops and Bytes are 0)", s.Path, pc.Key)
-		case err != nil:
-			return pc, false, err
-		}
-		pc.Projections = append(pc.Projections, p)
-	}
-	model.Rank(pc.Projections)
-	return pc, true, nil
-}
-
 // writeProjections writes the projections: as Kernel Tuner caches, one
 // per GPU (--write-cache), and as JSON or a table per configuration.
-func writeProjections(cmd *cobra.Command, s *spec.Spec, sp *space.Space, idx []int, out []projectedConfig, devs []*device.Description, f projectFlags) error {
+func writeProjections(cmd *cobra.Command, s *spec.Spec, sp *space.Space, idx []int, out []projection.Configuration, devs []*device.Description, f projectFlags) error {
 	if f.cacheOut != "" {
 		for _, d := range devs {
-			if err := writeProjectedCache(filepath.Join(f.cacheOut, d.ID+".json"), s, sp, idx, out, d); err != nil {
+			if err := projection.WriteCache(filepath.Join(f.cacheOut, d.ID+".json"), s, sp, idx, out, d); err != nil {
 				return err
 			}
 		}
@@ -342,7 +267,7 @@ func writeProjections(cmd *cobra.Command, s *spec.Spec, sp *space.Space, idx []i
 }
 
 // writeProjection prints one configuration's projections, fastest first.
-func writeProjection(w io.Writer, s *spec.Spec, pc projectedConfig) {
+func writeProjection(w io.Writer, s *spec.Spec, pc projection.Configuration) {
 	fmt.Fprintf(w, "%s %s: projected on %d GPUs, fastest first", s.KernelName, pc.Key, len(pc.Projections))
 	if len(pc.Projections) > 0 && pc.Projections[0].From != "" {
 		fmt.Fprintf(w, ", anchored on %.4g ms measured on %s", pc.Projections[0].MeasuredMs, pc.Projections[0].From)
@@ -355,94 +280,6 @@ func writeProjection(w io.Writer, s *spec.Spec, pc projectedConfig) {
 			p.TimeMs/pc.Projections[0].TimeMs, p.Bound, p.Occupancy, p.ComputeMs, p.GlobalMs, p.SharedMs)
 	}
 	tw.Flush()
-}
-
-// projectDevices resolves --devices: device-database ids, or every CUDA
-// GPU of compute capability 5.0 on.
-func projectDevices(list string) ([]*device.Description, error) {
-	if strings.TrimSpace(list) == "" {
-		var out []*device.Description
-		for _, d := range device.All() {
-			if d.IsCUDA() && d.ComputeMajor >= 5 {
-				out = append(out, d)
-			}
-		}
-		return out, nil
-	}
-	var out []*device.Description
-	seen := map[string]bool{}
-	for _, id := range strings.Split(list, ",") {
-		d, err := device.Lookup(strings.TrimSpace(id))
-		if err != nil {
-			return nil, inputError{fmt.Errorf("--devices: %w", err)}
-		}
-		if seen[d.ID] {
-			return nil, badInput("--devices: %s is given twice", d.ID)
-		}
-		seen[d.ID] = true
-		if !d.IsCUDA() {
-			return nil, badInput("--devices: %s is not a CUDA GPU (the projection models CUDA GPUs)", d.ID)
-		}
-		out = append(out, d)
-	}
-	return out, nil
-}
-
-// measuredRun is a tuning run a projection is anchored on: its GPU, that
-// GPU's profile, and each valid configuration's measured time per
-// launch, ms.
-type measuredRun struct {
-	device    *device.Description
-	profile   model.Profile
-	times     map[string]float64
-	registers map[string]int // per thread, as compiled for the run's GPU
-}
-
-// loadMeasuredRun reads --from: RUN of the database at dbPath, or
-// FILE:RUN. The run must have tuned s (same spec hash) on a GPU the
-// device database knows. Errors are bad input.
-func loadMeasuredRun(from, dbPath string, s *spec.Spec) (*measuredRun, error) {
-	file, runText := dbPath, from
-	if i := strings.LastIndex(from, ":"); i >= 0 {
-		file, runText = from[:i], from[i+1:]
-	}
-	id, err := strconv.ParseInt(runText, 10, 64)
-	if err != nil || id <= 0 || file == "" {
-		return nil, badInput("--from %q: want RUN (a run of --db) or FILE:RUN, e.g. h100.db:3", from)
-	}
-	if _, err := os.Stat(file); err != nil {
-		return nil, badInput("--from %q: %v", from, err)
-	}
-	db, err := store.OpenReadOnly(file)
-	if err != nil {
-		return nil, inputError{err}
-	}
-	defer db.Close()
-	run, err := db.Run(id)
-	if err != nil {
-		return nil, inputError{fmt.Errorf("--from %q: %w", from, err)}
-	}
-	if run.SpecHash != s.Hash {
-		return nil, badInput("--from %q: run %d tuned %s (spec hash %.12s), not %s as it is now (%.12s)", from, id, run.SpecPath, run.SpecHash, s.Path, s.Hash)
-	}
-	d, err := device.LookupName(strings.TrimPrefix(run.DeviceName, "Simulated "))
-	if err != nil {
-		return nil, inputError{fmt.Errorf("--from %q: the run's GPU: %w", from, err)}
-	}
-	evs, err := db.RunEvaluations(id)
-	if err != nil {
-		return nil, err
-	}
-	m := &measuredRun{device: d, times: map[string]float64{}, registers: map[string]int{}}
-	for _, e := range evs {
-		if t, ok := e.Observations["time"]; ok && e.Status == "valid" && t > 0 {
-			m.times[e.Key], m.registers[e.Key] = t, e.Registers
-		}
-	}
-	if len(m.times) == 0 {
-		return nil, badInput("--from %q: run %d has no valid configuration with a measured time", from, id)
-	}
-	return m, nil
 }
 
 // emulatedWork is tuner.EmulatedWork of configuration cfg of s for the
@@ -502,48 +339,4 @@ func keptWork(cmd *cobra.Command, s *spec.Spec, sp *space.Space, idx []int, dbPa
 	}
 	fmt.Fprintln(cmd.ErrOrStderr())
 	return out, have, nil
-}
-
-// writeProjectedCache writes the times projected on d (out, of the
-// configurations idx of sp) as a Kernel Tuner cache file at path
-// (cache.FromRun): each configuration's projected time as its time, one
-// the model cannot launch on d as a launch failure. The device name says
-// it is a projection. Errors: the file's.
-func writeProjectedCache(path string, s *spec.Spec, sp *space.Space, idx []int, out []projectedConfig, d *device.Description) error {
-	byKey := map[string]projectedConfig{}
-	for _, pc := range out {
-		byKey[pc.Key] = pc
-	}
-	run := &store.Run{DeviceName: d.Name + " (projected by gtune)", Kernel: s.KernelName, Objective: "time"}
-	var evs []*store.Evaluation
-	names := sp.Params()
-	for _, i := range idx {
-		key := sp.Key(i)
-		cfg := sp.Values(i)
-		e := &store.Evaluation{Key: key, Status: string(backend.StatusLaunchFailed)}
-		for k, p := range names {
-			e.Params = append(e.Params, store.Param{Name: p.Name, Value: cfg[k].GoValue()})
-		}
-		for _, p := range byKey[key].Projections {
-			if p.Device == d.ID {
-				e.Status, e.Observations = string(backend.StatusValid), map[string]float64{"time": p.TimeMs}
-			}
-		}
-		evs = append(evs, e)
-	}
-	if len(evs) == 0 {
-		return badInput("--write-cache: no configuration projected")
-	}
-	c, err := cache.FromRun(run, evs)
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := c.Write(&buf); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return inputError{fmt.Errorf("--write-cache: %v", err)}
-	}
-	return nil
 }
