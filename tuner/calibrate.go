@@ -177,9 +177,9 @@ func (r *run) note(s string) {
 var anchorScaled = []string{"energy", "energy_ci_low", "energy_ci_high", "dynamic_energy", "edp", "sample_energy"}
 
 // correctBy takes dp (W) out of o's power and scales its energies by f,
-// keeping the measured energy as energy_uncorrected and dp as
-// gpu_offset, and stores the result (store.DB.Remeasured). Errors: the
-// database's.
+// keeping the measured energy as energy_uncorrected (where a leakage
+// correction has not kept it already) and dp as gpu_offset, and stores
+// the result (store.DB.Remeasured). Errors: the database's.
 func (r *run) correctBy(o *Evaluation, dp, f float64) error {
 	var plan measure.Observations
 	for _, x := range o.Typed {
@@ -188,7 +188,9 @@ func (r *run) correctBy(o *Evaluation, dp, f float64) error {
 		}
 		switch {
 		case slices.Contains(anchorScaled, x.Name) || strings.HasPrefix(x.Name, "energy_trial_"):
-			if x.Name == "energy" {
+			if _, had := o.Observations["energy_uncorrected"]; x.Name == "energy" && !had {
+				// As measured; under the model thermal policy it is
+				// there already, before the leakage correction.
 				plan = append(plan, measure.Observation{Name: "energy_uncorrected", Unit: x.Unit, Value: x.Value, Launch: x.Launch, Method: x.Method})
 			}
 			x.Value *= f

@@ -163,3 +163,42 @@ func TestRemeasuresUnstable(t *testing.T) {
 		t.Errorf("%d re-measured: %q; without the fault %q", n, sum.ThermalNote, truth.ThermalNote)
 	}
 }
+
+// Under the model thermal policy the energy as measured is kept once:
+// calibration scales the leakage-corrected energy and leaves
+// energy_uncorrected as the GPU measured it.
+func TestCalibrateKeepsMeasured(t *testing.T) {
+	f := newFixture(t)
+	f.spec.Objective, f.spec.ObjectiveMaximize = "energy", false
+	f.spec.Measurement.Protocol.Thermal = measure.ThermalModel
+	sp, err := f.spec.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := device.Lookup("h100_sxm")
+	a := sim.New(d, sim.Options{Seed: 7, Noise: -1})
+	b := sim.New(d, sim.Options{Seed: 7, Noise: -1, Index: 1, PowerOffsetW: 25})
+	defer a.Close()
+	defer b.Close()
+	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: a, GPUs: []backend.Backend{b}, DB: f.db,
+		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Calibrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, o := range sum.Evaluations {
+		if _, ok := o.Observations["gpu_offset"]; !ok || !o.Valid() {
+			continue
+		}
+		n++
+		measured, _ := o.Typed.Get("energy_uncorrected") // what the GPU measured
+		leak, _ := o.Typed.Get("energy")                 // leakage-corrected
+		raw := o.Observations["energy_uncorrected"]
+		if raw != measured || leak == measured || o.Value >= leak {
+			t.Errorf("%s: energy_uncorrected %v J, measured %v J, leakage-corrected %v J, calibrated %v J", o.Key, raw, measured, leak, o.Value)
+		}
+	}
+	if n == 0 {
+		t.Fatal("nothing calibrated")
+	}
+}
