@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -25,6 +26,9 @@ type anchors struct {
 	key    string
 	points map[int][]anchorPoint
 	failed int // anchor runs that failed, were unstable or gave no power
+	// offsets are each slot's offset once calibrate has run (W; the
+	// first slot's none), for the re-measurements after it.
+	offsets map[int]float64
 }
 
 // anchorPoint is one measurement of the anchor: when it ended, its mean
@@ -133,6 +137,8 @@ func (r *run) calibrate() error {
 	for _, s := range slots {
 		offsets[s] = anchorPower(r.anchor.points[s]) - ref
 	}
+	r.anchor.offsets = offsets
+	delete(r.anchor.offsets, slots[0])
 	n := 0
 	for _, o := range r.sum.Evaluations {
 		dp, ok := offsets[o.slot]
@@ -232,4 +238,26 @@ func (r *run) anchorCount() int {
 		n += len(ps)
 	}
 	return n
+}
+
+// onFirstScale is obs, the plan-level observations of a measurement on
+// slot, on the first GPU's scale (calibrate's offset of the slot taken
+// out of its power and energies); obs itself where the run was not
+// calibrated or the slot is the first. Confirmation's re-measurements,
+// after calibrate, go through it.
+func (r *run) onFirstScale(obs map[string]float64, slot int) map[string]float64 {
+	dp, ok := r.anchor.offsets[slot]
+	pw := obs["power"]
+	if !ok || !(pw > 0) {
+		return obs
+	}
+	out := maps.Clone(obs)
+	f := 1 - dp/pw
+	for name, v := range obs {
+		if slices.Contains(anchorScaled, name) || strings.HasPrefix(name, "energy_trial_") {
+			out[name] = v * f
+		}
+	}
+	out["power"] = pw - dp
+	return out
 }

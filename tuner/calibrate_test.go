@@ -3,6 +3,7 @@ package tuner
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -200,5 +201,37 @@ func TestCalibrateKeepsMeasured(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("nothing calibrated")
+	}
+}
+
+// Confirmation after calibration compares the re-measurements on the
+// first GPU's scale: a configuration re-measured on the GPU that reads
+// 25 W more has the values the first GPU gives it.
+func TestCalibratedConfirmation(t *testing.T) {
+	f := newFixture(t)
+	f.spec.Objective, f.spec.ObjectiveMaximize = "energy", false
+	f.spec.Measurement.Protocol.Thermal = measure.ThermalNone
+	sp, err := f.spec.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := device.Lookup("h100_sxm")
+	a := sim.New(d, sim.Options{Seed: 7, Noise: -1})
+	b := sim.New(d, sim.Options{Seed: 7, Noise: -1, Index: 1, PowerOffsetW: 25})
+	defer a.Close()
+	defer b.Close()
+	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: a, GPUs: []backend.Backend{b}, DB: f.db,
+		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Calibrate: true, Confirm: 3, ConfirmRounds: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Confirmed) != 3 {
+		t.Fatalf("confirmed %d", len(sum.Confirmed))
+	}
+	for _, c := range sum.Confirmed {
+		lo, hi := slices.Min(c.Values), slices.Max(c.Values)
+		if hi/lo-1 > 1e-4 { // without noise, the same energy on either GPU
+			t.Errorf("%s: values %v apart by %.3g %%", c.Key, c.Values, 100*(hi/lo-1))
+		}
 	}
 }

@@ -184,8 +184,9 @@ func (r *run) confirmed(c *confirming, out executor.Outcome) (bool, error) {
 		return false, nil
 	}
 	obs := objective.Observations(out.Result, 0, r.sum.Device.Backend).Plan()
-	metrics, _ := r.sub.metrics(obs, r.c.Space.Values(c.o.Index))
-	v, ok := r.c.Objective.Value(obs, metrics)
+	scaled := r.onFirstScale(obs, out.Slot)
+	metrics, _ := r.sub.metrics(scaled, r.c.Space.Values(c.o.Index))
+	v, ok := r.c.Objective.Value(scaled, metrics)
 	if !ok {
 		return false, nil
 	}
