@@ -14,15 +14,15 @@ import (
 	"github.com/gtune/gtune/objective"
 )
 
-// energyRun tunes the fixture for energy by brute force under thermal
-// policy none on simulated H100s without sensor noise, one per options
-// (the first the run's own), calibrated across GPUs when calibrate is
-// set, and returns the run's summary and fixture.
-func energyRun(t *testing.T, calibrate bool, wrap func(*sim.Sim) backend.Backend, opts ...sim.Options) (*Summary, *fixture) {
+// energyTune tunes the fixture for energy by brute force under thermal
+// policy policy on simulated H100s without sensor noise, one per
+// options (the first the run's own), each wrapped by wrap where given;
+// set adjusts the run's Config (nil: none).
+func energyTune(t *testing.T, policy string, set func(*Config), wrap func(*sim.Sim) backend.Backend, opts ...sim.Options) (*Summary, *fixture) {
 	t.Helper()
 	f := newFixture(t)
 	f.spec.Objective, f.spec.ObjectiveMaximize = "energy", false
-	f.spec.Measurement.Protocol.Thermal = measure.ThermalNone
+	f.spec.Measurement.Protocol.Thermal = policy
 	sp, err := f.spec.BuildSpace()
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +30,10 @@ func energyRun(t *testing.T, calibrate bool, wrap func(*sim.Sim) backend.Backend
 	d, _ := device.Lookup("h100_sxm")
 	var gpus []backend.Backend
 	for i, o := range opts {
-		o.Seed, o.Noise, o.Index = 7, -1, i
+		if o.Noise == 0 {
+			o.Noise = -1
+		}
+		o.Seed, o.Index = 7, i
 		g := sim.New(d, o)
 		defer g.Close()
 		var be backend.Backend = g
@@ -39,12 +42,31 @@ func energyRun(t *testing.T, calibrate bool, wrap func(*sim.Sim) backend.Backend
 		}
 		gpus = append(gpus, be)
 	}
-	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: gpus[0], GPUs: gpus[1:], DB: f.db,
-		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Calibrate: calibrate})
+	c := Config{Subject: FromSpec(f.spec), Space: sp, Backend: gpus[0], GPUs: gpus[1:], DB: f.db,
+		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2}
+	if set != nil {
+		set(&c)
+	}
+	sum, err := Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return sum, f
+}
+
+// energyRun is energyTune under thermal policy none, calibrated across
+// GPUs where calibrate is set.
+func energyRun(t *testing.T, calibrate bool, wrap func(*sim.Sim) backend.Backend, opts ...sim.Options) (*Summary, *fixture) {
+	t.Helper()
+	return energyTune(t, measure.ThermalNone, func(c *Config) { c.Calibrate = calibrate }, wrap, opts...)
+}
+
+// twoGPURun is energyTune over two GPUs, the second's board drawing 25
+// W more, calibrated, with confirm (0: none) of the best confirmed in up
+// to 3 rounds.
+func twoGPURun(t *testing.T, policy string, confirm int) (*Summary, *fixture) {
+	t.Helper()
+	return energyTune(t, policy, func(c *Config) { c.Calibrate, c.Confirm, c.ConfirmRounds = true, confirm, 3 }, nil, sim.Options{}, sim.Options{PowerOffsetW: 25})
 }
 
 // energies maps each valid configuration's key to its energy.
@@ -169,23 +191,7 @@ func TestRemeasuresUnstable(t *testing.T) {
 // calibration scales the leakage-corrected energy and leaves
 // energy_uncorrected as the GPU measured it.
 func TestCalibrateKeepsMeasured(t *testing.T) {
-	f := newFixture(t)
-	f.spec.Objective, f.spec.ObjectiveMaximize = "energy", false
-	f.spec.Measurement.Protocol.Thermal = measure.ThermalModel
-	sp, err := f.spec.BuildSpace()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := device.Lookup("h100_sxm")
-	a := sim.New(d, sim.Options{Seed: 7, Noise: -1})
-	b := sim.New(d, sim.Options{Seed: 7, Noise: -1, Index: 1, PowerOffsetW: 25})
-	defer a.Close()
-	defer b.Close()
-	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: a, GPUs: []backend.Backend{b}, DB: f.db,
-		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Calibrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum, _ := twoGPURun(t, measure.ThermalModel, 0)
 	n := 0
 	for _, o := range sum.Evaluations {
 		if _, ok := o.Observations["gpu_offset"]; !ok || !o.Valid() {
@@ -208,23 +214,7 @@ func TestCalibrateKeepsMeasured(t *testing.T) {
 // first GPU's scale: a configuration re-measured on the GPU that reads
 // 25 W more has the values the first GPU gives it.
 func TestCalibratedConfirmation(t *testing.T) {
-	f := newFixture(t)
-	f.spec.Objective, f.spec.ObjectiveMaximize = "energy", false
-	f.spec.Measurement.Protocol.Thermal = measure.ThermalNone
-	sp, err := f.spec.BuildSpace()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := device.Lookup("h100_sxm")
-	a := sim.New(d, sim.Options{Seed: 7, Noise: -1})
-	b := sim.New(d, sim.Options{Seed: 7, Noise: -1, Index: 1, PowerOffsetW: 25})
-	defer a.Close()
-	defer b.Close()
-	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: a, GPUs: []backend.Backend{b}, DB: f.db,
-		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Calibrate: true, Confirm: 3, ConfirmRounds: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum, _ := twoGPURun(t, measure.ThermalNone, 3)
 	if len(sum.Confirmed) != 3 {
 		t.Fatalf("confirmed %d", len(sum.Confirmed))
 	}

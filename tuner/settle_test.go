@@ -1,15 +1,12 @@
 package tuner
 
 import (
-	"context"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/gtune/gtune/backend/sim"
-	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/measure"
-	"github.com/gtune/gtune/objective"
 )
 
 // settleRun tunes the fixture for energy by brute force on a simulated
@@ -17,21 +14,7 @@ import (
 // under thermal policy policy.
 func settleRun(t *testing.T, policy string) (*fixture, *Summary) {
 	t.Helper()
-	f := newFixture(t)
-	f.spec.Objective, f.spec.ObjectiveMaximize = "energy", false
-	f.spec.Measurement.Protocol.Thermal = policy
-	sp, err := f.spec.BuildSpace()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := device.Lookup("h100_sxm")
-	be := sim.New(d, sim.Options{Seed: 7, Noise: -1, ColdStart: &sim.ColdStart{StartC: 40, SinkTau: 20 * time.Second}})
-	defer be.Close()
-	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: be, DB: f.db,
-		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum, f := energyTune(t, policy, nil, nil, sim.Options{ColdStart: &sim.ColdStart{StartC: 40, SinkTau: 20 * time.Second}})
 	return f, sum
 }
 
