@@ -1,6 +1,7 @@
 package tuner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -93,12 +94,35 @@ func (r *run) recordedRank(p *pending) int {
 	return len(r.recordedPos)
 }
 
+// compilerWorks is a backend told that its compiler is known to work
+// (compileproc.Backend.Works).
+type compilerWorks interface{ Works() }
+
+// build compiles plan's launches through the run's build layer (compile,
+// remembering each binary for the run) and sets their binaries: the
+// reference run's plan, whose configuration the run may measure again
+// and then does not compile again. Errors: a compilation's.
+func (r *run) build(ctx context.Context, plan *backend.Plan) error {
+	cr := r.compileAs(plan, true)
+	if cr.err != nil {
+		return cr.err
+	}
+	for i, b := range cr.bins {
+		plan.Launches[i].Binary = b
+	}
+	return nil
+}
+
 // compile compiles plan's launches, each kernel instance once per run
 // (binaries) and, with Config.CompileCache, once across runs. A single
-// launch without the cache is compiled directly: a spec's configurations
-// never repeat within a run. compileMs counts only what was compiled for
-// this plan.
-func (r *run) compile(plan *backend.Plan) compiled {
+// launch without the cache is compiled directly, unless this run
+// compiled it already (the reference configuration: build): a spec's
+// configurations never repeat within a run, and their binaries are not
+// kept. compileMs counts only what was compiled for this plan.
+func (r *run) compile(plan *backend.Plan) compiled { return r.compileAs(plan, false) }
+
+// compileAs is compile; keep remembers a single launch's binary too.
+func (r *run) compileAs(plan *backend.Plan, keep bool) compiled {
 	var out compiled
 	for i, l := range plan.Launches {
 		var bin *backend.Binary
@@ -108,7 +132,13 @@ func (r *run) compile(plan *backend.Plan) compiled {
 		switch {
 		case r.compiler != "":
 			bin, fresh, fromCache, cacheKey, err = r.bins.cached(r.ctx, r.c.Backend, r.c.CompileCache, r.compiler, r.problem.Kernels[l.Job.Kernel], l.Job)
-		case len(plan.Launches) == 1:
+			if fromCache && err == nil {
+				// The cache's binary is this compiler's: it works.
+				if w, ok := backend.Capability[compilerWorks](r.c.Backend); ok {
+					w.Works()
+				}
+			}
+		case len(plan.Launches) == 1 && !keep && !r.bins.has(binaryKey{l.Job.Kernel, l.Job.Key}):
 			bin, err = r.c.Backend.Compile(r.ctx, l.Job)
 		default:
 			bin, fresh, err = r.bins.compile(r.ctx, r.c.Backend, l.Job)

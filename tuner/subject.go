@@ -38,7 +38,7 @@ type Subject interface {
 	plan(cfg []expr.Value) (*backend.Plan, error)
 	// reference computes the reference outputs on be (prepared with prob,
 	// its verification folders set by referenceDirs).
-	reference(ctx context.Context, be backend.Backend, prob *backend.Problem) error
+	reference(ctx context.Context, be backend.Backend, prob *backend.Problem, build planBuilder) error
 	referenceDirs(prob *backend.Problem, dir string) error
 	metrics(obs map[string]float64, cfg []expr.Value) (map[string]float64, error)
 	workingSet() int64
@@ -88,8 +88,9 @@ func setReferenceDir(p *backend.Problem, dir string) error {
 }
 
 // reference runs the spec's reference configuration once, saving its
-// outputs as the reference every other configuration is compared with.
-func (x specSubject) reference(ctx context.Context, be backend.Backend, _ *backend.Problem) error {
+// outputs as the reference every other configuration is compared with,
+// compiled by build (the run's build layer).
+func (x specSubject) reference(ctx context.Context, be backend.Backend, _ *backend.Problem, build planBuilder) error {
 	s := x.s
 	cfg, ok, err := s.ReferenceConfig()
 	if err != nil {
@@ -104,11 +105,9 @@ func (x specSubject) reference(ctx context.Context, be backend.Backend, _ *backe
 	}
 	plan.Measure = measure.Request{Iterations: 1, SaveReference: true, StateKey: plan.Settings.StateKey()}
 	job := plan.Launches[0].Job
-	bin, err := be.Compile(ctx, job)
-	if err != nil {
+	if err := build(ctx, plan); err != nil {
 		return fmt.Errorf("reference configuration %s does not compile: %w", job.Key, err)
 	}
-	plan.Launches[0].Binary = bin
 	res, err := be.Run(ctx, plan)
 	if err != nil {
 		return fmt.Errorf("reference configuration %s: %w", job.Key, err)
@@ -201,8 +200,9 @@ func (x setSubject) referenceDirs(p *backend.Problem, dir string) error {
 }
 
 // reference runs every kernel's reference configuration together once
-// (workload.Workload.Reference), in the written order.
-func (x setSubject) reference(ctx context.Context, be backend.Backend, prob *backend.Problem) error {
+// (workload.Workload.Reference), in the written order, compiled by build
+// (the run's build layer).
+func (x setSubject) reference(ctx context.Context, be backend.Backend, prob *backend.Problem, build planBuilder) error {
 	w := &workload.Workload{}
 	for i, m := range x.set.Members {
 		ref, ok, err := m.Spec.ReferenceConfig()
@@ -222,7 +222,7 @@ func (x setSubject) reference(ctx context.Context, be backend.Backend, prob *bac
 		}
 		w.Launches = append(w.Launches, workload.Launch{Spec: m.Spec, Config: ref, Stream: m.Stream})
 	}
-	return w.Reference(ctx, be, prob)
+	return w.Reference(ctx, be, prob, build)
 }
 
 // metrics: a workload's specs' metrics read their own parameters and
@@ -240,6 +240,10 @@ func (x setSubject) workingSet() int64 {
 }
 
 func (x setSubject) outlierFactor() float64 { return x.set.Members[0].Spec.Plausibility.OutlierFactor }
+
+// planBuilder compiles a plan's launches, setting their binaries (the
+// run's build layer: run.build).
+type planBuilder func(ctx context.Context, plan *backend.Plan) error
 
 // binaries caches a run's compiled kernels by kernel and configuration
 // key: plans of a workload share them (every launch order of the same
@@ -324,6 +328,14 @@ func (b *binaries) recompile(ctx context.Context, be backend.Backend, c *compile
 	b.m[binaryKey{-1, key}] = e
 	b.mu.Unlock()
 	return bin, nil
+}
+
+// has says whether k was compiled (or is being) in this run.
+func (b *binaries) has(k binaryKey) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.m[k]
+	return ok
 }
 
 // entry is the entry of k, made at its first use.

@@ -353,7 +353,9 @@ func (r *run) prepare() error {
 	r.prepared = true
 	var ref executor.Reference
 	if r.needReference {
-		ref = func(ctx context.Context, be backend.Backend) error { return r.sub.reference(ctx, be, r.problem) }
+		ref = func(ctx context.Context, be backend.Backend) error {
+			return r.sub.reference(ctx, be, r.problem, r.build)
+		}
 	}
 	return r.ex.Open(r.ctx, r.problem, ref)
 }

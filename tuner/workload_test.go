@@ -286,7 +286,9 @@ func TestWorkloadCompileCache(t *testing.T) {
 		}
 		return sum
 	}
-	for i, want := range [][2]int{{10, 40}, {0, 50}} {
+	// The reference plan's two launches come through the run's build
+	// layer too: two more reused (they were compiled outside it).
+	for i, want := range [][2]int{{10, 42}, {0, 52}} {
 		cc, err := compilecache.Open(dir, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -296,7 +298,7 @@ func TestWorkloadCompileCache(t *testing.T) {
 			t.Errorf("run %d: evaluated %d, compiled %d, reused %d; want 25, %d, %d", i+1, sum.Evaluated, sum.Compiled, sum.CompileReused, want[0], want[1])
 		}
 	}
-	if sum := run(nil); sum.Compiled != 10 || sum.CompileReused != 40 {
-		t.Errorf("without the cache: compiled %d, reused %d; want 10, 40", sum.Compiled, sum.CompileReused)
+	if sum := run(nil); sum.Compiled != 10 || sum.CompileReused != 42 {
+		t.Errorf("without the cache: compiled %d, reused %d; want 10, 42", sum.Compiled, sum.CompileReused)
 	}
 }

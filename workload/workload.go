@@ -213,9 +213,10 @@ func ReferenceDirs(prob *backend.Problem, dir string) error {
 // needs them: it runs the plan of each launch's reference configuration
 // (spec.Spec.ReferenceConfig) once with SaveReference, on the same
 // streams. be must be prepared with prob, its reference folders set
-// (ReferenceDirs). Errors: a spec without a reference configuration, one
-// that does not compile, or a reference plan that fails.
-func (w *Workload) Reference(ctx context.Context, be backend.Backend, prob *backend.Problem) error {
+// (ReferenceDirs). build compiles the plan (nil: Compile on be). Errors:
+// a spec without a reference configuration, one that does not compile,
+// or a reference plan that fails.
+func (w *Workload) Reference(ctx context.Context, be backend.Backend, prob *backend.Problem, build func(context.Context, *backend.Plan) error) error {
 	ref := &Workload{}
 	for i, l := range w.Launches {
 		cfg, ok, err := l.Spec.ReferenceConfig()
@@ -236,7 +237,10 @@ func (w *Workload) Reference(ctx context.Context, be backend.Backend, prob *back
 	if err != nil {
 		return fmt.Errorf("reference configuration: %w", err)
 	}
-	if err := Compile(ctx, be, plan); err != nil {
+	if build == nil {
+		build = func(ctx context.Context, plan *backend.Plan) error { return Compile(ctx, be, plan) }
+	}
+	if err := build(ctx, plan); err != nil {
 		return fmt.Errorf("reference configuration: %w", err)
 	}
 	res, err := be.Run(ctx, plan)

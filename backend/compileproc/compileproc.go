@@ -199,6 +199,7 @@ type Backend struct {
 	closed bool
 
 	compiled atomic.Int64
+	vouched  atomic.Bool // Works: the compiler is known to work
 	crashes  atomic.Int64
 	timeouts atomic.Int64
 	peakKiB  atomic.Int64
@@ -292,7 +293,7 @@ func (b *Backend) Compile(ctx context.Context, j *backend.Job) (*backend.Binary,
 	case errors.As(err, &died):
 		b.drop(p)
 		n := b.crashes.Add(1)
-		if b.compiled.Load() == 0 && n >= maxDeadStart {
+		if b.compiled.Load() == 0 && !b.vouched.Load() && n >= maxDeadStart {
 			return nil, fmt.Errorf("compileproc: %d compile processes died before any compilation finished; the last (configuration %s): %v", n, task.Key, died)
 		}
 		return nil, &backend.CompileError{Log: fmt.Sprintf("the compiler's process died compiling configuration %s: %v", task.Key, died), Process: true}
@@ -318,6 +319,13 @@ func (b *Backend) Compile(ctx context.Context, j *backend.Job) (*backend.Binary,
 	b.compiled.Add(1)
 	return rep.Binary, nil
 }
+
+// Works records that the compiler is known to work in this run without
+// a compilation of the pool's: a binary it made came from the compile
+// cache. The first compilations' deaths are then configurations'
+// crashes, not a broken compiler (maxDeadStart): a run whose every other
+// binary is cached must not end on its crashing configurations.
+func (b *Backend) Works() { b.vouched.Store(true) }
 
 // take returns an idle worker or starts one.
 func (b *Backend) take() (*workerproc.Proc, error) {
