@@ -4,17 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/expr"
-	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
@@ -332,7 +329,7 @@ func writeMeasured(cmd *cobra.Command, sums []*tuner.Summary, err error, plan st
 		return err
 	}
 	if len(sums) > 1 {
-		writeAcrossGPUs(out, sums, plan, len(launches), streams, dbPath)
+		report.AcrossGPUs(out, sums, plan, len(launches), streams, dbPath)
 		return err
 	}
 	sum := sums[0]
@@ -347,83 +344,6 @@ func writeMeasured(cmd *cobra.Command, sums []*tuner.Summary, err error, plan st
 	report.WriteObservations(out, o.Typed, launches)
 	fmt.Fprintf(out, "stored as run %d in %s\n", sum.RunID, dbPath)
 	return err
-}
-
-// acrossGPUs are the plan's observations that measure --devices compares
-// between GPUs, in column order.
-var acrossGPUs = []string{"time", "energy", "power", "idle_power", "sm_clock", "temperature"}
-
-// writeAcrossGPUs prints a plan measured on several GPUs (measure
-// --devices): a row per GPU of the headline observations (acrossGPUs,
-// those any GPU gave), then each one's spread, (highest − lowest) ÷
-// lowest in %. Every observation is in each GPU's stored run.
-func writeAcrossGPUs(out io.Writer, sums []*tuner.Summary, plan string, launches, streams int, db string) {
-	var ok []*tuner.Summary
-	for _, sum := range sums {
-		if sum != nil && len(sum.Evaluations) > 0 {
-			ok = append(ok, sum)
-		}
-	}
-	if len(ok) == 0 {
-		return
-	}
-	fmt.Fprintf(out, "%d × %s: plan %s, %d launch(es) on %d stream(s)\n", len(ok), ok[0].Device.Name, plan, launches, streams)
-	var cols []string
-	units := map[string]string{}
-	for _, name := range acrossGPUs {
-		for _, sum := range ok {
-			for _, x := range sum.Evaluations[0].Typed {
-				if x.Name == name && x.Launch == measure.PlanScope {
-					units[name] = x.Unit
-				}
-			}
-		}
-		if _, seen := units[name]; seen {
-			cols = append(cols, name)
-		}
-	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "GPU\tstatus\trun")
-	for _, c := range cols {
-		fmt.Fprintf(tw, "\t%s (%s)", c, units[c])
-	}
-	fmt.Fprintln(tw)
-	lo, hi := map[string]float64{}, map[string]float64{}
-	for _, sum := range ok {
-		o := sum.Evaluations[0]
-		fmt.Fprintf(tw, "%s\t%s\t%d", sum.Device.UUID, o.Status, sum.RunID)
-		for _, c := range cols {
-			v, has := o.Typed.Get(c)
-			if !has {
-				fmt.Fprint(tw, "\t-")
-				continue
-			}
-			fmt.Fprintf(tw, "\t%.5g", v)
-			if l, seen := lo[c]; !seen || v < l {
-				lo[c] = v
-			}
-			if h, seen := hi[c]; !seen || v > h {
-				hi[c] = v
-			}
-		}
-		fmt.Fprintln(tw)
-	}
-	fmt.Fprint(tw, "spread\t\t")
-	for _, c := range cols {
-		if lo[c] > 0 {
-			fmt.Fprintf(tw, "\t%.2f %%", 100*(hi[c]-lo[c])/lo[c])
-		} else {
-			fmt.Fprint(tw, "\t-")
-		}
-	}
-	fmt.Fprintln(tw)
-	tw.Flush()
-	for _, sum := range ok {
-		if o := sum.Evaluations[0]; o.Reason != "" {
-			fmt.Fprintf(out, "%s: %s\n", sum.Device.UUID, o.Reason)
-		}
-	}
-	fmt.Fprintf(out, "every observation of each GPU is stored in %s (gtune show RUN)\n", db)
 }
 
 // configOf resolves a configuration key of s's search space; "" gives
