@@ -50,9 +50,8 @@ type Outcome struct {
 	Slot int
 	GPU  string
 	Host string
-	// Wall is the wall time of the backend's Run, Ended when it returned.
-	Wall  time.Duration
-	Ended time.Time
+	// Wall is the wall time of the backend's Run.
+	Wall time.Duration
 	// Anchor is the anchor measured on the slot just before this trial
 	// (SetAnchor); nil where none was due.
 	Anchor *AnchorRun
@@ -92,20 +91,19 @@ type Executor interface {
 	// Shares gives each slot's account so far, in slot order.
 	Shares() []Share
 	// SetAnchor makes every slot measure plan, the run's anchor, before
-	// its next trial and again after 1, 2, 4, ... trials, then every
-	// every-th (Outcome.Anchor): a fixed load measured through the run
+	// its next trial and again 2, 4, 8, ... trials after its last, every
+	// every-th at most (Outcome.Anchor): a fixed load measured through the run
 	// on each GPU, which shows how the GPUs differ in energy. A nil
 	// plan stops it.
 	SetAnchor(plan *backend.Plan, every int)
 }
 
 // AnchorRun is one measurement of the anchor on a slot: the backend's
-// Result or Err, the wall time of its Run and when it returned.
+// Result or Err, and the wall time of its Run.
 type AnchorRun struct {
 	Result *backend.Result
 	Err    error
 	Wall   time.Duration
-	Ended  time.Time
 }
 
 // SlotError is a failure of a slot, not of the plan it ran: its backend's
@@ -161,9 +159,9 @@ type slot struct {
 	busy     bool
 	failures int // in a row
 	// sinceAnchor counts the trials since the slot's last anchor; -1
-	// before its first. anchors counts its anchors: the k-th comes
-	// 2^(k-1) trials after the one before, up to every, so that a short
-	// run has a few too.
+	// before its first. anchors counts its anchors: the (k+1)-th comes
+	// 2^k trials after the k-th, up to every, so that a short run has a
+	// few too.
 	sinceAnchor int
 	anchors     int
 }
@@ -248,12 +246,11 @@ func (p *Pool) Submit(ctx context.Context, t Trial) {
 			if anchor != nil {
 				t0 := time.Now()
 				res, err := s.be.Run(ctx, anchor)
-				a = &AnchorRun{Result: res, Err: err, Wall: time.Since(t0), Ended: time.Now()}
+				a = &AnchorRun{Result: res, Err: err, Wall: time.Since(t0)}
 			}
 			t0 := time.Now()
 			res, err := s.be.Run(ctx, t.Plan)
-			end := time.Now()
-			p.out <- Outcome{Trial: t, Result: res, Err: err, Slot: i, GPU: s.share.GPU, Host: p.host, Wall: end.Sub(t0), Ended: end, Anchor: a, ended: ctx.Err() != nil}
+			p.out <- Outcome{Trial: t, Result: res, Err: err, Slot: i, GPU: s.share.GPU, Host: p.host, Wall: time.Since(t0), Anchor: a, ended: ctx.Err() != nil}
 		}()
 		return
 	}
@@ -266,9 +263,10 @@ func (p *Pool) SetAnchor(plan *backend.Plan, every int) {
 }
 
 // anchorDue gives the anchor plan where slot s is due to measure it
-// before its next trial (its first; then after 1, 2, 4, ... trials up to
-// every-th since its last), and counts the trial; nil otherwise. Called by Submit: the slot's count
-// is the driver's goroutine's alone.
+// before its next trial (its first; then the 2nd, 4th, 8th, ... trial
+// since its last, up to the every-th), and counts the trial; nil
+// otherwise. Called by Submit: the slot's count is the driver's
+// goroutine's alone.
 func (p *Pool) anchorDue(s *slot) *backend.Plan {
 	if p.anchor == nil {
 		return nil

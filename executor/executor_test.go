@@ -190,3 +190,46 @@ func TestPoolOpen(t *testing.T) {
 		t.Errorf("the first slot failing: %v", err)
 	}
 }
+
+// keyed is a GPU that answers at once and records the plan key of each
+// Run, in order.
+type keyed struct {
+	backend.Backend
+	runs []string
+}
+
+func (k *keyed) Device() device.Description { return device.Description{Name: "GPU"} }
+
+func (k *keyed) Run(ctx context.Context, p *backend.Plan) (*backend.Result, error) {
+	k.runs = append(k.runs, p.Key)
+	return &backend.Result{Status: backend.StatusValid, TimesMs: []float64{1}}, nil
+}
+
+// With an anchor set, a slot measures it before its next trial, then
+// 2, 4, 8 and every 8 trials later; each outcome carries the anchor run
+// before it, and its wall time counts in the slot's share.
+func TestPoolAnchor(t *testing.T) {
+	k := &keyed{}
+	p := NewPool(k)
+	ctx := context.Background()
+	p.SetAnchor(&backend.Plan{Key: "A"}, 8)
+	anchored := 0
+	for i := range 30 {
+		p.Submit(ctx, Trial{ID: i + 1, Plan: &backend.Plan{Key: fmt.Sprint(i + 1)}})
+		if o := p.Wait(); o.Anchor != nil {
+			anchored++
+			if o.Anchor.Err != nil || o.Anchor.Result.Status != backend.StatusValid {
+				t.Errorf("trial %d: anchor %+v", o.Trial.ID, o.Anchor)
+			}
+		}
+	}
+	var before []string // the trials an anchor came before
+	for i, key := range k.runs {
+		if key == "A" {
+			before = append(before, k.runs[i+1])
+		}
+	}
+	if want := "1 3 7 15 23"; strings.Join(before, " ") != want || anchored != 5 || p.Shares()[0].Evaluated != 30 {
+		t.Errorf("anchors before trials %v (%d outcomes with one), want %s; %d evaluated", before, anchored, want, p.Shares()[0].Evaluated)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/executor"
@@ -24,19 +23,11 @@ const AnchorEvery = 8
 // measured valid) and each slot's measurements of it, in time order.
 type anchors struct {
 	key    string
-	points map[int][]anchorPoint
-	failed int // anchor runs that failed, were unstable or gave no power
+	points map[int][]float64 // the anchor's mean board power, W
+	failed int               // anchor runs that failed, were unstable or gave no power
 	// offsets are each slot's offset once calibrate has run (W; the
 	// first slot's none), for the re-measurements after it.
 	offsets map[int]float64
-}
-
-// anchorPoint is one measurement of the anchor: when it ended, its mean
-// board power (W) and its temperature (°C).
-type anchorPoint struct {
-	at     time.Time
-	powerW float64
-	tempC  float64
 }
 
 // calibrating says whether the run calibrates its GPUs' energies on an
@@ -51,7 +42,7 @@ func (r *run) calibrating() bool {
 
 // setAnchor makes the first configuration measured valid the run's
 // anchor (executor.Executor.SetAnchor): each GPU measures it again
-// before its next configuration, then after 1, 2, 4 and every
+// before its next configuration, then 2, 4 and every
 // AnchorEvery configurations.
 func (r *run) setAnchor(p *pending, o *Evaluation) {
 	if r.anchor.key != "" || !o.Valid() || !r.calibrating() {
@@ -70,11 +61,10 @@ func (r *run) noteAnchor(out executor.Outcome) {
 	if a == nil {
 		return
 	}
-	var p, t float64
+	var p float64
 	ok := a.Err == nil && a.Result != nil && a.Result.Status == backend.StatusValid
 	if ok {
 		p, ok = a.Result.Observations.Get("power")
-		t, _ = a.Result.Observations.Get("temperature")
 		// An anchor whose trials disagree was not the steady load it
 		// stands for (on a host whose CPUs were busy starting compile
 		// processes, H100s measured launches 3–20 times their time).
@@ -87,9 +77,9 @@ func (r *run) noteAnchor(out executor.Outcome) {
 		return
 	}
 	if r.anchor.points == nil {
-		r.anchor.points = map[int][]anchorPoint{}
+		r.anchor.points = map[int][]float64{}
 	}
-	r.anchor.points[out.Slot] = append(r.anchor.points[out.Slot], anchorPoint{at: a.Ended, powerW: p, tempC: t})
+	r.anchor.points[out.Slot] = append(r.anchor.points[out.Slot], p)
 }
 
 // anchorPower is a GPU's power on the anchor: the median of its
@@ -97,13 +87,7 @@ func (r *run) noteAnchor(out executor.Outcome) {
 // within a run (the load's start, the host's other work), more than the
 // GPU drifted as it warmed (0.3 %/°C), so the median of all of them
 // stands for the GPU, not their course in time.
-func anchorPower(ps []anchorPoint) float64 {
-	ws := make([]float64, len(ps))
-	for i, p := range ps {
-		ws[i] = p.powerW
-	}
-	return measure.Median(ws)
-}
+func anchorPower(ps []float64) float64 { return measure.Median(ps) }
 
 // calibrate puts the energies of a run over several GPUs on the first
 // GPU's scale: GPU s drew ΔP_s = anchorPower(s) − anchorPower(first) more

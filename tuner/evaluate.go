@@ -25,7 +25,7 @@ func (r *run) evaluated(p *pending, out executor.Outcome) (*Evaluation, error) {
 	t0 := time.Now()
 	c := r.c
 	key := p.plan.Key
-	o := &Evaluation{Index: p.index, Key: key, Params: params(c.Space, p.cfg), slot: out.Slot, ended: out.Ended}
+	o := &Evaluation{Index: p.index, Key: key, Params: params(c.Space, p.cfg), slot: out.Slot}
 	ev := &store.Evaluation{
 		RunID: r.store.ID, SpecHash: r.sub.hash(), DeviceUUID: r.sum.Device.UUID, Key: key,
 		Params: o.Params, StartedAt: p.started,

@@ -224,7 +224,7 @@ func (r *run) resettle(o *Evaluation, outs []executor.Outcome, kept, how string)
 		o.Observations[x.Name] = x.Value
 	}
 	o.Metrics, o.Value, o.Typed = metrics, v, typed
-	o.slot, o.ended = out.Slot, out.Ended
+	o.slot = out.Slot
 	if len(r.c.GPUs) > 0 {
 		o.GPU = out.GPU
 	}

@@ -207,10 +207,9 @@ type Evaluation struct {
 	// one a reused outcome came from (recorded as reused by this run, never
 	// annotated by it).
 	evalID, storedID int64
-	// slot is the executor's slot that measured it, ended when
-	// (calibration across GPUs).
-	slot  int
-	ended time.Time
+	// slot is the executor's slot that measured it (calibration across
+	// GPUs).
+	slot int
 }
 
 // Valid reports whether the configuration ran and verified.
