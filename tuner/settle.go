@@ -241,7 +241,9 @@ func (r *run) resettle(o *Evaluation, outs []executor.Outcome, kept, how string)
 // kept as energy_unstable). Errors: the database's, every GPU failing.
 func (r *run) remeasureUnstable() (int, error) {
 	t := r.request.Trials
-	if !r.request.Energy || t == nil {
+	if !r.request.Energy || t == nil || r.c.Repeat > 1 {
+		// Repeats (Config.Repeat) stand for a configuration by their
+		// median, which one unstable measurement does not move.
 		return 0, nil
 	}
 	var as []again
