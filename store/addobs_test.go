@@ -75,3 +75,26 @@ func oneEvaluation(t *testing.T) (*DB, *Run, *Evaluation) {
 	}
 	return db, r, e
 }
+
+// A remeasurement replaces an evaluation's observations, metrics and
+// objective value; several are written in one transaction, so that one
+// naming an unknown evaluation writes none of them.
+func TestRemeasured(t *testing.T) {
+	db, r, e := oneEvaluation(t)
+	v := 0.02
+	energy := measure.Observation{Name: "energy", Unit: "J", Value: 0.4, Method: "calibrated", Launch: measure.PlanScope}
+	bad := Remeasurement{ID: e.ID + 7, Observations: measure.Observations{energy}}
+	if err := db.Remeasured(Remeasurement{ID: e.ID, Observations: measure.Observations{energy}, Metrics: map[string]float64{"GB/s": 5}, Objective: &v}, bad); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("with an unknown evaluation: %v", err)
+	}
+	if evs, _ := db.Evaluations(r.ID); evs[0].Observations["energy"] != 0 || *evs[0].Objective != 0.01 {
+		t.Fatalf("written in part: %v, objective %v", evs[0].Observations, *evs[0].Objective)
+	}
+	if err := db.Remeasured(Remeasurement{ID: e.ID, Observations: measure.Observations{energy}, Metrics: map[string]float64{"GB/s": 5}, Objective: &v}); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := db.Evaluations(r.ID)
+	if err != nil || evs[0].Observations["energy"] != 0.4 || evs[0].Observations["time"] != 0.01 || evs[0].Metrics["GB/s"] != 5 || *evs[0].Objective != 0.02 {
+		t.Errorf("%+v, %v", evs[0], err)
+	}
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/gtune/gtune/measure"
@@ -50,33 +51,49 @@ func (db *DB) Annotate(id int64, note, flag string) error {
 // NaN or lacks a name or method (measure.Observations.Validate); an unknown
 // evaluation id; a write failure. Nothing is written on error.
 func (db *DB) AddObservations(id int64, obs measure.Observations) error {
-	return db.replace(id, obs, nil, nil)
+	return db.replace([]Remeasurement{{ID: id, Observations: obs}}, false)
 }
 
-// Remeasured replaces evaluation id's measurement by a later one of the
-// same configuration (a re-measurement once the GPU was at a thermal
-// steady state, tuner's settle): its observations as AddObservations
-// does, and its metrics and objective value (objective: nil leaves it).
-// The earlier measurement stays as the caller keeps it (a repeat).
-// Errors: AddObservations', metrics that do not encode. Nothing is
-// written on error.
-func (db *DB) Remeasured(id int64, obs measure.Observations, metrics map[string]float64, objective *float64) error {
-	if metrics == nil {
-		metrics = map[string]float64{}
-	}
-	return db.replace(id, obs, metrics, objective)
+// Remeasurement is a later measurement of stored evaluation ID's
+// configuration, or a correction of it (calibration across GPUs): the
+// observations it replaces, and the evaluation's metrics and objective
+// value (Objective nil leaves it).
+type Remeasurement struct {
+	ID           int64
+	Observations measure.Observations
+	Metrics      map[string]float64
+	Objective    *float64
 }
 
-// replace is AddObservations, and with metrics set Remeasured.
-func (db *DB) replace(id int64, obs measure.Observations, metrics map[string]float64, objective *float64) error {
-	if err := obs.Validate(); err != nil {
-		return fmt.Errorf("store: observations of evaluation %d: %v", id, err)
-	}
-	var enc string
-	if metrics != nil {
+// Remeasured replaces each evaluation's measurement in rs by its
+// remeasurement, in one transaction (a re-measurement once the GPU was
+// at a thermal steady state, tuner's settle; a calibration of a run's
+// energies): the observations as AddObservations does, the metrics and
+// the objective value. The earlier measurement stays as the caller keeps
+// it (a repeat, energy_uncorrected). Errors: AddObservations', metrics
+// that do not encode. Nothing is written on error.
+func (db *DB) Remeasured(rs ...Remeasurement) error {
+	return db.replace(rs, true)
+}
+
+// replace writes rs in one transaction: AddObservations, and with
+// metrics set Remeasured.
+func (db *DB) replace(rs []Remeasurement, metrics bool) error {
+	enc := make([]string, len(rs))
+	for i, r := range rs {
+		if err := r.Observations.Validate(); err != nil {
+			return fmt.Errorf("store: observations of evaluation %d: %v", r.ID, err)
+		}
+		if !metrics {
+			continue
+		}
+		m := r.Metrics
+		if m == nil {
+			m = map[string]float64{}
+		}
 		var err error
-		if enc, err = encodeNumbers(metrics); err != nil {
-			return fmt.Errorf("store: metrics of evaluation %d: %v", id, err)
+		if enc[i], err = encodeNumbers(m); err != nil {
+			return fmt.Errorf("store: metrics of evaluation %d: %v", r.ID, err)
 		}
 	}
 	db.wmu.Lock()
@@ -87,9 +104,27 @@ func (db *DB) replace(id int64, obs measure.Observations, metrics map[string]flo
 	ctx := context.Background()
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: observations of evaluation %d: %v", id, err)
+		return fmt.Errorf("store: observations: %v", err)
 	}
 	defer tx.Rollback()
+	for i, r := range rs {
+		var m *string
+		if metrics {
+			m = &enc[i]
+		}
+		if err := replaceTx(ctx, tx, r.ID, r.Observations, m, r.Objective); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: observations: %v", err)
+	}
+	return nil
+}
+
+// replaceTx writes one evaluation's replacement in tx: its observations,
+// its encoded metrics (nil: left) and objective (nil: left).
+func replaceTx(ctx context.Context, tx *sql.Tx, id int64, obs measure.Observations, metrics *string, objective *float64) error {
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM evaluations WHERE id = ?`, id).Scan(&n); err != nil {
 		return fmt.Errorf("store: observations of evaluation %d: %v", id, err)
@@ -110,7 +145,7 @@ func (db *DB) replace(id int64, obs measure.Observations, metrics map[string]flo
 		}
 	}
 	if metrics != nil {
-		if _, err := tx.ExecContext(ctx, `UPDATE evaluations SET metrics = ? WHERE id = ?`, enc, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE evaluations SET metrics = ? WHERE id = ?`, *metrics, id); err != nil {
 			return fmt.Errorf("store: metrics of evaluation %d: %v", id, err)
 		}
 	}
@@ -118,9 +153,6 @@ func (db *DB) replace(id int64, obs measure.Observations, metrics map[string]flo
 		if _, err := tx.ExecContext(ctx, `UPDATE evaluations SET objective = ? WHERE id = ?`, nullFloat(*objective), id); err != nil {
 			return fmt.Errorf("store: objective of evaluation %d: %v", id, err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: observations of evaluation %d: %v", id, err)
 	}
 	return nil
 }

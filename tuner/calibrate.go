@@ -9,6 +9,7 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/executor"
 	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/store"
 )
 
 // AnchorEvery is how many configurations a GPU measures between two
@@ -123,7 +124,7 @@ func (r *run) calibrate() error {
 	}
 	r.anchor.offsets = offsets
 	delete(r.anchor.offsets, slots[0])
-	n := 0
+	var rs []store.Remeasurement
 	for _, o := range r.sum.Evaluations {
 		dp, ok := offsets[o.slot]
 		if !o.Valid() || o.Reused || o.evalID == 0 || !ok || o.slot == slots[0] {
@@ -133,12 +134,14 @@ func (r *run) calibrate() error {
 		if _, has := o.Observations["energy"]; !ok || !has || !(pw > 0) {
 			continue
 		}
-		if err := r.correctBy(o, dp, 1-dp/pw); err != nil {
-			return err
-		}
-		n++
+		rs = append(rs, r.correctBy(o, dp, 1-dp/pw))
 	}
-	r.note(r.calibrationNote(slots, offsets, ref, n))
+	// One transaction for all: a run of thousands of configurations
+	// would otherwise commit (and sync) once per configuration.
+	if err := r.c.DB.Remeasured(rs...); err != nil {
+		return err
+	}
+	r.note(r.calibrationNote(slots, offsets, ref, len(rs)))
 	ws := map[string]float64{}
 	for _, s := range slots {
 		ws[r.slotGPU(s)] = offsets[s]
@@ -168,9 +171,9 @@ var anchorScaled = []string{"energy", "energy_ci_low", "energy_ci_high", "dynami
 
 // correctBy takes dp (W) out of o's power and scales its energies by f,
 // keeping the measured energy as energy_uncorrected (where a leakage
-// correction has not kept it already) and dp as gpu_offset, and stores
-// the result (store.DB.Remeasured). Errors: the database's.
-func (r *run) correctBy(o *Evaluation, dp, f float64) error {
+// correction has not kept it already) and dp as gpu_offset, and gives
+// what the database is to store of it (store.DB.Remeasured).
+func (r *run) correctBy(o *Evaluation, dp, f float64) store.Remeasurement {
 	var plan measure.Observations
 	for _, x := range o.Typed {
 		if x.Launch != measure.PlanScope {
@@ -202,7 +205,7 @@ func (r *run) correctBy(o *Evaluation, dp, f float64) error {
 		v = o.Value
 	}
 	o.Metrics, o.Value = metrics, v
-	return r.c.DB.Remeasured(o.evalID, plan, metrics, &v)
+	return store.Remeasurement{ID: o.evalID, Observations: plan, Metrics: metrics, Objective: &v}
 }
 
 // calibrationNote says what calibrate did: the anchor, its measurements

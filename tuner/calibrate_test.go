@@ -14,44 +14,66 @@ import (
 	"github.com/gtune/gtune/objective"
 )
 
-// energyTune tunes the fixture for energy by brute force under thermal
-// policy policy on simulated H100s without sensor noise, one per
-// options (the first the run's own), each wrapped by wrap where given;
-// set adjusts the run's Config (nil: none).
-func energyTune(t *testing.T, policy string, set func(*Config), wrap func(*sim.Sim) backend.Backend, opts ...sim.Options) (*Summary, *fixture) {
+// simGPUs are simulated H100s, one per options (Index set to its place),
+// each wrapped by wrap where given, closed when the test ends.
+func simGPUs(t *testing.T, wrap func(*sim.Sim) backend.Backend, opts ...sim.Options) []backend.Backend {
 	t.Helper()
-	f := newFixture(t)
-	f.spec.Objective, f.spec.ObjectiveMaximize = "energy", false
-	f.spec.Measurement.Protocol.Thermal = policy
-	sp, err := f.spec.BuildSpace()
-	if err != nil {
-		t.Fatal(err)
-	}
 	d, _ := device.Lookup("h100_sxm")
 	var gpus []backend.Backend
 	for i, o := range opts {
-		if o.Noise == 0 {
-			o.Noise = -1
-		}
-		o.Seed, o.Index = 7, i
+		o.Index = i
 		g := sim.New(d, o)
-		defer g.Close()
+		t.Cleanup(func() { g.Close() })
 		var be backend.Backend = g
 		if wrap != nil {
 			be = wrap(g)
 		}
 		gpus = append(gpus, be)
 	}
+	return gpus
+}
+
+// runGPUs tunes fixture f by brute force (seed 3, two compile workers)
+// over gpus (the first the run's own); set adjusts the run's Config
+// (nil: none).
+func runGPUs(t *testing.T, f *fixture, set func(*Config), gpus ...backend.Backend) (*Summary, error) {
+	t.Helper()
+	sp, err := f.spec.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := Config{Subject: FromSpec(f.spec), Space: sp, Backend: gpus[0], GPUs: gpus[1:], DB: f.db,
 		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2}
 	if set != nil {
 		set(&c)
 	}
-	sum, err := Run(context.Background(), c)
+	return Run(context.Background(), c)
+}
+
+// simTune is runGPUs over simGPUs; an error ends the test.
+func simTune(t *testing.T, f *fixture, set func(*Config), wrap func(*sim.Sim) backend.Backend, opts ...sim.Options) *Summary {
+	t.Helper()
+	sum, err := runGPUs(t, f, set, simGPUs(t, wrap, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sum, f
+	return sum
+}
+
+// energyTune is simTune of a new fixture tuned for energy under thermal
+// policy policy, the GPUs without sensor noise (seed 7).
+func energyTune(t *testing.T, policy string, set func(*Config), wrap func(*sim.Sim) backend.Backend, opts ...sim.Options) (*Summary, *fixture) {
+	t.Helper()
+	f := newFixture(t)
+	f.spec.Objective, f.spec.ObjectiveMaximize = "energy", false
+	f.spec.Measurement.Protocol.Thermal = policy
+	for i := range opts {
+		if opts[i].Noise == 0 {
+			opts[i].Noise = -1
+		}
+		opts[i].Seed = 7
+	}
+	return simTune(t, f, set, wrap, opts...), f
 }
 
 // energyRun is energyTune under thermal policy none, calibrated across

@@ -20,20 +20,11 @@ import (
 // model id (the first as Config.Backend, the rest as Config.GPUs).
 func runOn(t *testing.T, f *fixture, n int, extra ...backend.Backend) (*Summary, error) {
 	t.Helper()
-	sp, err := f.spec.BuildSpace()
-	if err != nil {
-		t.Fatal(err)
+	opts := make([]sim.Options, n)
+	for i := range opts {
+		opts[i] = sim.Options{Seed: 7, Noise: 0.01}
 	}
-	d, _ := device.Lookup("h100_sxm")
-	var gpus []backend.Backend
-	for i := range n {
-		be := sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: i})
-		defer be.Close()
-		gpus = append(gpus, be)
-	}
-	gpus = append(gpus, extra...)
-	return Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: gpus[0], GPUs: gpus[1:], DB: f.db,
-		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2})
+	return runGPUs(t, f, nil, append(simGPUs(t, nil, opts...), extra...)...)
 }
 
 // One run over three simulated GPUs of one model measures what one GPU

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/objective"
@@ -21,22 +20,8 @@ import (
 // fails is measured once.
 func TestRepeats(t *testing.T) {
 	f := newFixture(t)
-	sp, err := f.spec.BuildSpace()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := device.Lookup("h100_sxm")
-	var gpus []backend.Backend
-	for i := range 2 {
-		g := sim.New(d, sim.Options{Seed: 7, Index: i, Stragglers: 0.2})
-		defer g.Close()
-		gpus = append(gpus, g)
-	}
-	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: gpus[0], GPUs: gpus[1:], DB: f.db,
-		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Repeat: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	straggling := sim.Options{Seed: 7, Stragglers: 0.2}
+	sum := simTune(t, f, func(c *Config) { c.Repeat = 5 }, nil, straggling, straggling)
 	evs, err := f.db.Evaluations(sum.RunID)
 	if err != nil {
 		t.Fatal(err)
@@ -312,19 +297,7 @@ func TestConfirmRerun(t *testing.T) {
 
 // Confirm with fewer than two valid configurations says so.
 func TestConfirmOne(t *testing.T) {
-	f := newFixture(t)
-	sp, err := f.spec.BuildSpace()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := device.Lookup("h100_sxm")
-	g := sim.New(d, sim.Options{Seed: 7})
-	defer g.Close()
-	sum, err := Run(context.Background(), Config{Subject: FromSpec(f.spec), Space: sp, Backend: g, DB: f.db, MaxEvals: 1,
-		Objective: objective.FromSpec(f.spec), Strategy: "brute_force", Seed: 3, CompileWorkers: 2, Confirm: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := simTune(t, newFixture(t), func(c *Config) { c.MaxEvals, c.Confirm = 1, 3 }, nil, sim.Options{Seed: 7})
 	if w := "--confirm 3: the run has 1 valid configuration(s) by time; nothing to tell apart, nothing re-measured"; sum.ConfirmNote != w {
 		t.Errorf("note %q; want %q", sum.ConfirmNote, w)
 	}

@@ -242,9 +242,7 @@ func (r *run) fill() error {
 		}
 		r.submit(p)
 		if r.c.RepeatUntil <= 0 && p.submitted < r.c.Repeat {
-			// Its next repeat goes to the next free slot.
-			p.inQueue = true
-			r.queue = append([]*pending{p}, r.queue...)
+			r.requeue(p) // its next repeat goes to the next free slot
 		}
 	}
 	return nil

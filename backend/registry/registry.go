@@ -26,9 +26,6 @@ import (
 	"github.com/gtune/gtune/store"
 )
 
-// Names are the backends a --backend flag may name, auto first.
-var Names = []string{"auto", "cuda", "sim", "model"}
-
 func badInput(format string, a ...any) error { return badinput.New(format, a...) }
 
 // Kind is what a backend name resolves to on this machine, before it is
@@ -235,7 +232,3 @@ func Profiles(path string, devs []*device.Description) ([]model.Profile, error) 
 	}
 	return out, nil
 }
-
-// IsInput says whether err is a request the user got wrong
-// (badinput.Is).
-func IsInput(err error) bool { return badinput.Is(err) }

@@ -9,6 +9,7 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/internal/badinput"
 	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/spec"
 )
@@ -38,10 +39,10 @@ func TestResolve(t *testing.T) {
 	if cuda.Available() != nil && (err != nil || k.Name != "sim" || !k.Fallback || k.Why == nil) {
 		t.Errorf("auto without a driver: %+v, %v", k, err)
 	}
-	if _, err := Resolve("opencl"); !IsInput(err) || !strings.Contains(err.Error(), `unknown backend "opencl" (valid: auto, cuda, sim, model)`) {
+	if _, err := Resolve("opencl"); !badinput.Is(err) || !strings.Contains(err.Error(), `unknown backend "opencl" (valid: auto, cuda, sim, model)`) {
 		t.Errorf("opencl: %v", err)
 	}
-	if _, err := (Kind{Name: "sim", Modelled: true}).Count(); !IsInput(err) {
+	if _, err := (Kind{Name: "sim", Modelled: true}).Count(); !badinput.Is(err) {
 		t.Errorf("counting simulated GPUs: %v", err)
 	}
 }
@@ -68,7 +69,7 @@ func TestOpenSimulated(t *testing.T) {
 		{Options{Spec: s, SimDevice: "nope"}, "nope"},
 		{Options{Spec: &noSim}, "has no Gtune.Simulation section"},
 	} {
-		if _, _, err := SimOptions(c.o); !IsInput(err) || !strings.Contains(err.Error(), c.want) {
+		if _, _, err := SimOptions(c.o); !badinput.Is(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
 		}
 	}
@@ -79,7 +80,7 @@ func TestOpenSimulated(t *testing.T) {
 			break
 		}
 	}
-	if _, err := SimulatedGPU(amd, nil); amd != "" && (!IsInput(err) || !strings.Contains(err.Error(), "is not a CUDA GPU")) {
+	if _, err := SimulatedGPU(amd, nil); amd != "" && (!badinput.Is(err) || !strings.Contains(err.Error(), "is not a CUDA GPU")) {
 		t.Errorf("%s: %v", amd, err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/registry"
+	"github.com/gtune/gtune/internal/badinput"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/tuner"
 )
@@ -26,7 +27,7 @@ func gpuIndexes(f tuneFlags) ([]int, error) {
 			return nil, err
 		}
 		n, err := k.Count()
-		if registry.IsInput(err) {
+		if badinput.Is(err) {
 			return nil, badInput("--devices all: %v; name them, e.g. --devices 0,1,2,3 for four simulated GPUs of one model", err)
 		}
 		if err != nil {
