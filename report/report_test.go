@@ -40,7 +40,8 @@ func TestTuneGolden(t *testing.T) {
 		Local: backend.DeviceInfo{Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-x", Backend: "cuda", PowerLimitW: 700}},
 		Objective: tm, Objectives: []objective.Objective{tm, en}, Strategy: "brute_force", SpaceSize: 5, Evaluated: 5, Invalid: 1,
 		Best: []*tuner.Evaluation{a, b, c, d}, Front: []*tuner.Evaluation{a, b, d}, Evaluations: []*tuner.Evaluation{a, b, c, d, failed}, Elapsed: 1500 * time.Millisecond,
-		Time: tuner.Time{Backend: 1200 * time.Millisecond, CompileWait: 100 * time.Millisecond, Framework: 2 * time.Millisecond, Compile: 3 * time.Second}}
+		Time: tuner.Time{Backend: 1200 * time.Millisecond, CompileWait: 100 * time.Millisecond, Framework: 2 * time.Millisecond, Compile: 3 * time.Second,
+			Prepare: 4993 * time.Millisecond, Reference: 4756 * time.Millisecond}}
 	var buf bytes.Buffer
 	TuneTable(&buf, nil, sum, "gtune.db")
 	golden(t, "tune.txt", buf.Bytes())

@@ -44,6 +44,10 @@ func TuneTable(w io.Writer, metrics []spec.Metric, sum *tuner.Summary, dbPath st
 		}
 		fmt.Fprintf(w, "time: %s in the backend, %s waiting for compilations (%.1f in flight on average), %s framework\n",
 			t.Backend.Round(time.Millisecond), t.CompileWait.Round(time.Millisecond), inFlight, t.Framework.Round(time.Microsecond))
+		if t.Prepare > 0 {
+			fmt.Fprintf(w, "preparation: %s putting the arguments on the GPUs (at once), %s the reference run, before the first measurement\n",
+				t.Prepare.Round(time.Millisecond), t.Reference.Round(time.Millisecond))
+		}
 		if t.Warmup > 0 {
 			// The thermal policy's cost, as the GPUs' own clocks count
 			// it: the simulated GPU's is simulated time.

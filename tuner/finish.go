@@ -1,6 +1,8 @@
 package tuner
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gtune/gtune/backend"
@@ -242,4 +245,30 @@ func sortBest(sum *Summary) {
 			sum.Implausible = append(sum.Implausible, o)
 		}
 	}
+}
+
+// RunEach runs c on each GPU of gpus, all at once, a run of its own on
+// each (what gtune measure --devices does): the runs share c's database
+// and compile cache. It returns each GPU's summary, in gpus' order, and
+// the runs' errors joined (a run that measured nothing is one; with
+// several GPUs each names its GPU).
+func RunEach(ctx context.Context, c Config, gpus []backend.Backend) ([]*Summary, error) {
+	sums := make([]*Summary, len(gpus))
+	errs := make([]error, len(gpus))
+	var wg sync.WaitGroup
+	for i, g := range gpus {
+		wg.Go(func() {
+			ci := c
+			ci.Backend = g
+			sums[i], errs[i] = Run(ctx, ci)
+			if errs[i] == nil && (sums[i] == nil || len(sums[i].Evaluations) == 0) {
+				errs[i] = errors.New("the configuration was not measured")
+			}
+			if errs[i] != nil && len(gpus) > 1 {
+				errs[i] = fmt.Errorf("GPU %s: %w", g.Device().UUID, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return sums, errors.Join(errs...)
 }

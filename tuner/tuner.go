@@ -350,12 +350,22 @@ func (r *run) prepare() error {
 	}
 	r.prepared = true
 	var ref executor.Reference
+	var refTook time.Duration
 	if r.needReference {
 		ref = func(ctx context.Context, be backend.Backend) error {
+			t0 := time.Now()
+			defer func() { refTook = time.Since(t0) }()
 			return r.sub.reference(ctx, be, r.problem, r.build)
 		}
 	}
-	return r.ex.Open(r.ctx, r.problem, ref)
+	t0 := time.Now()
+	err := r.ex.Open(r.ctx, r.problem, ref)
+	if !backend.TraitsOf(r.c.Backend).Modelled {
+		// A real GPU's cost before its first measurement, stated in the
+		// summary (a model's is no GPU's and is left out).
+		r.sum.Time.Prepare, r.sum.Time.Reference = time.Since(t0)-refTook, refTook
+	}
+	return err
 }
 
 // record counts an outcome and tells the strategy; a reused one is

@@ -303,6 +303,13 @@ type Time struct {
 	// WarmupModelled: the warm-up is the model's time, not wall time (a
 	// simulated GPU's: backend.Traits.Modelled).
 	WarmupModelled bool
+	// Prepare is the time the executor took to put the kernels'
+	// arguments on every GPU (at once: the slowest GPU's), Reference the
+	// reference run's after it (compiling and running the reference
+	// configuration, keeping its outputs): the measurements start after
+	// both. Zero on a modelled GPU (backend.Traits.Modelled) and in a
+	// run that measured nothing.
+	Prepare, Reference time.Duration
 	// Compile is the wall time of the compilations this run made,
 	// summed over the pool's workers: Compile / Elapsed is the number of
 	// compilations in flight on average.

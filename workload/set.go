@@ -19,6 +19,7 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/internal/badinput"
 	"github.com/gtune/gtune/internal/bounded"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/space"
@@ -442,6 +443,24 @@ type Layout struct {
 	// (member indexes), in value order.
 	Orders  [][]int
 	orderOf map[string]int // OrderParam's value -> its index in Orders
+}
+
+// NonEmptySpace is Space with the limit of --max-configurations (limit
+// configurations at most), refusing an empty space: what a command
+// tunes, measures or replays. Errors: an interruption (ctx), else bad
+// input (badinput): Space's errors, no valid configuration.
+func (s *Set) NonEmptySpace(ctx context.Context, orders bool, limit int) (*space.Space, *Layout, error) {
+	sp, lay, err := s.Space(ctx, orders, space.BuildOptions{MaxConfigurations: limit, LimitName: "--max-configurations"})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("interrupted while building the search space of %s", s.Path)
+		}
+		return nil, nil, badinput.Wrap(err)
+	}
+	if sp.Len() == 0 {
+		return nil, nil, badinput.New("%s: the combined search space has no valid configuration", s.Path)
+	}
+	return sp, lay, nil
 }
 
 // Space builds the combined search space: the product of the members'

@@ -1,32 +1,26 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/benchmark"
+	"github.com/gtune/gtune/internal/flagrange"
+	"github.com/gtune/gtune/internal/progress"
 	"github.com/gtune/gtune/report"
-	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/strategy"
 	"github.com/gtune/gtune/workload"
 )
 
 func init() { subcommands = append(subcommands, newBenchStrategiesCmd) }
-
-// defaultHub is where the shared Kernel Tuner benchmark caches live,
-// relative to the repository root (the working directory of a run from
-// there).
-const defaultHub = "../shared/datasets/benchmark_hub"
 
 // benchDefaultStrategies are the strategies run when none is named: all
 // but those whose declared needs (strategy.Needs) set them apart: an
@@ -83,7 +77,7 @@ the workload's combined space.
 
 The transfer strategy (never run unless named) learns from tuning results of the same kernel on
 other GPUs: on each cache, its priors are the other caches of the same spec among --prior-cache
-(default: the caches in ` + defaultHub + ` and the --cache files), never the evaluated cache itself.`,
+(default: the caches in ` + benchmark.DefaultHub + ` and the --cache files), never the evaluated cache itself.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return badInput("takes no arguments (%q): give recorded caches with --cache FILE, and the spec or workload they were recorded with by --spec FILE", args[0])
@@ -93,16 +87,16 @@ other GPUs: on each cache, its priors are the other caches of the same spec amon
 		RunE: func(cmd *cobra.Command, args []string) error { return runBenchStrategies(cmd, f) },
 	}
 	fl := c.Flags()
-	fl.StringArrayVar(&f.caches, "cache", nil, "Kernel Tuner cache file (.json or .json.gz; repeatable; default: the caches in "+defaultHub+")")
+	fl.StringArrayVar(&f.caches, "cache", nil, "Kernel Tuner cache file (.json or .json.gz; repeatable; default: the caches in "+benchmark.DefaultHub+")")
 	fl.StringArrayVar(&f.strategies, "strategy", nil, "strategy to run (repeatable; default: all but brute_force, nsga2 and the occupancy-guided ones)")
 	fl.StringArrayVar(&f.specDirs, "spec-dir", nil, "directory of T1 specs NAME.T1.json (repeatable; default: "+benchmark.DefaultSpecDir+" and specs/ beside each cache)")
 	fl.StringVar(&f.specPath, "spec", "", "the T1 spec or workload file every --cache was recorded with (default: looked up in --spec-dir by the cache's name); a workload run's cache comes from gtune export")
 	fl.BoolVar(&f.noScore, "no-score", false, "leave out the methodology score and its run per seed told the end of the score window (thousands of evaluations on some caches): budgets only, much faster")
 	fl.StringArrayVar(&f.params, "strategy-param", nil, "a hyperparameter STRATEGY.NAME=VALUE (repeatable)")
-	fl.StringArrayVar(&f.priorPool, "prior-cache", nil, "cache the transfer strategy may take priors from (repeatable; default: the caches in "+defaultHub+" and the --cache files)")
-	intFlag(fl, &f.seeds, "seeds", 50, 1, 1_000_000, "runs per strategy, cache and budget (run k's seed: a hash of the cache name, the strategy and k)")
-	intFlag(fl, &f.workers, "workers", 0, 1, 4096, "parallel runs (default: the number of CPUs)")
-	intFlag(fl, &f.gpus, "gpus", 1, 1, 1024, "replay each run as a tuning run over this many GPUs (tune --devices): the strategy is told the batch and that many configurations are outstanding, each told first in, first out")
+	fl.StringArrayVar(&f.priorPool, "prior-cache", nil, "cache the transfer strategy may take priors from (repeatable; default: the caches in "+benchmark.DefaultHub+" and the --cache files)")
+	flagrange.Int(fl, &f.seeds, "seeds", 50, 1, 1_000_000, "runs per strategy, cache and budget (run k's seed: a hash of the cache name, the strategy and k)")
+	flagrange.Int(fl, &f.workers, "workers", 0, 1, 4096, "parallel runs (default: the number of CPUs)")
+	flagrange.Int(fl, &f.gpus, "gpus", 1, 1, 1024, "replay each run as a tuning run over this many GPUs (tune --devices): the strategy is told the batch and that many configurations are outstanding, each told first in, first out")
 	fl.StringVar(&f.budgets, "budgets", "25,100,400,1600", "budgets in evaluations, comma-separated")
 	fl.BoolVar(&f.asJSON, "json", false, "write JSON instead of a table")
 	fl.BoolVar(&f.quick, "quick", false, "a quick comparison: 10 seeds at 25 and 100 evaluations (under a minute on two cores for the default caches and strategies); --seeds and --budgets still apply")
@@ -116,24 +110,24 @@ func runBenchStrategies(cmd *cobra.Command, f benchFlags) error {
 	if err != nil {
 		return err
 	}
-	problems, priors, err := loadBenchProblems(f)
+	problems, priors, err := benchmark.LoadProblems(f.caches, f.specPath, f.specDirs, f.strategies, f.priorPool)
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
-	total, evals := benchWork(problems, len(f.strategies), f.seeds, bs, f.noScore)
-	if !quiet {
+	total, evals := benchmark.Work(problems, len(f.strategies), f.seeds, bs, f.noScore)
+	if !progress.Quiet {
 		fmt.Fprintf(cmd.ErrOrStderr(), "gtune: bench-strategies: %d runs, %d evaluations to replay (%d caches × %d strategies × %d seeds × %d budgets%s); the progress line gives the time left at the rate so far\n",
 			total, evals, len(problems), len(f.strategies), f.seeds, len(bs), map[bool]string{false: " and the score run", true: ""}[f.noScore])
 	}
-	st := startStep(cmd.ErrOrStderr(), "replaying the strategies")
+	st := progress.StartStep(cmd.ErrOrStderr(), "replaying the strategies")
 	progress := func(runs, totalRuns int, done, all int64) {
 		el := time.Since(t0)
 		left := time.Duration(float64(el) * float64(all-done) / float64(max(done, 1)))
-		st.say(fmt.Sprintf("%d of %d runs, %d of %d evaluations, about %s left", runs, totalRuns, done, all, left.Round(time.Second)))
+		st.Say(fmt.Sprintf("%d of %d runs, %d of %d evaluations, about %s left", runs, totalRuns, done, all, left.Round(time.Second)))
 	}
 	rs, err := benchmark.Evaluate(benchmark.Config{Problems: problems, Strategies: f.strategies, Params: hp, Seeds: f.seeds, Budgets: bs, Workers: f.workers, Priors: priors, GPUs: f.gpus, Progress: progress, NoScore: f.noScore})
-	st.finish()
+	st.Finish()
 	if err != nil {
 		return inputError{err}
 	}
@@ -170,7 +164,7 @@ func checkBenchFlags(cmd *cobra.Command, f *benchFlags) ([]int, map[string]map[s
 			f.budgets = "25,100"
 		}
 	}
-	bs, err := parseBudgets(f.budgets)
+	bs, err := benchmark.ParseBudgets(f.budgets)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -178,8 +172,8 @@ func checkBenchFlags(cmd *cobra.Command, f *benchFlags) ([]int, map[string]map[s
 		return nil, nil, badInput("--seeds %d: want a positive number", f.seeds)
 	}
 	if len(f.caches) == 0 {
-		if f.caches = defaultCaches(); len(f.caches) == 0 {
-			return nil, nil, badInput("no --cache given and no caches in %s", defaultHub)
+		if f.caches = benchmark.DefaultCaches(); len(f.caches) == 0 {
+			return nil, nil, badInput("no --cache given and no caches in %s", benchmark.DefaultHub)
 		}
 	}
 	if len(f.specDirs) == 0 {
@@ -198,7 +192,7 @@ func checkBenchFlags(cmd *cobra.Command, f *benchFlags) ([]int, map[string]map[s
 			return nil, nil, badInput("unknown strategy %q (valid: %s)", s, strings.Join(strategy.Names(), ", "))
 		}
 	}
-	hp, err := parseStrategyParams(f.params)
+	hp, err := benchmark.ParseStrategyParams(f.params)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -220,111 +214,4 @@ func checkBenchFlags(cmd *cobra.Command, f *benchFlags) ([]int, map[string]map[s
 		}
 	}
 	return bs, hp, nil
-}
-
-// loadBenchProblems loads each cache with its spec, and where transfer
-// runs each one's priors: the other caches of the same spec in the prior
-// pool. Errors are bad input.
-func loadBenchProblems(f benchFlags) ([]*benchmark.Problem, map[string][]string, error) {
-	var problems []*benchmark.Problem
-	for _, c := range f.caches {
-		sp := f.specPath
-		if sp == "" {
-			var err error
-			if sp, err = benchmark.FindSpec(c, f.specDirs); err != nil {
-				return nil, nil, inputError{err}
-			}
-		}
-		p, err := benchmark.LoadProblem(c, sp)
-		if err != nil {
-			return nil, nil, inputError{err}
-		}
-		problems = append(problems, p)
-	}
-	if !slices.Contains(f.strategies, benchmark.TransferName) {
-		return problems, nil, nil
-	}
-	pool := f.priorPool
-	if len(pool) == 0 {
-		pool = append(defaultCaches(), f.caches...)
-	}
-	priors := map[string][]string{}
-	for _, p := range problems {
-		ps, err := benchmark.TransferPriors(p, pool, f.specDirs)
-		if err != nil {
-			return nil, nil, inputError{err}
-		}
-		priors[p.Name] = ps
-	}
-	return problems, priors, nil
-}
-
-func defaultCaches() []string {
-	ms, _ := filepath.Glob(filepath.Join(defaultHub, "*.json.gz"))
-	var out []string
-	for _, m := range ms {
-		// *_T4 files hold the same runs as the caches, in T4 form.
-		if !strings.HasSuffix(benchmark.ProblemName(m), "_T4") {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func parseBudgets(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		b, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || b <= 0 {
-			return nil, badInput("--budgets %q: want positive integers separated by commas", s)
-		}
-		if b > space.DefaultMaxConfigurations {
-			return nil, badInput("--budgets %q: %d is more evaluations than a search space may hold (%d)", s, b, space.DefaultMaxConfigurations)
-		}
-		if len(out) > 0 && b <= out[len(out)-1] {
-			return nil, badInput("--budgets %q: want ascending budgets", s)
-		}
-		out = append(out, b)
-	}
-	return out, nil
-}
-
-// parseStrategyParams reads STRATEGY.NAME=VALUE flags; values parse as
-// JSON numbers or booleans, else strings.
-func parseStrategyParams(flags []string) (map[string]map[string]any, error) {
-	out := map[string]map[string]any{}
-	for _, kv := range flags {
-		k, val, ok := strings.Cut(kv, "=")
-		s, name, ok2 := strings.Cut(k, ".")
-		if !ok || !ok2 || s == "" || name == "" {
-			return nil, badInput("--strategy-param %q: want STRATEGY.NAME=VALUE", kv)
-		}
-		var v any
-		if err := json.Unmarshal([]byte(val), &v); err != nil {
-			v = val
-		}
-		if out[s] == nil {
-			out[s] = map[string]any{}
-		}
-		out[s][name] = v
-	}
-	return out, nil
-}
-
-// benchWork is the runs benchmark.Evaluate makes and the evaluations
-// they replay in all: each run is told its budget; without noScore, each
-// seed has one more run told the end of the score window
-// (benchmark.RunBudgets).
-func benchWork(problems []*benchmark.Problem, strategies, seeds int, budgets []int, noScore bool) (runs int, evals int64) {
-	for _, p := range problems {
-		bs := budgets
-		if !noScore {
-			bs = benchmark.RunBudgets(p, budgets)
-		}
-		for _, b := range bs {
-			runs += strategies * seeds
-			evals += int64(strategies*seeds) * int64(b)
-		}
-	}
-	return runs, evals
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -28,7 +26,7 @@ func newDevicesCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all {
 				db := device.All()
-				measured, err := measuredProfiles(dbPath)
+				measured, err := store.MeasuredProfiles(dbPath)
 				if err != nil {
 					return err
 				}
@@ -51,7 +49,7 @@ func newDevicesCmd() *cobra.Command {
 			var devs []backend.DeviceInfo
 			var ids []string // device-database ids of simulated GPUs
 			if err := cuda.Available(); err == nil {
-				devs, err = listCUDADevices(cmd.Context())
+				devs, err = registry.CUDADevices(cmd.Context())
 				if err != nil {
 					return err
 				}
@@ -85,48 +83,4 @@ func newDevicesCmd() *cobra.Command {
 	c.Flags().BoolVar(&all, "all", false, "list every GPU of the device database (the ids --sim-device takes) and which have a measured device profile (gtune probe) in --db")
 	c.Flags().StringVar(&dbPath, "db", "gtune.db", "with --all: the results database whose device profiles are shown (left alone when it does not exist)")
 	return c
-}
-
-// listCUDADevices asks one worker per GPU for its description; NVML
-// (read-only) gives the count, so the parent never creates a CUDA context.
-func listCUDADevices(ctx context.Context) ([]backend.DeviceInfo, error) {
-	n, err := registry.Kind{Name: "cuda"}.Count()
-	if err != nil {
-		return nil, err
-	}
-	var devs []backend.DeviceInfo
-	for i := 0; i < n; i++ {
-		b, err := cuda.Open(ctx, i, cuda.Options{})
-		if err != nil {
-			return devs, fmt.Errorf("GPU %d: %w", i, err)
-		}
-		devs = append(devs, b.Device().Local)
-		b.Close()
-	}
-	return devs, nil
-}
-
-// measuredProfiles gives, by device id, "measured DATE" for each GPU with
-// a profile measured on a real GPU in the database at path; an empty map
-// where the file does not exist (it is not created).
-func measuredProfiles(path string) (map[string]string, error) {
-	out := map[string]string{}
-	// An empty file holds no profile (it was a database to be): read as
-	// absent, not written to make it one.
-	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
-		return out, nil
-	}
-	db, err := store.OpenReadOnly(path)
-	if err != nil {
-		return nil, inputError{err}
-	}
-	defer db.Close()
-	latest, err := db.LatestProfiles()
-	if err != nil {
-		return nil, err
-	}
-	for id, p := range latest {
-		out[id] = "measured " + p.MeasuredAt.UTC().Format("2006-01-02")
-	}
-	return out, nil
 }

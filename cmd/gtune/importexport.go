@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -12,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/cache"
+	"github.com/gtune/gtune/internal/progress"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
@@ -59,7 +58,7 @@ func runImport(cmd *cobra.Command, cachePath, specPath, dbPath string, asJSON bo
 	if specPath == "" {
 		return badInput("import: --spec is required (its hash keys the imported run)")
 	}
-	c, err := loadCache(cmd.ErrOrStderr(), cachePath)
+	c, err := cache.LoadWarn(cmd.ErrOrStderr(), cachePath)
 	if err != nil {
 		return err
 	}
@@ -76,7 +75,7 @@ func runImport(cmd *cobra.Command, cachePath, specPath, dbPath string, asJSON bo
 		return inputError{err}
 	}
 	var run *store.Run
-	err = during(cmd.ErrOrStderr(), "importing", func() (err error) {
+	err = progress.During(cmd.ErrOrStderr(), "importing", func() (err error) {
 		run, err = cache.ImportRun(r, s, version)
 		return err
 	})
@@ -88,22 +87,8 @@ func runImport(cmd *cobra.Command, cachePath, specPath, dbPath string, asJSON bo
 		return inputError{err}
 	}
 	defer db.Close()
-
-	evals, counts := cache.ToEvaluations(r, s)
-	if len(evals) == 0 {
-		return badInput("import: no configuration of %s's search space is in %s", s.Path, c.Path)
-	}
-	if err := db.BeginRun(run); err != nil {
-		return err
-	}
-	for _, ev := range evals {
-		ev.RunID = run.ID
-	}
-	if err := db.AddMany(evals); err != nil {
-		_ = db.EndRun(run.ID, store.RunFailed)
-		return err
-	}
-	if err := db.EndRun(run.ID, store.RunDone); err != nil {
+	evals, counts, err := cache.StoreImport(db, r, s, run)
+	if err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
@@ -158,65 +143,16 @@ problem_size and tune_params. RUN is a run number, as show and report take it (-
 }
 
 func runExport(cmd *cobra.Command, dbPath string, runID int64, format, outPath string) error {
-	if format != "kerneltuner" && format != "t4" {
-		return badInput("export: unknown format %q (valid: kerneltuner, t4)", format)
-	}
-	if runID <= 0 {
-		return badInput("export: which run? give RUN, a run number (gtune runs lists them)")
-	}
-	db, err := store.OpenReadOnly(dbPath)
-	if err != nil {
-		return inputError{err}
-	}
-	defer db.Close()
-	run, err := db.Run(runID)
-	if errors.Is(err, store.ErrNotFound) {
-		return badInput("export: %s has no run %d", db.Path(), runID)
-	} else if err != nil {
-		return err
-	}
-	evals, err := db.RunEvaluations(runID)
+	b, err := cache.Export(dbPath, runID, format)
 	if err != nil {
 		return err
 	}
-	if len(evals) == 0 {
-		return badInput("export: run %d of %s has no evaluations", runID, db.Path())
-	}
-	c, err := cache.FromRun(run, evals)
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	var buf bytes.Buffer
-	if format == "t4" {
-		err = c.WriteT4(&buf)
-	} else {
-		err = c.Write(&buf)
-	}
-	if err != nil {
-		return err
-	}
-	var w io.Writer = cmd.OutOrStdout()
 	if outPath != "" {
-		if err := os.WriteFile(outPath, buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(outPath, b, 0o644); err != nil {
 			return inputError{fmt.Errorf("export: %v", err)}
 		}
 		return nil
 	}
-	_, err = w.Write(buf.Bytes())
+	_, err = cmd.OutOrStdout().Write(b)
 	return err
-}
-
-// loadCache reads a Kernel Tuner cache or T4 file (cache.Load), saying on
-// log when the file ends early and only its complete entries were read
-// (Kernel Tuner writes its cache entry by entry: a cache of a run still
-// going, or one cut short). Errors are bad input.
-func loadCache(log io.Writer, path string) (*cache.Cache, error) {
-	c, err := cache.Load(path)
-	if err != nil {
-		return nil, inputError{err}
-	}
-	if c.Truncated {
-		fmt.Fprintf(log, "gtune: warning: %s ends early (a cache still being written, or cut short): read its %d complete entries\n", path, len(c.Entries))
-	}
-	return c, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/gtune/gtune/backend/remote"
 	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/internal/badinput"
+	"github.com/gtune/gtune/internal/progress"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/tuner"
 )
@@ -99,7 +100,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().BoolVar(&quiet, "quiet", false, "no progress (bars, spinners, progress lines) on stderr; results and errors are still printed")
+	root.PersistentFlags().BoolVar(&progress.Quiet, "quiet", false, "no progress (bars, spinners, progress lines) on stderr; results and errors are still printed")
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return emptyValues(c) }
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return inputError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}

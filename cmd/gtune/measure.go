@@ -2,17 +2,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/registry"
+	"github.com/gtune/gtune/check"
 	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/internal/flagrange"
 	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/projection"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
@@ -55,9 +56,9 @@ written launch order or --order NAME>NAME>...`,
 	fl.StringArrayVar(&f.configs, "config", nil, "configuration key of the corresponding SPEC, e.g. 256,4 (repeatable, in SPEC order; empty: the default)")
 	fl.IntSliceVar(&f.streams, "stream", nil, "stream of each SPEC's launch, in SPEC order, e.g. --stream 0,0 for one stream (default: 0, 1, 2, ...)")
 	fl.StringVar(&f.order, "order", "", "a workload: the launch order, kernel names joined by > (default: as written)")
-	intFlag(fl, &f.iterations, "iterations", 0, 1, 1_000_000, "timed runs of the plan (default: the first spec's Gtune.Measurement.Iterations)")
+	flagrange.Int(fl, &f.iterations, "iterations", 0, 1, 1_000_000, "timed runs of the plan (default: the first spec's Gtune.Measurement.Iterations)")
 	fl.StringVar(&f.tune.backend, "backend", "auto", "GPU backend: auto, cuda, sim, or model (the projection of --sim-device)")
-	intFlag(fl, &f.tune.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
+	flagrange.Int(fl, &f.tune.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
 	fl.StringVar(&f.tune.devices, "devices", "", "measure the plan on several GPUs of one model, at once, one run each: all, or GPU indexes such as 0,2,3 (on the simulated GPU, that many simulated GPUs); prints each GPU's observations and their spread")
 	fl.StringVar(&f.tune.simDevice, "sim-device", "", "device-database id of the simulated GPU (default: the first spec's Gtune.Simulation.Device)")
 	fl.StringVar(&f.tune.db, "db", "gtune.db", "results database (SQLite)")
@@ -141,7 +142,7 @@ func runMeasureWorkload(ctx context.Context, cmd *cobra.Command, path string, f 
 		}
 		m.Spec.AddCompilerOptions(f.tune.compilerOptions...)
 	}
-	sp, lay, err := workloadSpace(ctx, set, false, space.DefaultMaxConfigurations)
+	sp, lay, err := set.NonEmptySpace(ctx, false, space.DefaultMaxConfigurations)
 	if err != nil {
 		return err
 	}
@@ -199,10 +200,10 @@ func measureSpec(ctx context.Context, cmd *cobra.Command, s *spec.Spec, cfg []ex
 		if err != nil {
 			return err
 		}
-		if err := argumentsFit(s, d); err != nil {
+		if err := check.ArgumentsFit(s, d); err != nil {
 			return err
 		}
-		if _, err := geometryFit(ctx, s, sp, d, ""); err != nil {
+		if _, err := check.GeometryFit(ctx, s, sp, d, ""); err != nil {
 			return err
 		}
 	}
@@ -214,7 +215,7 @@ func measureSpec(ctx context.Context, cmd *cobra.Command, s *spec.Spec, cfg []ex
 // (workload.Set.Fix, workload.FromSpecs): the tuner over its combined
 // space of that one plan.
 func measureSet(ctx context.Context, cmd *cobra.Command, set *workload.Set, f measureFlags) error {
-	sp, lay, err := workloadSpace(ctx, set, false, space.DefaultMaxConfigurations)
+	sp, lay, err := set.NonEmptySpace(ctx, false, space.DefaultMaxConfigurations)
 	if err != nil {
 		return err
 	}
@@ -275,75 +276,8 @@ func measureOne(ctx context.Context, cmd *cobra.Command, first *spec.Spec, c tun
 	c.DiscardPTX = !f.tune.keepPTX
 	c.Objective = objective.Objective{Name: objective.Time, Unit: "ms"}
 	c.Strategy, c.RunKind, c.MaxEvals, c.Fresh = "brute_force", "measure", 1, true
-	// Each GPU measures the plan in a run of its own, all at once: the
-	// runs share the database and the compile cache.
-	gpus := append([]backend.Backend{be}, more...)
-	sums := make([]*tuner.Summary, len(gpus))
-	errs := make([]error, len(gpus))
-	var wg sync.WaitGroup
-	for i, g := range gpus {
-		wg.Go(func() {
-			ci := c
-			ci.Backend = g
-			sums[i], errs[i] = tuner.Run(ctx, ci)
-			if errs[i] == nil && (sums[i] == nil || len(sums[i].Evaluations) == 0) {
-				errs[i] = errors.New("the configuration was not measured")
-			}
-			if errs[i] != nil && len(gpus) > 1 {
-				errs[i] = fmt.Errorf("GPU %s: %w", g.Device().UUID, errs[i])
-			}
-		})
-	}
-	wg.Wait()
-	return writeMeasured(cmd, sums, errors.Join(errs...), plan, launches, streams, db.Path(), f)
-}
-
-// writeMeasured writes what measure measured on each GPU: JSON (one
-// document, or one per GPU with --devices), the GPUs side by side, or
-// the one GPU's observations. It returns err, the runs' errors, unless
-// writing fails.
-func writeMeasured(cmd *cobra.Command, sums []*tuner.Summary, err error, plan string, launches []string, streams int, dbPath string, f measureFlags) error {
-	out := cmd.OutOrStdout()
-	if f.tune.asJSON {
-		var docs []report.MeasureDoc
-		for _, sum := range sums {
-			if sum == nil || len(sum.Evaluations) == 0 {
-				continue
-			}
-			o := sum.Evaluations[0]
-			docs = append(docs, report.MeasureDoc{Device: report.LocalRef(sum.Device.Local), Run: sum.RunID, Key: o.Key, Plan: plan, Launches: launches,
-				Status: string(o.Status), Reason: o.Reason, Observations: o.Typed.Sorted(), DB: dbPath})
-		}
-		switch {
-		case len(docs) == 0:
-			return err
-		case f.tune.devices == "":
-			if e := report.WriteJSON(out, docs[0]); e != nil {
-				return e
-			}
-		default:
-			if e := report.WriteJSON(out, docs); e != nil {
-				return e
-			}
-		}
-		return err
-	}
-	if len(sums) > 1 {
-		report.AcrossGPUs(out, sums, plan, len(launches), streams, dbPath)
-		return err
-	}
-	sum := sums[0]
-	if sum == nil || len(sum.Evaluations) == 0 {
-		return err
-	}
-	o := sum.Evaluations[0]
-	fmt.Fprintf(out, "%s: plan %s, %d launch(es) on %d stream(s): %s\n", sum.Device.Name, plan, len(launches), streams, o.Status)
-	if o.Reason != "" {
-		fmt.Fprintf(out, "  %s\n", o.Reason)
-	}
-	report.WriteObservations(out, o.Typed, launches)
-	fmt.Fprintf(out, "stored as run %d in %s\n", sum.RunID, dbPath)
-	return err
+	sums, err := tuner.RunEach(ctx, c, append([]backend.Backend{be}, more...))
+	return report.Measured(cmd.OutOrStdout(), sums, err, plan, launches, streams, db.Path(), f.tune.asJSON, f.tune.devices != "")
 }
 
 // configOf resolves a configuration key of s's search space; "" gives
@@ -364,7 +298,7 @@ func configOf(ctx context.Context, s *spec.Spec, key string) ([]expr.Value, erro
 	if key == "" {
 		return sp.Values(0), nil
 	}
-	i, err := lookupConfig(s, sp, key)
+	i, err := projection.LookupConfig(s, sp, key)
 	if err != nil {
 		return nil, err
 	}

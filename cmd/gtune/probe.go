@@ -11,6 +11,8 @@ import (
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/internal/flagrange"
+	"github.com/gtune/gtune/internal/progress"
 	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/probe"
 	"github.com/gtune/gtune/report"
@@ -40,11 +42,11 @@ model answers.`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.backend, "backend", "auto", "GPU backend: auto, cuda or sim")
-	intFlag(fl, &f.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
+	flagrange.Int(fl, &f.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
 	fl.StringVar(&f.simDevice, "sim-device", "h100_sxm", "device-database id of the simulated GPU")
 	fl.StringVar(&f.db, "db", "gtune.db", "results database (SQLite) the profile is stored in")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document: the profile, the specification's, where it was stored")
-	intFlag(fl, &iterations, "iterations", 10, 1, 10_000, "timed runs of each microbenchmark (the median is taken)")
+	flagrange.Int(fl, &iterations, "iterations", 10, 1, 10_000, "timed runs of each microbenchmark (the median is taken)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the simulator")
 	fl.BoolVar(&power, "power", true, "also measure the board's power running FP32 and DRAM reads, and idle (an energy window of 1 s each), against the power model's prediction")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no line per microbenchmark on stderr")
@@ -54,7 +56,7 @@ model answers.`,
 // progressLog is where probe writes a line per microbenchmark: stderr,
 // unless --no-progress or --quiet.
 func progressLog(cmd *cobra.Command, f tuneFlags) io.Writer {
-	if f.noProgress || quiet {
+	if f.noProgress || progress.Quiet {
 		return nil
 	}
 	return cmd.ErrOrStderr()

@@ -4,14 +4,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gtune/gtune/internal/progress"
 )
 
 // With stderr not a terminal, a run says how far it is in plain lines
-// (one per plainEvery; every step here), and --quiet silences them.
+// (one per progress.PlainEvery; every step here), and --quiet silences them.
 func TestPlainProgressLines(t *testing.T) {
-	old := plainEvery
-	plainEvery = 0
-	defer func() { plainEvery = old }()
+	old := progress.PlainEvery
+	progress.PlainEvery = 0
+	defer func() { progress.PlainEvery = old }()
 	spec := writeSpec(t, "", "")
 	code, _, errs := gtune(t, "tune", spec, "--backend", "sim", "--db", filepath.Join(t.TempDir(), "r.db"), "--max-evals", "4", "--strategy", "random_sample")
 	if code != 0 || !strings.Contains(errs, "gtune: tuning: 1 of 4 configurations, ") || !strings.Contains(errs, "gtune: tuning: 4 of 4 configurations, ") ||

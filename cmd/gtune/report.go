@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +14,6 @@ import (
 
 	"github.com/gtune/gtune/internal/bounded"
 	"github.com/gtune/gtune/report"
-	"github.com/gtune/gtune/store"
 )
 
 func init() { subcommands = append(subcommands, newReportCmd) }
@@ -85,12 +81,12 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 	}
 	var runs []report.HTMLRun
 	if len(args) > 0 || len(docs) == 0 {
-		if runs, err = readRuns(f.dbPath, args); err != nil {
+		if runs, err = report.ReadRuns(f.dbPath, args); err != nil {
 			return err
 		}
 	}
 	if cmd.Flags().Changed("pareto") {
-		if err := paretoFound(runs, a, b); err != nil {
+		if err := report.ParetoFound(runs, a, b); err != nil {
 			return err
 		}
 	}
@@ -155,133 +151,4 @@ func writeReportFile(out string, runs []report.HTMLRun, docs []report.BenchDoc, 
 		os.Remove(f.Name())
 	}
 	return err
-}
-
-// readRuns reads the runs args name, opened read-only: a run number of
-// the database at dbPath, or FILE:N, run N of the database FILE (named
-// "FILE run N" in the report, FILE's base name); none: the newest run of
-// dbPath. Errors: a database that cannot be opened, a run it lacks.
-func readRuns(dbPath string, args []string) ([]report.HTMLRun, error) {
-	if len(args) == 0 {
-		return readDBRuns(dbPath, nil)
-	}
-	// Every argument's form first: a typo is named as such, not blamed on
-	// a database it never named.
-	for _, a := range args {
-		if _, _, named := dbRun(a); named {
-			continue
-		}
-		if _, err := strconv.ParseInt(a, 10, 64); err != nil {
-			return nil, badInput("RUN %q: want a run number N of --db, or FILE:N for run N of the database FILE (gtune runs lists them)", a)
-		}
-	}
-	var runs []report.HTMLRun
-	seen := map[string]bool{}
-	for _, a := range args {
-		file, id, named := dbRun(a)
-		if !named {
-			file, id = dbPath, a
-		}
-		rs, err := readDBRuns(file, []string{id})
-		if err != nil {
-			return nil, err
-		}
-		if named {
-			rs[0].Name = fmt.Sprintf("%s run %s", filepath.Base(file), id)
-		}
-		// The same run twice is the same name twice: a usage error.
-		k := rs[0].Name
-		if k == "" {
-			k = fmt.Sprintf("run %d", rs[0].Run.ID)
-		}
-		if seen[k] {
-			return nil, badInput("report: two runs are named %q (%s is given twice; runs of several databases need names of their own: FILE:N)", k, a)
-		}
-		seen[k] = true
-		runs = append(runs, rs...)
-	}
-	return runs, nil
-}
-
-// dbRun splits FILE:N into the database FILE and the run number N; false
-// when a is not of that form (a run number of --db).
-func dbRun(a string) (file, id string, ok bool) {
-	i := strings.LastIndex(a, ":")
-	if i <= 0 {
-		return "", "", false
-	}
-	if _, err := strconv.ParseInt(a[i+1:], 10, 64); err != nil {
-		return "", "", false
-	}
-	return a[:i], a[i+1:], true
-}
-
-// readDBRuns reads runs args (their numbers; none: the newest run) of the
-// database at dbPath, opened read-only.
-func readDBRuns(dbPath string, args []string) ([]report.HTMLRun, error) {
-	db, err := store.OpenReadOnly(dbPath)
-	if err != nil {
-		return nil, inputError{err}
-	}
-	defer db.Close()
-	if len(args) == 0 {
-		all, err := db.Runs()
-		if err != nil {
-			return nil, err
-		}
-		if len(all) == 0 {
-			return nil, badInput("%s holds no run", db.Path())
-		}
-		newest := all[0]
-		for _, r := range all {
-			if r.ID > newest.ID {
-				newest = r
-			}
-		}
-		args = []string{strconv.FormatInt(newest.ID, 10)}
-	}
-	var runs []report.HTMLRun
-	for _, a := range args {
-		run, evals, err := storedRun(db, a)
-		if err != nil {
-			return nil, err
-		}
-		runs = append(runs, report.HTMLRun{Run: run, Evals: evals})
-	}
-	return runs, nil
-}
-
-// paretoFound refuses (bad input) a --pareto whose two quantities no
-// valid configuration of the runs has both of, naming the quantities
-// they do have: a front of nothing is not a report.
-func paretoFound(runs []report.HTMLRun, a, b string) error {
-	has := map[string]bool{}
-	for _, r := range runs {
-		for _, e := range r.Evals {
-			if e.Status != "valid" {
-				continue
-			}
-			get := func(k string) bool {
-				_, ok := e.Observations[k]
-				if !ok {
-					_, ok = e.Metrics[k]
-				}
-				return ok
-			}
-			if get(a) && get(b) {
-				return nil
-			}
-			for k := range e.Observations {
-				has[k] = true
-			}
-			for k := range e.Metrics {
-				has[k] = true
-			}
-		}
-	}
-	names := slices.Sorted(maps.Keys(has))
-	if len(names) == 0 {
-		return badInput("--pareto %s,%s: the runs have no valid configuration", a, b)
-	}
-	return badInput("--pareto %s,%s: no valid configuration of the runs has both (they have: %s)", a, b, strings.Join(names, ", "))
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"strconv"
-
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/report"
@@ -54,7 +51,7 @@ func newShowCmd() *cobra.Command {
 		Short: "Show a run's evaluations, with why each failed configuration failed (--failed: only those, reasons in full)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, run, evals, err := openStoredRun(dbPath, args[0])
+			db, run, evals, err := report.OpenStoredRun(dbPath, args[0])
 			if err != nil {
 				return err
 			}
@@ -74,45 +71,4 @@ func newShowCmd() *cobra.Command {
 	c.Flags().BoolVar(&failed, "failed", false, "only the configurations that failed, with their full reasons")
 	c.Flags().BoolVar(&observations, "observations", false, "also every observation of each configuration, with unit and method")
 	return c
-}
-
-// openStoredRun opens the results database read-only and reads run arg
-// (its number) and its evaluations in the order made. Errors: a bad
-// number, a database that cannot be read or holds no such run (bad
-// input); a read error. The caller closes db.
-func openStoredRun(dbPath, arg string) (*store.DB, *store.Run, []*store.Evaluation, error) {
-	if _, err := strconv.ParseInt(arg, 10, 64); err != nil {
-		return nil, nil, nil, badInput("RUN %q: want a run number (gtune runs lists them)", arg)
-	}
-	db, err := store.OpenReadOnly(dbPath)
-	if err != nil {
-		return nil, nil, nil, inputError{err}
-	}
-	run, evals, err := storedRun(db, arg)
-	if err != nil {
-		db.Close()
-		return nil, nil, nil, err
-	}
-	return db, run, evals, nil
-}
-
-// storedRun reads run arg (its number) of db and its evaluations in the
-// order made. Errors: arg is not a number, or db holds no such run.
-func storedRun(db *store.DB, arg string) (*store.Run, []*store.Evaluation, error) {
-	id, err := strconv.ParseInt(arg, 10, 64)
-	if err != nil {
-		return nil, nil, badInput("RUN %q: want a run number (gtune runs lists them)", arg)
-	}
-	run, err := db.Run(id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, badInput("%s holds no run %d (gtune runs --db %s lists them)", db.Path(), id, db.Path())
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	evals, err := db.RunEvaluations(id)
-	if err != nil {
-		return nil, nil, err
-	}
-	return run, evals, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/internal/flagrange"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/report"
 )
@@ -68,7 +69,7 @@ periods. It runs in the CUDA worker; on the simulated GPU it exercises the simul
 		},
 	}
 	f := c.Flags()
-	intFlag(f, &dev, "device", 0, 0, 1023, "CUDA device index")
+	flagrange.Int(f, &dev, "device", 0, 0, 1023, "CUDA device index")
 	f.StringVar(&be, "backend", "auto", "auto, cuda or sim")
 	f.StringVar(&simDev, "sim-device", "h100_sxm", "device-database id of the simulated GPU")
 	f.BoolVar(&asJSON, "json", false, "print JSON")

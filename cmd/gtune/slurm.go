@@ -9,8 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gtune/gtune/internal/flagrange"
 	"github.com/gtune/gtune/slurm"
 	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/strategy"
 	"github.com/gtune/gtune/workload"
 )
 
@@ -60,16 +62,16 @@ prints the scripts and submits nothing.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runSlurmSubmit(cmd, args, f) },
 	}
 	fl := c.Flags()
-	intFlag(fl, &f.shards, "shards", 0, 1, 100000, "array tasks, each tuning one shard of the search space (brute_force, random_sample); without it, one coordinated run")
-	intFlag(fl, &f.nodes, "nodes", 1, 1, 100000, "coordinated: nodes of the job")
-	intFlag(fl, &f.gpusPerNode, "gpus-per-node", 1, 1, 1024, "coordinated: GPUs per node, one worker each")
+	flagrange.Int(fl, &f.shards, "shards", 0, 1, 100000, "array tasks, each tuning one shard of the search space (brute_force, random_sample); without it, one coordinated run")
+	flagrange.Int(fl, &f.nodes, "nodes", 1, 1, 100000, "coordinated: nodes of the job")
+	flagrange.Int(fl, &f.gpusPerNode, "gpus-per-node", 1, 1, 1024, "coordinated: GPUs per node, one worker each")
 	fl.StringVar(&f.results, "results", "gtune-slurm", "shared directory for the scripts, the tasks' logs and databases, and merged.db")
 	fl.StringVar(&f.partition, "partition", "", "Slurm partition (--partition)")
 	fl.StringVar(&f.time, "time", "", "time limit of each task (--time, e.g. 2:00:00)")
 	fl.StringVar(&f.account, "account", "", "account charged (--account)")
 	fl.StringVar(&f.gres, "gres", "", "the GPUs as the site requests them (--gres): per task with --shards (e.g. gpu:a100:1), per node for a coordinated job (e.g. gpu:a100:4); default --gpus-per-task=1, or --gpus-per-node")
 	fl.StringVar(&f.mergePartition, "merge-partition", "", "the merge job's partition: it needs no GPU, so a CPU partition where the site has one (default: --partition)")
-	intFlag(fl, &f.cpusPerTask, "cpus-per-task", 0, 0, 4096, "CPUs per task (--cpus-per-task), for each task's compile processes (0: the site's default)")
+	flagrange.Int(fl, &f.cpusPerTask, "cpus-per-task", 0, 0, 4096, "CPUs per task (--cpus-per-task), for each task's compile processes (0: the site's default)")
 	fl.BoolVar(&f.noGPU, "no-gpu", false, "request no GPU (tuning on the simulated GPU: --backend sim)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the two batch scripts; submit nothing")
 	fl.StringVar(&f.sbatch, "sbatch", "sbatch", "the sbatch command")
@@ -91,7 +93,7 @@ func runSlurmSubmit(cmd *cobra.Command, args []string, f slurmFlags) error {
 		if err != nil {
 			return err
 		}
-		if strat, err = resolveStrategy(s, strat); err != nil {
+		if strat, err = strategy.Resolve(strat, s.Strategy); err != nil {
 			return err
 		}
 		name = slurm.JobName("gtune-" + s.KernelName)
@@ -103,11 +105,13 @@ func runSlurmSubmit(cmd *cobra.Command, args []string, f slurmFlags) error {
 			return err
 		}
 	}
-	j, err := slurmJob(name, path, args, f)
+	j, err := slurm.Prepare(slurm.Job{Name: name, Shards: f.shards, Nodes: f.nodes, GPUsPerNode: f.gpusPerNode,
+		Partition: f.partition, Time: f.time, Account: f.account, GRES: f.gres, NoGPU: f.noGPU,
+		MergePartition: f.mergePartition, CPUsPerTask: f.cpusPerTask}, path, args, f.results)
 	if err != nil {
 		return err
 	}
-	return submitSlurm(cmd, j, sharded, f)
+	return slurm.SubmitOrPrint(cmd.Context(), cmd.OutOrStdout(), j, sharded, f.dryRun, f.sbatch)
 }
 
 // checkSlurmTune checks the tuning after -- as tune would read it,
@@ -149,68 +153,4 @@ func checkSlurmTune(cmd *cobra.Command, args []string) (string, string, error) {
 	}
 	strat, _ := tc.Flags().GetString("strategy")
 	return path, strat, nil
-}
-
-// slurmJob is the job that runs the tuning args of the spec or workload
-// at path: this gtune executable, the file's path made absolute in the
-// tune arguments (the tasks run in another directory), the results
-// directory and the job's shape and queue from the flags. Errors: a
-// job Slurm would refuse or could be injected by, as bad input.
-func slurmJob(name, path string, args []string, f slurmFlags) (slurm.Job, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return slurm.Job{}, fmt.Errorf("slurm: the gtune executable: %v", err)
-	}
-	results, err := filepath.Abs(f.results)
-	if err != nil {
-		return slurm.Job{}, badInput("--results: %v", err)
-	}
-	abs, _ := filepath.Abs(path)
-	tune := make([]string, len(args))
-	for i, a := range args {
-		tune[i] = a
-		if a == path {
-			tune[i] = abs
-		}
-	}
-	j := slurm.Job{Name: name, Shards: f.shards, Nodes: f.nodes, GPUsPerNode: f.gpusPerNode, Gtune: exe, Tune: tune, Results: results,
-		Partition: f.partition, Time: f.time, Account: f.account, GRES: f.gres, NoGPU: f.noGPU,
-		MergePartition: f.mergePartition, CPUsPerTask: f.cpusPerTask}
-	if err := j.Check(); err != nil {
-		return slurm.Job{}, badInput("%v", err)
-	}
-	return j, nil
-}
-
-// submitSlurm writes j's scripts and submits them (--dry-run: prints
-// them): the coordinated job, or the array of shards and its merge job.
-func submitSlurm(cmd *cobra.Command, j slurm.Job, sharded bool, f slurmFlags) error {
-	out := cmd.OutOrStdout()
-	results := j.Results
-	write := func(p, text string) error { return os.WriteFile(p, []byte(text), 0o755) }
-	switch {
-	case !sharded && f.dryRun:
-		fmt.Fprintf(out, "# %s/tune.sbatch\n%s", results, j.CoordinatedScript())
-		return nil
-	case sharded && f.dryRun:
-		fmt.Fprintf(out, "# %s/shards.sbatch\n%s\n# %s/merge.sbatch (sbatch --dependency=afterany:ARRAY_JOB)\n%s", results, j.ArrayScript(), results, j.MergeScript())
-		return nil
-	}
-	if err := os.MkdirAll(results, 0o755); err != nil {
-		return badInput("--results: %v", err)
-	}
-	if !sharded {
-		id, _, err := slurm.SubmitCoordinated(cmd.Context(), j, f.sbatch, write)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "gtune: submitted job %s (%d nodes × %d GPUs, one run); results in %s/tune.db\n", id, f.nodes, f.gpusPerNode, results)
-		return nil
-	}
-	s, err := slurm.Submit(cmd.Context(), j, f.sbatch, write)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "gtune: submitted array job %s (%d shards) and merge job %s; results in %s (merged.db when the merge job ends)\n", s.ArrayJob, f.shards, s.MergeJob, results)
-	return nil
 }

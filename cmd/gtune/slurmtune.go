@@ -2,124 +2,18 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
 
 	"github.com/gtune/gtune/backend"
-	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/backend/registry"
-	"github.com/gtune/gtune/backend/remote"
-	"github.com/gtune/gtune/backend/sim"
-	"github.com/gtune/gtune/device"
-	"github.com/gtune/gtune/internal/workerproc"
+	"github.com/gtune/gtune/slurm"
 	"github.com/gtune/gtune/spec"
 )
 
-// remoteWorkerMain runs this process as a remote GPU worker serving the
-// simulated GPU its arguments describe (--sim-device ID --index I --seed
-// S --noise N --run-wall D --stragglers P --straggler-factor F) on
-// stdin/stdout (package remote), and exits
-// when the tuner closes it or goes away. A CUDA GPU's remote worker is
-// the CUDA worker itself (cuda.WorkerArg), started by srun.
-func remoteWorkerMain(args []string) int {
-	var id string
-	var o sim.Options
-	for i := 0; i+1 < len(args); i += 2 {
-		v := args[i+1]
-		var err error
-		switch args[i] {
-		case "--sim-device":
-			id = v
-		case "--index":
-			o.Index, err = strconv.Atoi(v)
-		case "--seed":
-			o.Seed, err = strconv.ParseInt(v, 10, 64)
-		case "--noise":
-			o.Noise, err = strconv.ParseFloat(v, 64)
-		case "--run-wall":
-			o.RunWall, err = time.ParseDuration(v)
-		case "--stragglers":
-			o.Stragglers, err = strconv.ParseFloat(v, 64)
-		case "--straggler-factor":
-			o.StragglerFactor, err = strconv.ParseFloat(v, 64)
-		default:
-			err = fmt.Errorf("unknown argument")
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "gtune remote worker: %s %s: %v\n", args[i], v, err)
-			return exitBadInput
-		}
-	}
-	d, err := device.Lookup(id)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "gtune remote worker: %v\n", err)
-		return exitBadInput
-	}
-	out, err := workerproc.ProtocolOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "gtune remote worker: %v\n", err)
-		return 1
-	}
-	// Slurm's node name where there is one (several slurmd may share a
-	// host), else the host's.
-	host := os.Getenv("SLURMD_NODENAME")
-	if host == "" {
-		host, _ = os.Hostname()
-	}
-	if err := remote.Serve(context.Background(), sim.New(d, o), host, os.Stdin, out); err != nil {
-		fmt.Fprintf(os.Stderr, "gtune remote worker: %v\n", err)
-		return 1
-	}
-	return 0
-}
-
-// slurmShape is the allocation's GPUs: nodes × GPUs per node, from the
-// flags, else from the environment Slurm gives a job (SLURM_JOB_NUM_NODES,
-// SLURM_GPUS_ON_NODE or SLURM_GPUS_PER_NODE, e.g. "4" or "a100:4").
-func slurmShape(f tuneFlags, getenv func(string) string) (nodes, perNode int, err error) {
-	if getenv("SLURM_JOB_ID") == "" {
-		return 0, 0, badInput("--slurm runs inside a Slurm allocation (salloc -N 2 --gpus-per-node=4 gtune tune ... --slurm, or a batch script); outside one, gtune slurm submit writes and submits the job")
-	}
-	nodes, perNode = f.slurmNodes, f.slurmGPUsPerNode
-	if nodes == 0 {
-		if nodes, err = strconv.Atoi(cmpOr(getenv("SLURM_JOB_NUM_NODES"), getenv("SLURM_NNODES"))); err != nil || nodes < 1 {
-			return 0, 0, badInput("--slurm: the allocation's node count is not in SLURM_JOB_NUM_NODES: give --nodes")
-		}
-	}
-	if perNode == 0 {
-		v := cmpOr(getenv("SLURM_GPUS_ON_NODE"), getenv("SLURM_GPUS_PER_NODE"))
-		if i := strings.LastIndex(v, ":"); i >= 0 {
-			v = v[i+1:]
-		}
-		if perNode, err = strconv.Atoi(v); err != nil || perNode < 1 {
-			return 0, 0, badInput("--slurm: the allocation's GPUs per node are not in SLURM_GPUS_ON_NODE or SLURM_GPUS_PER_NODE: give --gpus-per-node")
-		}
-	}
-	return nodes, perNode, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-// openSlurmWorkers starts one GPU worker per GPU of the allocation, each
-// a job step of one task (srun --nodes=1 --ntasks=1 --exact), and
-// returns them as the run's GPUs: the first also compiles, here in the
-// coordinator (compile processes for CUDA; the simulated GPU's compiler),
-// so that compilations never queue behind a measurement. Errors: not in
-// an allocation, GPU settings (applied through NVML from the process
-// that holds the GPU, which is not this one), a worker that does not
-// start.
+// openSlurmWorkers starts one GPU worker per GPU of the allocation
+// (slurm.OpenWorkers) as the flags say. Errors: --device or --devices
+// beside it, GPU settings (applied through NVML from the process that
+// holds the GPU, which is not this one), the workers'.
 func openSlurmWorkers(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) (backend.Backend, []backend.Backend, error) {
 	if f.devices != "" || f.device != 0 {
 		return nil, nil, badInput("--slurm uses every GPU of the allocation: not with --device or --devices")
@@ -127,172 +21,11 @@ func openSlurmWorkers(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFl
 	if f.gpu.Strategy != "" || f.gpu.Allow {
 		return nil, nil, badInput("--slurm does not combine with GPU settings: they are applied from the process holding the GPU, and the workers hold them on other nodes")
 	}
-	nodes, perNode, err := slurmShape(f, os.Getenv)
-	if err != nil {
-		return nil, nil, err
-	}
-	n := nodes * perNode
-	w := slurmWorkers{ctx: ctx, s: s, f: f, simulated: modelled(f.backend)}
-	if w.exe, err = os.Executable(); err != nil {
-		return nil, nil, err
-	}
-	// --unbuffered: srun otherwise holds a task's output until a newline, and
-	// the protocol is binary.
-	w.srun = []string{f.srun, "--nodes=1", "--ntasks=1", "--exact", "--cpus-per-task=1", "--unbuffered", "--quiet", "--kill-on-bad-exit=1", "--job-name=gtune-gpu"}
-	if !w.simulated {
-		w.srun = append(w.srun, "--gpus-per-task=1")
-	} else {
-		d, o, err := registry.SimOptions(backendOptions(s, f))
-		if err != nil {
-			return nil, nil, err
-		}
-		w.compiler = sim.New(d, o)
-	}
-	fmt.Fprintf(log, "gtune: --slurm: starting %d GPU workers (%d nodes × %d) with srun\n", n, nodes, perNode)
-	t0 := time.Now()
-	out := make([]backend.Backend, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { out[i], errs[i] = w.start(i) })
-	}
-	wg.Wait()
-	closeAll := func() {
-		for _, b := range out {
-			if b != nil {
-				b.Close()
-			}
-		}
-	}
-	for i, err := range errs {
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("--slurm: GPU worker %d: %w", i, err)
-		}
-	}
-	sayStarted(log, out, time.Since(t0))
-	// A worker lost because the allocation ended (scancel, the time
-	// limit, a node failure that revoked it) ends the run as
-	// interrupted, as SIGTERM would, not as failed.
-	if f.interrupt != nil {
-		ended := allocationEnded(os.Getenv("SLURM_JOB_ID"), besideSrun(f.srun, "squeue"))
-		for i, b := range out {
-			out[i] = &slurmWorker{Backend: b, ended: ended, interrupt: f.interrupt}
-		}
-	}
-	be := out[0]
-	if !w.simulated {
-		// NVRTC in compile processes here, where the run's cores are.
-		if be, err = registry.WithCompileProcesses(be, f.compileProcs, f.compileTimeout); err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-	}
-	return be, out[1:], nil
+	return slurm.OpenWorkers(ctx, log, slurm.WorkerOptions{Srun: f.srun, Nodes: f.slurmNodes, PerNode: f.slurmGPUsPerNode, Simulated: modelled(f.backend),
+		Sim:     registry.Options{Seed: int64(f.seed), SimDevice: f.simDevice, RunWall: f.simRunWall, Spec: s, AllowSettings: allowSettings(f), ProfileDB: f.db},
+		Silence: f.workerSilence, CompileProcs: f.compileProcs, CompileTimeout: f.compileTimeout, Interrupt: f.interrupt})
 }
 
-// slurmWorkers is how openSlurmWorkers starts each GPU worker: srun's
-// command line, this executable, and for a simulated GPU the compiler
-// worker 0 compiles with.
-type slurmWorkers struct {
-	ctx       context.Context
-	s         *spec.Spec
-	f         tuneFlags
-	simulated bool
-	srun      []string
-	exe       string
-	compiler  *sim.Sim
-}
-
-// start starts GPU worker i with srun: the CUDA worker, or a simulated
-// GPU of index i over the remote protocol.
-func (w slurmWorkers) start(i int) (backend.Backend, error) {
-	f := w.f
-	if !w.simulated {
-		return cuda.Open(w.ctx, 0, cuda.Options{Wrapper: w.srun, Silence: f.workerSilence})
-	}
-	d, o, err := registry.SimOptions(registry.Options{Seed: int64(f.seed), SimDevice: f.simDevice, Index: i, RunWall: f.simRunWall, Spec: w.s})
-	if err != nil {
-		return nil, err
-	}
-	argv := append(append([]string{}, w.srun...), w.exe, remote.WorkerArg, "--sim-device", d.ID, "--index", strconv.Itoa(i),
-		"--seed", strconv.FormatInt(o.Seed, 10), "--noise", strconv.FormatFloat(o.Noise, 'g', -1, 64), "--run-wall", o.RunWall.String(),
-		"--stragglers", strconv.FormatFloat(o.Stragglers, 'g', -1, 64), "--straggler-factor", strconv.FormatFloat(o.StragglerFactor, 'g', -1, 64))
-	ro := remote.Options{Silence: f.workerSilence}
-	if i == 0 {
-		ro.Compiler = w.compiler
-	}
-	return remote.Start(w.ctx, argv, os.Environ(), ro)
-}
-
-// sayStarted says how many GPU workers started, in how long, on how
-// many nodes.
-func sayStarted(log io.Writer, out []backend.Backend, took time.Duration) {
-	hosts := map[string]int{}
-	for _, b := range out {
-		if r, ok := b.(interface{ Host() string }); ok {
-			hosts[r.Host()]++
-		}
-	}
-	fmt.Fprintf(log, "gtune: --slurm: %d GPU workers started in %v", len(out), took.Round(time.Millisecond))
-	if len(hosts) > 0 {
-		fmt.Fprintf(log, " on %d nodes", len(hosts))
-	}
-	fmt.Fprintln(log)
-}
-
-// slurmWorker is a GPU worker of a Slurm allocation: a Run that fails
-// because the allocation ended (its job step was cancelled with it)
-// interrupts the run.
-type slurmWorker struct {
-	backend.Backend
-	ended     func() bool
-	interrupt func()
-}
-
-// Unwrap gives the worker's backend (backend.Capability).
-func (w *slurmWorker) Unwrap() backend.Backend { return w.Backend }
-
-// Run measures p on the worker; on failure it asks Slurm whether the
-// allocation is ending, and if so interrupts the run before returning.
-func (w *slurmWorker) Run(ctx context.Context, p *backend.Plan) (*backend.Result, error) {
-	res, err := w.Backend.Run(ctx, p)
-	if err != nil && ctx.Err() == nil && w.ended() {
-		w.interrupt()
-	}
-	return res, err
-}
-
-// besideSrun is Slurm's command name where srun was found: in srun's
-// folder when --srun names one (a Slurm installed off PATH), else name.
-func besideSrun(srun, name string) string {
-	if strings.ContainsRune(srun, filepath.Separator) {
-		return filepath.Join(filepath.Dir(srun), name)
-	}
-	return name
-}
-
-// allocationEnded says, by squeue, whether Slurm job id is over or
-// ending: cancelled, out of time, its node failed, completing, or no
-// longer known. A squeue that cannot be run says nothing (false): a
-// worker's failure is then the worker's.
-func allocationEnded(id, squeue string) func() bool {
-	return func() bool {
-		if id == "" {
-			return false
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, squeue, "-h", "-j", id, "-o", "%T").CombinedOutput()
-		text := strings.TrimSpace(string(out))
-		if err != nil {
-			// squeue refuses a job it no longer knows.
-			return strings.Contains(text, "Invalid job id")
-		}
-		switch text {
-		case "", "CANCELLED", "COMPLETING", "COMPLETED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "DEADLINE", "FAILED", "BOOT_FAIL", "OUT_OF_MEMORY":
-			return true
-		}
-		return false
-	}
-}
+// remoteWorkerMain runs this process as a simulated GPU's remote worker
+// (slurm.WorkerMain).
+func remoteWorkerMain(args []string) int { return slurm.WorkerMain(args, exitBadInput) }

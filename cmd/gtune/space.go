@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gtune/gtune/internal/flagrange"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/strategy"
@@ -25,7 +26,7 @@ func newSpaceCmd() *cobra.Command {
 				if len(args) > 0 {
 					return badInput("give a SPEC or --beast, not both")
 				}
-				if err := onlyWith(cmd, "a workload", "orders", "min-occupancy"); err != nil {
+				if err := flagrange.OnlyWith(cmd, "a workload", "orders", "min-occupancy"); err != nil {
 					return err
 				}
 				return runBeastSpace(cmd.OutOrStdout(), beastName, deviceID, list, asJSON)
@@ -36,10 +37,10 @@ func newSpaceCmd() *cobra.Command {
 			if workload.IsFile(args[0]) {
 				return runWorkloadSpace(cmd, args[0], deviceID, orders, limits.maxConfigs, minOcc, list, asJSON)
 			}
-			if err := onlyWith(cmd, "a workload", "orders", "min-occupancy"); err != nil {
+			if err := flagrange.OnlyWith(cmd, "a workload", "orders", "min-occupancy"); err != nil {
 				return err
 			}
-			if err := onlyWith(cmd, "a workload or --beast", "sim-device"); err != nil {
+			if err := flagrange.OnlyWith(cmd, "a workload or --beast", "sim-device"); err != nil {
 				return err
 			}
 			s, err := spec.LoadWith(args[0], spec.LoadOptions{NoSource: true})
@@ -61,6 +62,6 @@ func newSpaceCmd() *cobra.Command {
 	c.Flags().StringVar(&beastName, "beast", "", "a declared search space instead of a SPEC: dgemm (autotuning-gemm-energy-beast.md, Figure 3)")
 	c.Flags().StringVar(&deviceID, "sim-device", "", "with --beast, or a workload: the device-database id whose limits the constraints (the occupancy) read, e.g. h100_sxm")
 	c.Flags().BoolVar(&orders, "orders", false, "a workload: count its launch orders too")
-	floatFlag(c.Flags(), &minOcc, "min-occupancy", strategy.DefaultMinOccupancy, 0, 1, true, "a workload: the occupancy a kernel's configuration needs to stay in the reduced space")
+	flagrange.Float(c.Flags(), &minOcc, "min-occupancy", strategy.DefaultMinOccupancy, 0, 1, true, "a workload: the occupancy a kernel's configuration needs to stay in the reduced space")
 	return c
 }

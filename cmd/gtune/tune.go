@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,9 +21,12 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/backend/remote"
+	"github.com/gtune/gtune/check"
 	"github.com/gtune/gtune/compilecache"
 	"github.com/gtune/gtune/executor"
 	"github.com/gtune/gtune/gpuctl"
+	"github.com/gtune/gtune/internal/flagrange"
+	"github.com/gtune/gtune/internal/progress"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/ncupass"
 	"github.com/gtune/gtune/objective"
@@ -132,29 +134,29 @@ together on one GPU: the combined space of their configurations (and GPU setting
 	fl.StringVar(&f.observe, "observe", "", "ncu or ncu:METRIC,...: after the run, profile each valid configuration with Nsight Compute (read-only, --clock-control none) in a separate pass and store the metrics as observations (default: DRAM, L2 and L1 throughput, achieved occupancy, IPC, warp stall reasons)")
 	fl.StringVar(&f.ncu, "ncu", "ncu", "the Nsight Compute command (--observe ncu)")
 	fl.StringVar(&f.backend, "backend", "auto", "GPU backend: auto (CUDA when a driver is present, else the simulator), cuda, sim, or model (the projection of --sim-device from its device profile: gtune probe's in --db, else its specifications')")
-	intFlag(fl, &f.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
+	flagrange.Int(fl, &f.device, "device", 0, 0, 1023, "GPU index (CUDA device ordinal)")
 	fl.StringVar(&f.devices, "devices", "", "tune on several GPUs of one model as one run: all, or GPU indexes such as 0,2,3 (one GPU worker each, one compile pool; on the simulated GPU, that many simulated GPUs of one model)")
 	fl.BoolVar(&f.slurm, "slurm", false, "tune on every GPU of the Slurm allocation this runs in (salloc or a batch script): one GPU worker per GPU, each a job step started by srun, speaking to this process over srun's standard input and output; the strategy and the database stay here")
-	intFlag(fl, &f.slurmNodes, "nodes", 0, 0, 100000, "with --slurm: nodes of the allocation to use (0: SLURM_JOB_NUM_NODES)")
-	intFlag(fl, &f.slurmGPUsPerNode, "gpus-per-node", 0, 0, 1024, "with --slurm: GPU workers per node (0: SLURM_GPUS_ON_NODE or SLURM_GPUS_PER_NODE)")
+	flagrange.Int(fl, &f.slurmNodes, "nodes", 0, 0, 100000, "with --slurm: nodes of the allocation to use (0: SLURM_JOB_NUM_NODES)")
+	flagrange.Int(fl, &f.slurmGPUsPerNode, "gpus-per-node", 0, 0, 1024, "with --slurm: GPU workers per node (0: SLURM_GPUS_ON_NODE or SLURM_GPUS_PER_NODE)")
 	fl.StringVar(&f.srun, "srun", "srun", "with --slurm: the srun command")
-	boundedDurationFlag(fl, &f.workerSilence, "worker-silence", remote.DefaultSilence, 3*remote.HeartbeatInterval, 24*time.Hour, "with --slurm: give up a GPU worker that sends nothing, not even a keep-alive (sent every 10 s while it measures), for this long: its node died or its connection hangs; its configuration goes to another worker")
-	boundedDurationFlag(fl, &f.simRunWall, "sim-run-wall", 0, 0, time.Minute, "on the simulated GPU: hold each evaluation this long (e.g. 200ms), standing for a real kernel's evaluation time (scaling and fault tests over several GPUs and nodes)")
+	flagrange.BoundedDuration(fl, &f.workerSilence, "worker-silence", remote.DefaultSilence, 3*remote.HeartbeatInterval, 24*time.Hour, "with --slurm: give up a GPU worker that sends nothing, not even a keep-alive (sent every 10 s while it measures), for this long: its node died or its connection hangs; its configuration goes to another worker")
+	flagrange.BoundedDuration(fl, &f.simRunWall, "sim-run-wall", 0, 0, time.Minute, "on the simulated GPU: hold each evaluation this long (e.g. 200ms), standing for a real kernel's evaluation time (scaling and fault tests over several GPUs and nodes)")
 	fl.StringVar(&f.simDevice, "sim-device", "", "device-database id of the simulated GPU (default: the spec's Gtune.Simulation.Device, else h100_sxm)")
 	fl.StringVar(&f.db, "db", "gtune.db", "results database (SQLite)")
 	fl.StringVar(&f.strategy, "strategy", "", "search strategy: "+strings.Join(strategy.Names(), ", ")+fmt.Sprintf(" (default: the spec's Search.Name, else brute_force up to %d configurations and %s above, with %d evaluations unless a budget is given; %s where the results database holds this kernel's results on another GPU)", strategy.BruteForceMax, strategy.DefaultSearch, strategy.DefaultSearchBudget, strategy.DefaultTransfer))
 	fl.StringArrayVar(&f.strategyParams, "strategy-param", nil, "a strategy hyperparameter NAME=VALUE (repeatable; overrides the spec's Search.Attributes)")
 	fl.StringArrayVar(&f.compilerOptions, "compiler-option", nil, "an NVRTC option added after the spec's CompilerOptions, e.g. --compiler-option=-ftz=true (repeatable; results are kept apart from those compiled without it)")
-	intFlag(fl, &f.repeat, "repeat", 1, 1, 1000, "measure each configuration this many times (on any GPU of the run) and keep every repeat; the evaluation is the median repeat by time, with the time's 95 % interval of the median (order statistics) in its metrics time_ci_low and time_ci_high")
+	flagrange.Int(fl, &f.repeat, "repeat", 1, 1, 1000, "measure each configuration this many times (on any GPU of the run) and keep every repeat; the evaluation is the median repeat by time, with the time's 95 % interval of the median (order statistics) in its metrics time_ci_low and time_ci_high")
 	fl.Float64Var(&f.repeatUntil, "repeat-until", 0, "with it --repeat N is a cap (default 30): measure each configuration again, one repeat at a time, until the 95 % interval of its median time is within ±this many percent (6 repeats at least)")
-	intFlag(fl, &f.confirm, "confirm", 0, 0, 1000, "at the end, re-measure the best K configurations by the objective (time, energy, EDP, a metric), interleaved (ABAB), until each differs significantly from the next (Mann-Whitney U, p < 0.05) or --confirm-rounds rounds are done; the summary says which differences are significant (0: no confirmation)")
-	intFlag(fl, &f.confirmRounds, "confirm-rounds", 10, 1, 10000, "with --confirm: the most re-measurements of each configuration")
+	flagrange.Int(fl, &f.confirm, "confirm", 0, 0, 1000, "at the end, re-measure the best K configurations by the objective (time, energy, EDP, a metric), interleaved (ABAB), until each differs significantly from the next (Mann-Whitney U, p < 0.05) or --confirm-rounds rounds are done; the summary says which differences are significant (0: no confirmation)")
+	flagrange.Int(fl, &f.confirmRounds, "confirm-rounds", 10, 1, 10000, "with --confirm: the most re-measurements of each configuration")
 	fl.StringVar(&f.shard, "shard", "", "tune shard I/K of the search space: every K-th configuration from the I-th (0-based), for K jobs that cannot talk to each other (brute_force, random_sample); gtune merge joins their databases into one run (gtune slurm submit --shards K writes such a job)")
-	intFlag(fl, &f.maxEvals, "max-evals", 0, 0, math.MaxInt, "evaluate at most this many configurations (0: no limit beyond the spec's Budget)")
-	intFlag(fl, &f.inFlight, "in-flight", 0, 0, 1024, fmt.Sprintf("per GPU, the configurations bayes_opt and transfer keep in progress, compiling while one is measured: more is faster where compiling takes longer than measuring, and needs a few more evaluations to find as good a configuration (0: %d on a GPU, 1 on the simulated GPU)", tuner.DefaultInFlight))
+	flagrange.Int(fl, &f.maxEvals, "max-evals", 0, 0, math.MaxInt, "evaluate at most this many configurations (0: no limit beyond the spec's Budget)")
+	flagrange.Int(fl, &f.inFlight, "in-flight", 0, 0, 1024, fmt.Sprintf("per GPU, the configurations bayes_opt and transfer keep in progress, compiling while one is measured: more is faster where compiling takes longer than measuring, and needs a few more evaluations to find as good a configuration (0: %d on a GPU, 1 on the simulated GPU)", tuner.DefaultInFlight))
 	addSpaceFlags(fl, &f.limits)
-	durationFlag(fl, &f.timeLimit, "time-limit", 0, 0, "stop proposing configurations after this wall time, e.g. 10m (0: no limit)")
-	listFlagVar(fl, &f.objective, "objective", "objective: time, energy, power, edp or a metric of the spec's Gtune.Metrics (default: the spec's Gtune.Objective, else time); a comma-separated list, e.g. time,energy, gives the Pareto front (and is what nsga2 searches)")
+	flagrange.Duration(fl, &f.timeLimit, "time-limit", 0, 0, "stop proposing configurations after this wall time, e.g. 10m (0: no limit)")
+	flagrange.List(fl, &f.objective, "objective", "objective: time, energy, power, edp or a metric of the spec's Gtune.Metrics (default: the spec's Gtune.Objective, else time); a comma-separated list, e.g. time,energy, gives the Pareto front (and is what nsga2 searches)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document instead of the table")
 	fl.BoolVar(&f.fresh, "fresh", false, "re-measure configurations already in the database")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the strategy and the simulator")
@@ -189,7 +191,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	// The configurations' geometry against this GPU's launch limits, as
 	// check does against the simulated one.
 	if d, err := tuner.Description(g.be); err == nil {
-		w, err := geometryFit(ctx, s, pre.sp, d, "")
+		w, err := check.GeometryFit(ctx, s, pre.sp, d, "")
 		if err != nil {
 			return err
 		}
@@ -253,7 +255,7 @@ type tuneChecks struct {
 func checkTune(ctx context.Context, cmd *cobra.Command, s *spec.Spec, f *tuneFlags) (*tuneChecks, error) {
 	c := &tuneChecks{}
 	var err error
-	if c.objs, err = resolveObjectives(s, f.objective); err != nil {
+	if c.objs, err = objective.ResolveList(s, f.objective); err != nil {
 		return nil, err
 	}
 	for _, o := range c.objs {
@@ -265,7 +267,7 @@ func checkTune(ctx context.Context, cmd *cobra.Command, s *spec.Spec, f *tuneFla
 			return nil, badInput("%s, but the objective %s needs energy measurements", what, o.Name)
 		}
 	}
-	if c.strategy, err = resolveStrategy(s, f.strategy); err != nil {
+	if c.strategy, err = strategy.Resolve(f.strategy, s.Strategy); err != nil {
 		return nil, err
 	}
 	if c.observe, err = checkObserve(s, *f); err != nil {
@@ -287,7 +289,7 @@ func checkTune(ctx context.Context, cmd *cobra.Command, s *spec.Spec, f *tuneFla
 		fmt.Fprintln(cmd.ErrOrStderr(), "gtune: warning:", w)
 	}
 	if f.validateOnly {
-		params, err := strategyParams(s, f.strategyParams)
+		params, err := strategy.MergeParams(s.Strategy, s.StrategyOptions, f.strategyParams)
 		if err != nil {
 			return nil, err
 		}
@@ -332,7 +334,7 @@ func checkedSpace(ctx context.Context, s *spec.Spec, f tuneFlags) (*space.Space,
 		if err != nil {
 			return nil, err
 		}
-		if err := argumentsFit(s, d); err != nil {
+		if err := check.ArgumentsFit(s, d); err != nil {
 			return nil, err
 		}
 	}
@@ -373,7 +375,7 @@ func specConfig(ctx context.Context, cmd *cobra.Command, f tuneFlags, s *spec.Sp
 			fmt.Fprintln(cmd.ErrOrStderr(), "gtune:", why)
 		}
 	}
-	params, err := strategyParams(s, f.strategyParams)
+	params, err := strategy.MergeParams(s.Strategy, s.StrategyOptions, f.strategyParams)
 	if err != nil {
 		return tuner.Config{}, err
 	}
@@ -450,8 +452,8 @@ func thermalFlag(cmd *cobra.Command, f tuneFlags) error {
 // addCompileFlags adds --compile-cache, --no-compile-cache,
 // --compile-processes and --compile-timeout.
 func addCompileFlags(fl *pflag.FlagSet, f *tuneFlags) {
-	autoIntFlag(fl, &f.compileProcs, "compile-processes", -1, 0, 4096, "compile in this many worker processes (0: in this process; auto: one per CPU, at most one per GiB of available memory, on a real GPU, and none on the simulated GPU; a run that measures energy leaves one CPU to the GPU worker)")
-	boundedDurationFlag(fl, &f.compileTimeout, "compile-timeout", 5*time.Minute, time.Second, 24*time.Hour, "a compilation in a worker process taking longer fails its configuration (the process is killed)")
+	flagrange.AutoInt(fl, &f.compileProcs, "compile-processes", -1, 0, 4096, "compile in this many worker processes (0: in this process; auto: one per CPU, at most one per GiB of available memory, on a real GPU, and none on the simulated GPU; a run that measures energy leaves one CPU to the GPU worker)")
+	flagrange.BoundedDuration(fl, &f.compileTimeout, "compile-timeout", 5*time.Minute, time.Second, 24*time.Hour, "a compilation in a worker process taking longer fails its configuration (the process is killed)")
 	fl.StringVar(&f.compileCache, "compile-cache", "", "folder of the compile cache, binaries kept between runs and reused (default: $GTUNE_COMPILE_CACHE, else the user's cache folder, e.g. ~/.cache/gtune/kernels; bounded to 2 GiB)")
 	fl.Bool("no-compile-cache", false, "compile every kernel the run needs, without reading or writing the compile cache")
 	fl.BoolVar(&f.keepPTX, "keep-ptx", true, "keep each compiled configuration's PTX in the results database, for gtune project --emulate (where the backend makes PTX: the CUDA backend)")
@@ -518,8 +520,8 @@ func openRunDB(path string) (*store.DB, error) {
 // The error is the run's; an interrupted run says that what was done is
 // in the database.
 func runAndReport(ctx context.Context, cmd *cobra.Command, cfg tuner.Config, f tuneFlags, dbPath string, table func(io.Writer, *tuner.Summary)) (*tuner.Summary, error) {
-	if !f.noProgress && !quiet {
-		cfg.Progress = newProgress(cmd.ErrOrStderr(), cfg.Objective, 1+len(cfg.GPUs))
+	if !f.noProgress && !progress.Quiet {
+		cfg.Progress = progress.New(cmd.ErrOrStderr(), cfg.Objective, 1+len(cfg.GPUs))
 	}
 	// The run's executor: one slot per GPU (the GPU-settings wrappers
 	// included), opened by the tuner when it first needs a GPU.
@@ -551,9 +553,9 @@ type spaceLimits struct {
 
 // addSpaceFlags adds --max-configurations and --max-examined.
 func addSpaceFlags(fl *pflag.FlagSet, v *spaceLimits) {
-	intFlag(fl, &v.maxConfigs, "max-configurations", space.DefaultMaxConfigurations, 1, math.MaxInt,
+	flagrange.Int(fl, &v.maxConfigs, "max-configurations", space.DefaultMaxConfigurations, 1, math.MaxInt,
 		"refuse a search space with more valid configurations than this (memory grows with them: about 121 bytes each, space package)")
-	intFlag(fl, &v.maxExamined, "max-examined", defaultMaxExamined, 1, math.MaxInt,
+	flagrange.Int(fl, &v.maxExamined, "max-examined", defaultMaxExamined, 1, math.MaxInt,
 		"stop building a search space after examining this many partial configurations: restrictions that prune late can make a huge raw space take hours")
 }
 
@@ -575,107 +577,15 @@ const defaultMaxExamined = 1_000_000_000
 // count and the time left on a terminal, a line every 10 s otherwise).
 func buildSpaceExamined(ctx context.Context, s *spec.Spec, limit int, maxExamined uint64) (*space.Space, error) {
 	var sp *space.Space
-	st := startStep(os.Stderr, "building the search space")
+	st := progress.StartStep(os.Stderr, "building the search space")
 	sp, err := s.BuildSpaceContext(ctx, space.BuildOptions{MaxConfigurations: limit, LimitName: "--max-configurations",
 		MaxExamined: maxExamined, ExaminedName: "--max-examined",
-		Progress: func(n uint64, f float64) { st.say(spaceDetail(n, f, time.Since(st.start))) }})
-	st.finish()
+		Progress: func(n uint64, f float64) { st.Say(progress.SpaceDetail(n, f, st.Elapsed())) }})
+	st.Finish()
 	if err != nil && ctx.Err() != nil {
 		return nil, fmt.Errorf("interrupted while building the search space of %s", s.Path)
 	}
 	return sp, err
-}
-
-// resolveStrategy picks the strategy: the flag, else the spec's T1
-// Search.Name, else brute_force; an unknown name is bad input.
-func resolveStrategy(s *spec.Spec, flag string) (string, error) {
-	name := flag
-	if name == "" {
-		name = s.Strategy
-	}
-	if name == "" {
-		name = "brute_force"
-	}
-	if !slices.Contains(strategy.Names(), name) {
-		return "", badInput("unknown strategy %q (valid: %s)", name, strings.Join(strategy.Names(), ", "))
-	}
-	return name, nil
-}
-
-// strategyParams merges the spec's Search.Attributes with --strategy-param
-// NAME=VALUE flags (values parse as JSON numbers/booleans, else strings).
-func strategyParams(s *spec.Spec, flags []string) (map[string]any, error) {
-	params := map[string]any{}
-	if s.Strategy != "" {
-		for k, v := range s.StrategyOptions {
-			params[k] = v
-		}
-	}
-	for _, kv := range flags {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || name == "" {
-			return nil, badInput("--strategy-param %q: want NAME=VALUE", kv)
-		}
-		if st, hp, dotted := strings.Cut(name, "."); dotted && slices.Contains(strategy.Names(), st) {
-			// bench-strategies' form, which names the strategy: here
-			// the hyperparameter belongs to the run's one strategy.
-			return nil, badInput("--strategy-param %q: tune takes NAME=VALUE for the run's strategy (--strategy %s --strategy-param %s=%s); STRATEGY.NAME=VALUE is bench-strategies' form", kv, st, hp, val)
-		}
-		var v any
-		if err := json.Unmarshal([]byte(val), &v); err != nil {
-			v = val
-		}
-		params[name] = v
-	}
-	return params, nil
-}
-
-// resolveObjectives resolves a comma-separated list of objectives (the
-// first is the one a single-objective strategy optimises; several give a
-// Pareto front). Names may not repeat.
-func resolveObjectives(s *spec.Spec, list string) ([]objective.Objective, error) {
-	if list == "" {
-		o, err := resolveObjective(s, "")
-		return []objective.Objective{o}, err
-	}
-	var out []objective.Objective
-	seen := map[string]bool{}
-	for _, name := range strings.Split(list, ",") {
-		name = strings.TrimSpace(name)
-		if seen[name] {
-			return nil, badInput("--objective %q names %s twice", list, name)
-		}
-		seen[name] = true
-		o, err := resolveObjective(s, name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, o)
-	}
-	// The spec's objective is the first one's (FromSpec reads it).
-	_, err := resolveObjective(s, out[0].Name)
-	return out, err
-}
-
-func resolveObjective(s *spec.Spec, name string) (objective.Objective, error) {
-	if name == "" {
-		return objective.FromSpec(s), nil
-	}
-	if slices.Contains(objective.Builtins, name) {
-		s.Objective, s.ObjectiveMaximize = name, false
-		return objective.FromSpec(s), nil
-	}
-	for _, m := range s.Metrics {
-		if m.Name == name {
-			s.Objective, s.ObjectiveMaximize = name, m.Maximize
-			return objective.FromSpec(s), nil
-		}
-	}
-	valid := append([]string(nil), objective.Builtins...)
-	for _, m := range s.Metrics {
-		valid = append(valid, m.Name)
-	}
-	return objective.Objective{}, badInput("unknown objective %q (valid: %s)", name, strings.Join(valid, ", "))
 }
 
 // openBackend opens the backend the flags ask for, compiling in worker

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/backend/registry"
+	"github.com/gtune/gtune/check"
 	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/report"
@@ -27,22 +28,6 @@ func loadWorkload(path string) (*workload.Set, error) {
 		return nil, inputError{err}
 	}
 	return set, nil
-}
-
-// workloadSpace builds the combined space of set (with the launch orders
-// when orders), refusing an empty one.
-func workloadSpace(ctx context.Context, set *workload.Set, orders bool, limit int) (*space.Space, *workload.Layout, error) {
-	sp, lay, err := set.Space(ctx, orders, space.BuildOptions{MaxConfigurations: limit, LimitName: "--max-configurations"})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, fmt.Errorf("interrupted while building the search space of %s", set.Path)
-		}
-		return nil, nil, inputError{err}
-	}
-	if sp.Len() == 0 {
-		return nil, nil, badInput("%s: the combined search space has no valid configuration", set.Path)
-	}
-	return sp, lay, nil
 }
 
 // runTuneWorkload is gtune tune WORKLOAD: the kernels of a workload file
@@ -67,10 +52,10 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	ctx = g.ctx
 	if d, err := tuner.Description(g.be); err == nil {
 		var warn strings.Builder
-		if err := checkWorkloadMembers(ctx, set, d, &warn); err != nil {
+		if err := check.WorkloadMembers(ctx, set, d, &warn); err != nil {
 			return err
 		}
-		for _, w := range problems0(warn.String()) {
+		for _, w := range check.Lines(warn.String()) {
 			fmt.Fprintln(cmd.ErrOrStderr(), "gtune: warning:", w)
 		}
 	}
@@ -82,14 +67,14 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	if err := gr.AddGPUs(g.more); err != nil {
 		return err
 	}
-	sp, lay, err := workloadSpace(ctx, set, f.orders, f.limits.maxConfigs)
+	sp, lay, err := set.NonEmptySpace(ctx, f.orders, f.limits.maxConfigs)
 	if err != nil {
 		return err
 	}
 	if sp, err = shardOf(cmd, sp); err != nil {
 		return err
 	}
-	params, err := strategyParams(&first, f.strategyParams)
+	params, err := strategy.MergeParams(first.Strategy, first.StrategyOptions, f.strategyParams)
 	if err != nil {
 		return err
 	}
@@ -112,12 +97,12 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 // kernel, and on a modelled GPU each kernel's Gtune.Simulation; under
 // --validate-only the strategy's parameters. Errors are bad input.
 func checkTuneWorkload(cmd *cobra.Command, set *workload.Set, first *spec.Spec, f *tuneFlags) ([]objective.Objective, string, func(*cobra.Command, *space.Space) (*space.Space, error), error) {
-	objs, err := resolveObjectives(first, f.objective)
+	objs, err := objective.ResolveList(first, f.objective)
 	if err != nil {
 		return nil, "", nil, err
 	}
 	stratName := cmp.Or(f.strategy, "brute_force")
-	if _, err := resolveStrategy(first, stratName); err != nil {
+	if _, err := strategy.Resolve(stratName, first.Strategy); err != nil {
 		return nil, "", nil, err
 	}
 	shardOf, err := parseShardFlag(f.shard, stratName)
@@ -142,7 +127,7 @@ func checkTuneWorkload(cmd *cobra.Command, set *workload.Set, first *spec.Spec, 
 		}
 	}
 	if f.validateOnly {
-		_, err := strategyParams(first, f.strategyParams)
+		_, err := strategy.MergeParams(first.Strategy, first.StrategyOptions, f.strategyParams)
 		return nil, "", nil, err
 	}
 	return objs, stratName, shardOf, nil
@@ -165,7 +150,7 @@ func runWorkloadSpace(cmd *cobra.Command, path, deviceID string, orders bool, li
 	if err != nil {
 		return err
 	}
-	sp, lay, err := workloadSpace(ctx, set, orders, limit)
+	sp, lay, err := set.NonEmptySpace(ctx, orders, limit)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,8 @@
-package main
+// Package flagrange holds gtune's command-line flag values that are
+// checked where they are parsed: ints, floats and durations within a
+// range, comma-separated lists without empty names, and flags that mean
+// something only beside others.
+package flagrange
 
 import (
 	"fmt"
@@ -8,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/gtune/gtune/internal/badinput"
 )
 
 // Numeric flags are range-checked where they are parsed: a value out of
@@ -61,17 +67,17 @@ func rangeErr(min, max string, open bool) error {
 	return fmt.Errorf("must be between %s and %s", min, max)
 }
 
-// intFlag adds an int flag whose values must lie in [min, max] (max
+// Int adds an int flag whose values must lie in [min, max] (max
 // math.MaxInt: no upper bound); def is its default.
-func intFlag(fl *pflag.FlagSet, p *int, name string, def, min, max int, usage string) {
+func Int(fl *pflag.FlagSet, p *int, name string, def, min, max int, usage string) {
 	*p = def
 	fl.Var(&rangedInt{p: p, min: min, max: max}, name, usage)
 }
 
-// autoIntFlag adds an int flag whose values must lie in [min, max] or be
+// AutoInt adds an int flag whose values must lie in [min, max] or be
 // the word auto, which leaves it at unset (a value outside the range:
 // the caller decides), shown as its default.
-func autoIntFlag(fl *pflag.FlagSet, p *int, name string, unset, min, max int, usage string) {
+func AutoInt(fl *pflag.FlagSet, p *int, name string, unset, min, max int, usage string) {
 	*p = unset
 	fl.Var(&rangedInt{p: p, min: min, max: max, unset: unset, name: "auto"}, name, usage)
 }
@@ -101,9 +107,9 @@ func (v *rangedFloat) Set(s string) error {
 	return nil
 }
 
-// floatFlag adds a float64 flag whose values must lie in [min, max]
+// Float adds a float64 flag whose values must lie in [min, max]
 // ((min, max] when aboveMin).
-func floatFlag(fl *pflag.FlagSet, p *float64, name string, def, min, max float64, aboveMin bool, usage string) {
+func Float(fl *pflag.FlagSet, p *float64, name string, def, min, max float64, aboveMin bool, usage string) {
 	*p = def
 	fl.Var(&rangedFloat{p, min, max, aboveMin}, name, usage)
 }
@@ -132,14 +138,14 @@ func (v *rangedDuration) Set(s string) error {
 	return nil
 }
 
-// durationFlag adds a duration flag of at least min.
-func durationFlag(fl *pflag.FlagSet, p *time.Duration, name string, def, min time.Duration, usage string) {
+// Duration adds a duration flag of at least min.
+func Duration(fl *pflag.FlagSet, p *time.Duration, name string, def, min time.Duration, usage string) {
 	*p = def
 	fl.Var(&rangedDuration{p, min, 0}, name, usage)
 }
 
-// boundedDurationFlag adds a duration flag between min and max.
-func boundedDurationFlag(fl *pflag.FlagSet, p *time.Duration, name string, def, min, max time.Duration, usage string) {
+// BoundedDuration adds a duration flag between min and max.
+func BoundedDuration(fl *pflag.FlagSet, p *time.Duration, name string, def, min, max time.Duration, usage string) {
 	*p = def
 	fl.Var(&rangedDuration{p, min, max}, name, usage)
 }
@@ -160,18 +166,18 @@ func (v *listFlag) Set(s string) error {
 	return nil
 }
 
-// listFlagVar adds a comma-separated list flag without empty names.
-func listFlagVar(fl *pflag.FlagSet, p *string, name, usage string) {
+// List adds a comma-separated list flag without empty names.
+func List(fl *pflag.FlagSet, p *string, name, usage string) {
 	fl.Var(&listFlag{p}, name, usage)
 }
 
-// onlyWith refuses (bad input) any of the named flags given on cmd's
+// OnlyWith refuses (bad input) any of the named flags given on cmd's
 // command line: they mean something only with what (e.g. "a workload"),
 // and a flag that means nothing must not pass silently.
-func onlyWith(cmd interface{ Flags() *pflag.FlagSet }, what string, names ...string) error {
+func OnlyWith(cmd interface{ Flags() *pflag.FlagSet }, what string, names ...string) error {
 	for _, n := range names {
 		if cmd.Flags().Changed(n) {
-			return badInput("--%s applies only to %s", n, what)
+			return badinput.New("--%s applies only to %s", n, what)
 		}
 	}
 	return nil

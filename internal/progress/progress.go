@@ -1,4 +1,7 @@
-package main
+// Package progress shows how far gtune's long steps are on stderr: a bar
+// or spinner on a terminal, a plain line every PlainEvery otherwise (a
+// log, CI, a batch job), nothing under Quiet.
+package progress
 
 import (
 	"fmt"
@@ -16,12 +19,12 @@ import (
 	"github.com/gtune/gtune/tuner"
 )
 
-// barProgress draws evaluations done/total, the ETA and the best so far on
+// runBar draws evaluations done/total, the ETA and the best so far on
 // stderr. It draws nothing when stderr is not a terminal, so logs and CI
 // output stay clean.
 // When stderr is not a terminal (a log, CI, a batch job), a line every
-// plainEvery says how far the run is instead.
-type barProgress struct {
+// PlainEvery says how far the run is instead.
+type runBar struct {
 	w     io.Writer
 	obj   objective.Objective
 	bar   *progressbar.ProgressBar
@@ -32,25 +35,27 @@ type barProgress struct {
 	gpus  int // GPUs of the run (tune --devices); the line gives their rate when several
 }
 
-// newProgress draws a run's progress over gpus GPUs.
-func newProgress(w io.Writer, obj objective.Objective, gpus int) tuner.Progress {
-	return &barProgress{w: w, obj: obj, term: isTerminal(w), gpus: gpus}
+// New draws a run's progress over gpus GPUs.
+func New(w io.Writer, obj objective.Objective, gpus int) tuner.Progress {
+	return &runBar{w: w, obj: obj, term: IsTerminal(w), gpus: gpus}
 }
 
-// quiet, set by --quiet, silences progress of every kind on every
+// Quiet, set by --quiet, silences progress of every kind on every
 // command; results and errors are still printed.
-var quiet bool
+var Quiet bool
 
-func isTerminal(w io.Writer) bool {
+// IsTerminal says whether w is a terminal (progress is drawn there).
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
-func (p *barProgress) Start(total int) {
+// Start implements tuner.Progress.
+func (p *runBar) Start(total int) {
 	p.total, p.start, p.last = total, time.Now(), time.Now()
 	p.bar = progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(p.w),
-		progressbar.OptionSetVisibility(isTerminal(p.w)),
+		progressbar.OptionSetVisibility(IsTerminal(p.w)),
 		progressbar.OptionSetDescription("tuning"),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(true),
@@ -60,7 +65,8 @@ func (p *barProgress) Start(total int) {
 	)
 }
 
-func (p *barProgress) Step(done int, best *tuner.Evaluation) {
+// Step implements tuner.Progress.
+func (p *runBar) Step(done int, best *tuner.Evaluation) {
 	if p.bar == nil {
 		return
 	}
@@ -68,7 +74,7 @@ func (p *barProgress) Step(done int, best *tuner.Evaluation) {
 		p.bar.Describe(fmt.Sprintf("best %s %s %s", p.obj.Name, report.Format(best.Value), p.obj.Unit))
 	}
 	_ = p.bar.Set(done)
-	if p.term || time.Since(p.last) < plainEvery {
+	if p.term || time.Since(p.last) < PlainEvery {
 		return
 	}
 	p.last = time.Now()
@@ -87,19 +93,20 @@ func (p *barProgress) Step(done int, best *tuner.Evaluation) {
 	fmt.Fprintln(p.w, line)
 }
 
-func (p *barProgress) Finish() {
+// Finish implements tuner.Progress.
+func (p *runBar) Finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
 }
 
-// activity shows a long step on stderr when it is a terminal: a bar of
+// Activity shows a long step on stderr when it is a terminal: a bar of
 // total steps, or a spinner with the elapsed time when total < 0. Redrawn
 // at most five times a second; Finish clears it.
-func activity(w io.Writer, desc string, total int) *progressbar.ProgressBar {
+func Activity(w io.Writer, desc string, total int) *progressbar.ProgressBar {
 	return progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetVisibility(isTerminal(w) && !quiet),
+		progressbar.OptionSetVisibility(IsTerminal(w) && !Quiet),
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetElapsedTime(true),
@@ -110,24 +117,24 @@ func activity(w io.Writer, desc string, total int) *progressbar.ProgressBar {
 	)
 }
 
-// plainEvery is how often a long step says how far it is when stderr is
+// PlainEvery is how often a long step says how far it is when stderr is
 // not a terminal (a log, CI, a batch job): one line each time (a variable
 // for the tests).
-var plainEvery = 10 * time.Second
+var PlainEvery = 10 * time.Second
 
-// during runs f with a spinner described by desc on w (see activity),
+// During runs f with a spinner described by desc on w (see Activity),
 // redrawn while f runs; when w is not a terminal, a line every
-// plainEvery says the step is still going.
-func during(w io.Writer, desc string, f func() error) error {
-	st := startStep(w, desc)
+// PlainEvery says the step is still going.
+func During(w io.Writer, desc string, f func() error) error {
+	st := StartStep(w, desc)
 	err := f()
-	st.finish()
+	st.Finish()
 	return err
 }
 
-// step is a long step shown on w: a spinner on a terminal, plain lines
-// otherwise. say replaces what the spinner or the next line tells.
-type step struct {
+// Step is a long step shown on w: a spinner on a terminal, plain lines
+// otherwise. Say replaces what the spinner or the next line tells.
+type Step struct {
 	w        io.Writer
 	desc     string
 	term     bool
@@ -139,13 +146,14 @@ type step struct {
 	lastLine time.Time
 }
 
-func startStep(w io.Writer, desc string) *step {
-	if quiet {
+// StartStep shows a long step described by desc on w until Finish.
+func StartStep(w io.Writer, desc string) *Step {
+	if Quiet {
 		w = io.Discard
 	}
-	s := &step{w: w, desc: desc, term: isTerminal(w), start: time.Now(), done: make(chan struct{})}
+	s := &Step{w: w, desc: desc, term: IsTerminal(w), start: time.Now(), done: make(chan struct{})}
 	s.lastLine = s.start
-	s.bar = activity(w, desc, -1)
+	s.bar = Activity(w, desc, -1)
 	go func() {
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
@@ -161,14 +169,14 @@ func startStep(w io.Writer, desc string) *step {
 	return s
 }
 
-// say sets the step's detail (e.g. a count and the time left).
-func (s *step) say(detail string) {
+// Say sets the step's detail (e.g. a count and the time left).
+func (s *Step) Say(detail string) {
 	s.mu.Lock()
 	s.detail = detail
 	s.mu.Unlock()
 }
 
-func (s *step) tick() {
+func (s *Step) tick() {
 	s.mu.Lock()
 	detail := s.detail
 	s.mu.Unlock()
@@ -179,7 +187,7 @@ func (s *step) tick() {
 		_ = s.bar.Add(1)
 		return
 	}
-	if time.Since(s.lastLine) < plainEvery {
+	if time.Since(s.lastLine) < PlainEvery {
 		return
 	}
 	s.lastLine = time.Now()
@@ -190,15 +198,19 @@ func (s *step) tick() {
 	fmt.Fprintln(s.w, line)
 }
 
-func (s *step) finish() {
+// Elapsed is the time since the step started.
+func (s *Step) Elapsed() time.Duration { return time.Since(s.start) }
+
+// Finish ends the step's display.
+func (s *Step) Finish() {
 	close(s.done)
 	_ = s.bar.Finish()
 }
 
-// spaceDetail says how far a search space's construction is: partial
+// SpaceDetail says how far a search space's construction is: partial
 // configurations examined, the share of the search done and the time left
 // at the rate so far.
-func spaceDetail(examined uint64, fraction float64, elapsed time.Duration) string {
+func SpaceDetail(examined uint64, fraction float64, elapsed time.Duration) string {
 	d := fmt.Sprintf("%.3g partial configurations examined", float64(examined))
 	if fraction > 0 && fraction < 1 && !math.IsNaN(fraction) {
 		left := time.Duration(float64(elapsed) * (1 - fraction) / fraction)

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Issue 48's remaining figures on a host of four GPUs, read-only on the
+# GPUs (no clock, power limit or mode is changed). Stages ($STAGES, run
+# in the order given):
+#   measure, measure-again  measure --devices all --energy of one
+#            configuration (vector_add 256,4)
+#   ex3-1, ex3-4 (ex3: both in turn)  the three examples' workload (matmul and stencil free,
+#            vector_add at 256,4: 598 plans), brute force, time only
+#            (--energy=false: the stencil's GFLOPS/W metric would measure
+#            energy), on GPU 0 and then on --devices all
+#   slurm    the same workload in the coordinated mode (tune --slurm)
+#            inside a one-node Slurm allocation with gres gpu:4: Debian
+#            12's slurmctld, slurmd, slurm-client and munge carried as
+#            .deb files in $DEBS, unpacked into /opt/gtune-slurm (the
+#            plugins in their compiled-in folder), started as root
+# Every tuning run compiles without the compile cache, so the runs pay
+# the same compilations. Leaves $OUT/i48.tar.gz (databases, outputs,
+# logs); prints the summary last. Needs .bin/gtune (linux/amd64).
+set -uo pipefail
+OUT=${OUT:-/tmp/i48}
+RUNS=${RUNS:-/tmp/i48-runs}
+mkdir -p "$OUT" "$RUNS"
+LIMIT=${LIMIT:-200}
+G=$(realpath "${GTUNE:-.bin/gtune}")
+ROOT=$(pwd)
+STAGES=${STAGES:-measure ex3 measure-again slurm} # run in this order
+DEBS=$(realpath "${DEBS:-.debs}" 2>/dev/null)
+temps() { nvidia-smi --query-gpu=index,temperature.gpu,power.draw --format=csv,noheader | tr '\n' ';'; }
+SUMMARY=$RUNS/summary.txt
+timed() { # name command...: wall time, exit status, the GPUs before
+  local name=$1; shift
+  local before; before=$(temps)
+  local t0; t0=$(date +%s.%N)
+  timeout "$LIMIT" "$@" > "$RUNS/$name.out" 2> "$RUNS/$name.err"
+  local rc=$?
+  echo "=== $name: exit $rc after $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b - a}') s; before: $before" | tee -a "$SUMMARY"
+}
+cat > "$RUNS/ex3.yaml" <<EOF
+name: examples-3
+kernels:
+  - name: matmul
+    spec: $ROOT/examples/matmul/spec.json
+  - name: stencil
+    spec: $ROOT/examples/stencil/spec.json
+  - name: vector_add
+    spec: $ROOT/examples/vector_add/spec.json
+    config: {block_size_x: [256], work_per_thread: [4]}
+EOF
+{ nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,power.limit,temperature.gpu --format=csv; grep PRETTY /etc/os-release; ldd --version | head -1; nproc; } | tee -a "$SUMMARY"
+vadd=examples/vector_add/spec.json
+measure() { # name
+  timed "measure-$1" "$G" measure $vadd --backend cuda --devices all --energy --config 256,4 --db "$RUNS/measure-$1.db"
+}
+ex3_1() {
+  timed ex3-1 "$G" tune "$RUNS/ex3.yaml" --backend cuda --device 0 --energy=false --no-compile-cache --no-progress --db "$RUNS/ex3-1.db"
+}
+ex3_4() {
+  timed ex3-4 "$G" tune "$RUNS/ex3.yaml" --backend cuda --devices all --energy=false --no-compile-cache --no-progress --db "$RUNS/ex3-4.db"
+}
+slurm() {
+  SR=/opt/gtune-slurm
+  SD=$RUNS/slurm
+  mkdir -p "$SR" "$SD/state" "$SD/spool"
+  echo "slurm: $(ls "$DEBS"/*.deb 2>/dev/null | wc -l) .deb files in ${DEBS:-(none)}" | tee -a "$SUMMARY"
+  for d in "$DEBS"/*.deb; do dpkg-deb -x "$d" "$SR" 2>&1 | tail -n 2 | tee -a "$SUMMARY"; done
+  ls "$SR/usr/sbin" 2>&1 | tr '\n' ' ' | tee -a "$SUMMARY"; echo | tee -a "$SUMMARY"
+  PL=/usr/lib/x86_64-linux-gnu/slurm-wlm
+  [ -e $PL ] || cp -a "$SR$PL" $PL
+  [ -e /usr/sbin/slurmstepd ] || cp "$SR/usr/sbin/slurmstepd" /usr/sbin/slurmstepd
+  export PATH=$SR/usr/sbin:$SR/usr/bin:$SR/sbin:$PATH
+  export LD_LIBRARY_PATH=$SR/usr/lib/x86_64-linux-gnu:$SR/lib/x86_64-linux-gnu
+  mkdir -p /etc/munge /var/lib/munge /var/log/munge /run/munge
+  [ -f /etc/munge/munge.key ] || mungekey -c -k /etc/munge/munge.key
+  chmod 700 /etc/munge /var/lib/munge /var/log/munge; chmod 400 /etc/munge/munge.key
+  munged --force > "$SD/munged.out" 2>&1
+  export SLURM_CONF=$SD/slurm.conf
+  cat > "$SD/gres.conf" <<CONF
+NodeName=n1 Name=gpu File=/dev/nvidia[0-3]
+CONF
+  cat > "$SLURM_CONF" <<CONF
+ClusterName=gtunegpu
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=16817
+AuthType=auth/munge
+CredType=cred/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$SD/state
+SlurmdSpoolDir=$SD/spool
+SlurmctldPidFile=$SD/slurmctld.pid
+SlurmdPidFile=$SD/slurmd.pid
+SlurmctldLogFile=$SD/slurmctld.log
+SlurmdLogFile=$SD/slurmd.log
+ReturnToService=2
+MpiDefault=none
+JobCompType=jobcomp/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SlurmdParameters=config_overrides
+NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=16818 CPUs=$(nproc) RealMemory=100000 Gres=gpu:4 State=UNKNOWN
+PartitionName=gpu Nodes=n1 Default=YES MaxTime=INFINITE State=UP
+CONF
+  slurmctld -c -f "$SLURM_CONF" > "$SD/ctld.out" 2>&1
+  slurmd -N n1 -f "$SLURM_CONF" > "$SD/slurmd.out" 2>&1
+  up=no
+  for _ in $(seq 40); do
+    [ "$(timeout 3 sinfo -h -o '%t' 2>/dev/null | tr -d ' \n')" = idle ] && { up=yes; break; }
+    sleep 0.5
+  done
+  echo "slurm up: $up; $(timeout 3 sinfo 2>&1 | tail -1)" | tee -a "$SUMMARY"
+  if [ $up = yes ]; then
+    timed ex3-slurm salloc -N 1 --gres=gpu:4 "$G" tune "$RUNS/ex3.yaml" --backend cuda --slurm --gpus-per-node 4 --energy=false --no-compile-cache --no-progress --db "$RUNS/ex3-slurm.db"
+  else
+    tail -n 5 "$SD"/*.log "$SD"/*.out 2>&1 | tee -a "$SUMMARY"
+  fi
+  timeout 5 scancel --user=root 2>/dev/null
+  for f in "$SD"/slurmd.pid "$SD"/slurmctld.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
+}
+for st in $STAGES; do
+  case $st in
+  measure) measure cold ;;
+  measure-again) measure warm ;;
+  ex3) ex3_1; ex3_4 ;;
+  ex3-1) ex3_1 ;;
+  ex3-4) ex3_4 ;;
+  slurm) slurm ;;
+  *) echo "unknown stage $st" >&2 ;;
+  esac
+done
+tar czf "$OUT/i48.tar.gz" -C "$RUNS" .
+for f in "$RUNS"/*.err; do echo "--- $(basename "$f"): $(tail -4 "$f" | tr '\n' '|')"; done
+echo "--- summary"
+cat "$SUMMARY"
