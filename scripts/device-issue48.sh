@@ -57,7 +57,7 @@ ex3_1() {
 ex3_4() {
   timed ex3-4 "$G" tune "$RUNS/ex3.yaml" --backend cuda --devices all --energy=false --no-compile-cache --no-progress --db "$RUNS/ex3-4.db"
 }
-slurm() {
+slurm() ( # a subshell: its PATH and LD_LIBRARY_PATH stay in it
   SR=/opt/gtune-slurm
   SD=$RUNS/slurm
   mkdir -p "$SR" "$SD/state" "$SD/spool"
@@ -121,7 +121,7 @@ CONF
   fi
   timeout 5 scancel --user=root 2>/dev/null
   for f in "$SD"/slurmd.pid "$SD"/slurmctld.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
-}
+)
 for st in $STAGES; do
   case $st in
   measure) measure cold ;;
