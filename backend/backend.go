@@ -104,6 +104,11 @@ type Kernel struct {
 // Job.Kernel indexes Kernels.
 type Problem struct {
 	Kernels []Kernel `json:"kernels"`
+	// Energy says the run measures energy: a GPU is then read idle when
+	// the problem is prepared (about 1 s, the idle power and the energy
+	// counter's update period from a GPU that has run nothing yet). A
+	// run of time alone skips it.
+	Energy bool `json:"energy,omitempty"`
 }
 
 // Single returns a problem of one kernel.

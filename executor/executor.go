@@ -18,10 +18,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
+	"strconv"
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/internal/trace"
 )
 
 // Trial is one measurement asked of an executor: run Plan, whose launches
@@ -61,8 +62,9 @@ type Outcome struct {
 }
 
 // Reference runs the run's reference configuration on be (a slot's
-// backend, prepared), to give the outputs every configuration is
-// verified against.
+// backend, prepared), to give the outputs every configuration measured
+// on be is verified against. It is called for every slot at once, so it
+// must be safe for concurrent use.
 type Reference func(ctx context.Context, be backend.Backend) error
 
 // Executor runs trials and gives their outcomes in completion order.
@@ -70,15 +72,21 @@ type Reference func(ctx context.Context, be backend.Backend) error
 // Open.
 type Executor interface {
 	// Open prepares every slot for problem p at once (backend.Prepare:
-	// the arguments, each GPU its own copy), then runs ref, where given,
-	// on the first slot. A further slot whose preparation fails leaves
-	// the run (Shares says why), where before one GPU's failure ended a
-	// run over several. Errors: the first slot's (it also compiles for
-	// the run, against the prepared problem), ref's. Open is called
-	// once, when the run first needs a GPU: a re-run that measures
-	// nothing prepares nothing.
+	// the arguments, each GPU its own copy) and runs ref, where given,
+	// on each slot right after its preparation: every GPU keeps the
+	// reference outputs it computed itself, so none waits for another's
+	// or reads them from disk. Open returns when the first slot is
+	// ready; the others join as they become ready (Free). A further
+	// slot whose preparation or reference fails leaves the run (Shares
+	// says why), where before one GPU's failure ended a run over
+	// several. Errors: the first slot's (it also compiles for the run,
+	// against the prepared problem). Open is called once, when the run
+	// first needs a GPU: a re-run that measures nothing prepares
+	// nothing.
 	Open(ctx context.Context, p *backend.Problem, ref Reference) error
-	// Free is how many trials Submit takes now without waiting.
+	// Free is how many trials Submit takes now without waiting. Where
+	// none is free and none is in flight, it waits for a slot still
+	// being prepared, if any.
 	Free() int
 	// Live is how many slots are in the run: those not dropped.
 	Live() int
@@ -151,13 +159,22 @@ type Pool struct {
 	inflight int
 	anchor   *backend.Plan
 	every    int
+	// joins carries each slot's end of preparation (Open); opening
+	// counts the slots still preparing; openErr is the first slot's
+	// failure to prepare.
+	joins   chan joined
+	opening int
+	openErr error
+	// firstPrepared is closed once the first slot's Prepare has ended.
+	firstPrepared chan struct{}
 }
 
 type slot struct {
 	be       backend.Backend
 	share    Share
 	busy     bool
-	failures int // in a row
+	opening  bool // preparing: not yet in the run's service (Open)
+	failures int  // in a row
 	// sinceAnchor counts the trials since the slot's last anchor; -1
 	// before its first. anchors counts its anchors: the (k+1)-th comes
 	// 2^k trials after the k-th, up to every, so that a short run has a
@@ -178,49 +195,118 @@ func NewPool(backends ...backend.Backend) *Pool {
 	return p
 }
 
-// Open implements Executor.
+// Open implements Executor: each slot prepares and then runs the
+// reference on itself, every slot at once. Open returns once the first
+// slot is ready (it also compiles for the run); each further slot joins
+// the run when it is ready (Free), so a slow GPU delays only itself.
+// Before, every preparation was waited for, then the reference ran on
+// the first slot and its outputs went through the disk to the others.
 func (p *Pool) Open(ctx context.Context, prob *backend.Problem, ref Reference) error {
-	errs := make([]error, len(p.slots))
-	var wg sync.WaitGroup
+	p.joins = make(chan joined, len(p.slots))
+	p.firstPrepared = make(chan struct{})
 	for i, s := range p.slots {
-		wg.Go(func() {
-			if err := s.be.Prepare(ctx, prob); err != nil {
-				errs[i] = fmt.Errorf("preparing the kernel arguments: %w", err)
-				if len(p.slots) > 1 {
-					errs[i] = fmt.Errorf("preparing the kernel arguments on %s: %w", s.share.GPU, err)
-				}
-			}
-		})
+		s.opening = true
+		p.opening++
+		go func() {
+			p.joins <- joined{i, p.open(ctx, i, s, prob, ref)}
+		}()
 	}
-	wg.Wait()
-	// The first slot's backend also compiles for the run (against the
-	// prepared problem): without it the run cannot go on.
-	if errs[0] != nil || ctx.Err() != nil {
-		return errors.Join(errs...)
+	for p.slots[0].opening {
+		p.join(<-p.joins)
 	}
-	for i, err := range errs {
-		if err != nil {
-			p.slots[i].share.Dropped = err.Error()
-		}
-	}
-	if ref != nil {
-		return ref(ctx, p.slots[0].be)
-	}
-	return nil
+	// A run whose context ended meanwhile says so itself.
+	return p.openErr
 }
 
-// Free implements Executor.
+// joined is a slot's preparation ended: ready, or err.
+type joined struct {
+	slot int
+	err  error
+}
+
+// join takes a slot's preparation's end: the slot is ready, or leaves
+// the run saying why.
+func (p *Pool) join(j joined) {
+	s := p.slots[j.slot]
+	s.opening = false
+	p.opening--
+	if j.err != nil {
+		s.share.Dropped = j.err.Error()
+		if j.slot == 0 {
+			p.openErr = j.err
+		}
+	}
+}
+
+// joinReady takes the preparations that have ended, without waiting;
+// where no slot is free, no trial in flight and some slot still
+// prepares, it waits for one.
+func (p *Pool) joinReady() {
+	for p.opening > 0 {
+		select {
+		case j := <-p.joins:
+			p.join(j)
+			continue
+		default:
+		}
+		if p.inflight > 0 || p.free() > 0 {
+			return
+		}
+		p.join(<-p.joins)
+	}
+}
+
+// open prepares slot i and runs ref on it. A reference that fails on
+// the first slot is the run's error as it is (a *ConfigError of the
+// driver's stays one); on a further slot it names the GPU.
+func (p *Pool) open(ctx context.Context, i int, s *slot, prob *backend.Problem, ref Reference) error {
+	defer trace.Step("prepare", "executor", "slot "+strconv.Itoa(i)+" ("+s.share.GPU+") prepared, its reference run", time.Now())
+	err := s.be.Prepare(ctx, prob)
+	if i == 0 {
+		close(p.firstPrepared)
+	}
+	if err != nil {
+		if len(p.slots) > 1 {
+			return fmt.Errorf("preparing the kernel arguments on %s: %w", s.share.GPU, err)
+		}
+		return fmt.Errorf("preparing the kernel arguments: %w", err)
+	}
+	if ref == nil {
+		return nil
+	}
+	// The reference is compiled by the first slot's backend, against
+	// the problem it prepared: every slot's waits for it.
+	select {
+	case <-p.firstPrepared:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	err = ref(ctx, s.be)
+	if err != nil && i > 0 {
+		return fmt.Errorf("the reference run on %s: %w", s.share.GPU, err)
+	}
+	return err
+}
+
+// Free implements Executor. A slot still preparing joins here once
+// ready; where none is free, no trial is in flight and a slot still
+// prepares, Free waits for it.
 func (p *Pool) Free() int {
+	p.joinReady()
+	return p.free()
+}
+
+func (p *Pool) free() int {
 	n := 0
 	for _, s := range p.slots {
-		if !s.busy && s.share.Dropped == "" {
+		if !s.busy && !s.opening && s.share.Dropped == "" {
 			n++
 		}
 	}
 	return n
 }
 
-// Live implements Executor.
+// Live implements Executor: slots still preparing count.
 func (p *Pool) Live() int {
 	n := 0
 	for _, s := range p.slots {
@@ -235,7 +321,7 @@ func (p *Pool) Live() int {
 // a goroutine of its own.
 func (p *Pool) Submit(ctx context.Context, t Trial) {
 	for i, s := range p.slots {
-		if s.busy || s.share.Dropped != "" {
+		if s.busy || s.opening || s.share.Dropped != "" {
 			continue
 		}
 		s.busy = true

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/device"
@@ -135,42 +138,64 @@ func TestPoolOfOne(t *testing.T) {
 	}
 }
 
-// prepGate is a gate whose Prepare fails with err (nil: succeeds),
-// counting its calls.
+// prepGate is a gate whose Prepare waits for hold (nil: does not wait),
+// then fails with err (nil: succeeds), counting its calls.
 type prepGate struct {
 	*gate
+	hold     chan struct{}
 	err      error
-	prepared int
+	prepared atomic.Int32
 }
 
 func (g *prepGate) Prepare(ctx context.Context, p *backend.Problem) error {
-	g.prepared++
+	if g.hold != nil {
+		<-g.hold
+	}
+	g.prepared.Add(1)
 	return g.err
 }
 
-// Open prepares every slot once; a further slot that fails leaves the
-// run (its share says why) and the reference runs on the first; the
-// first slot's failure is the run's.
+// Open prepares every slot once and runs the reference on each, and
+// returns once the first slot is ready: a slot still preparing joins
+// when it is ready, a further slot that fails leaves the run (its share
+// says why); the first slot's failure is the run's.
 func TestPoolOpen(t *testing.T) {
 	gs, _ := gates(3)
-	ps := []*prepGate{{gate: gs[0]}, {gate: gs[1], err: errors.New("out of memory")}, {gate: gs[2]}}
+	hold := make(chan struct{})
+	ps := []*prepGate{{gate: gs[0]}, {gate: gs[1], err: errors.New("out of memory")}, {gate: gs[2], hold: hold}}
 	p := NewPool(ps[0], ps[1], ps[2])
-	var refOn backend.Backend
+	var mu sync.Mutex
+	refOn := map[backend.Backend]int{}
 	err := p.Open(context.Background(), &backend.Problem{}, func(ctx context.Context, be backend.Backend) error {
-		refOn = be
+		mu.Lock()
+		refOn[be]++
+		mu.Unlock()
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Slot 2 still prepares: only the first slot serves.
+	if f := p.Free(); f != 1 || p.Live() < 2 {
+		t.Fatalf("while slot 2 prepares: free %d live %d", f, p.Live())
+	}
+	close(hold)
+	for deadline := time.Now().Add(5 * time.Second); p.Free() < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("slot 2 never joined")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	for i, g := range ps {
-		if g.prepared != 1 {
-			t.Errorf("slot %d prepared %d times", i, g.prepared)
+		if g.prepared.Load() != 1 {
+			t.Errorf("slot %d prepared %d times", i, g.prepared.Load())
 		}
 	}
-	if refOn != ps[0] {
-		t.Errorf("the reference ran on %v, not the first slot", refOn)
+	mu.Lock()
+	if refOn[ps[0]] != 1 || refOn[ps[2]] != 1 || refOn[ps[1]] != 0 {
+		t.Errorf("the reference ran %d, %d, %d times on the slots (want 1, 0, 1)", refOn[ps[0]], refOn[ps[1]], refOn[ps[2]])
 	}
+	mu.Unlock()
 	sh := p.Shares()
 	if p.Live() != 2 || p.Free() != 2 || sh[1].Dropped != "preparing the kernel arguments on GPU-1: out of memory" || sh[0].Dropped != "" {
 		t.Errorf("live %d free %d, shares %+v", p.Live(), p.Free(), sh)
@@ -188,6 +213,76 @@ func TestPoolOpen(t *testing.T) {
 	first := NewPool(&prepGate{gate: gs[0], err: errors.New("no device")}, &prepGate{gate: gs[2]})
 	if err := first.Open(context.Background(), &backend.Problem{}, nil); err == nil || !strings.Contains(err.Error(), "on GPU-0: no device") {
 		t.Errorf("the first slot failing: %v", err)
+	}
+}
+
+// A further slot's reference waits for the first slot's preparation:
+// the run compiles on the first slot's backend, against the problem it
+// prepared.
+func TestPoolReferenceAfterFirstPrepared(t *testing.T) {
+	gs, _ := gates(2)
+	hold := make(chan struct{})
+	ps := []*prepGate{{gate: gs[0], hold: hold}, {gate: gs[1]}}
+	p := NewPool(ps[0], ps[1])
+	var mu sync.Mutex
+	var order []string
+	ref := func(ctx context.Context, be backend.Backend) error {
+		mu.Lock()
+		defer mu.Unlock()
+		order = append(order, fmt.Sprintf("reference on %s after %d preparations of the first", be.Device().UUID, ps[0].prepared.Load()))
+		return nil
+	}
+	done := make(chan error)
+	go func() { done <- p.Open(context.Background(), &backend.Problem{}, ref) }()
+	time.Sleep(20 * time.Millisecond)
+	mu.Lock()
+	early := len(order)
+	mu.Unlock()
+	close(hold)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for p.Free() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if early != 0 || len(order) != 2 || order[0] != "reference on GPU-0 after 1 preparations of the first" && order[0] != "reference on GPU-1 after 1 preparations of the first" {
+		t.Errorf("%d references before the first slot was prepared; then %q", early, order)
+	}
+}
+
+// With no slot free and no trial in flight, Free waits for a slot still
+// preparing; a further slot's failing reference names its GPU.
+func TestPoolFreeWaitsForJoin(t *testing.T) {
+	gs, _ := gates(3)
+	hold := make(chan struct{})
+	ps := []*prepGate{{gate: gs[0]}, {gate: gs[1], hold: hold}, {gate: gs[2]}}
+	p := NewPool(ps[0], ps[1], ps[2])
+	err := p.Open(context.Background(), &backend.Problem{}, func(ctx context.Context, be backend.Backend) error {
+		if be == ps[2] {
+			return errors.New("reference configuration 1: launch failed")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range MaxFailures { // the first slot leaves the run
+		p.Submit(context.Background(), Trial{ID: 1, Plan: &backend.Plan{}})
+		gs[0].answers <- errors.New("GPU fell off the bus")
+		p.Wait()
+	}
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		close(hold)
+	}()
+	if f := p.Free(); f != 1 {
+		t.Fatalf("free %d once slot 1 joined, want 1", f)
+	}
+	sh := p.Shares()
+	if sh[1].Dropped != "" || sh[2].Dropped != "the reference run on GPU-2: reference configuration 1: launch failed" || p.Live() != 1 {
+		t.Errorf("live %d, shares %+v", p.Live(), sh)
 	}
 }
 

@@ -200,6 +200,7 @@ func SyntheticProblem(sms int) (*backend.Problem, *backend.Job) {
 		KernelName: "fp32_kernel", Source: SyntheticSource, SourceName: "fp32_kernel.cu", Language: "CUDA",
 		Args: []backend.Arg{{Name: "ptr", Type: "float", Kind: backend.ArgVector, Count: int64(threads), Fill: backend.Fill{Type: "Constant"}}},
 	})
+	p.Energy = true // its power is what it is for
 	j := &backend.Job{
 		Key:     fmt.Sprintf("%d,%d,%d", synthBlock, synthOuter, synthInner),
 		Defines: []backend.Define{{Name: "nr_outer", Value: fmt.Sprint(synthOuter)}, {Name: "nr_inner", Value: fmt.Sprint(synthInner)}},

@@ -259,7 +259,7 @@ func problem(d *device.Description) (*backend.Problem, sizes) {
 		kShared:  k("probe_shared", vec("out", "float", threads)),
 		kL2:      k("probe_l2", vec("in", "float4", l2), vec("out", "float", 1), scalar("n", l2)),
 		kEmpty:   k("probe_empty"),
-	}}, sizes{dram, l2}
+	}, Energy: true}, sizes{dram, l2} // the probe reads power too
 }
 
 // fillDefaults gives a GPU the device database does not know the limits

@@ -8,6 +8,8 @@
 #            vector_add at 256,4: 598 plans), brute force, time only
 #            (--energy=false: the stencil's GFLOPS/W metric would measure
 #            energy), on GPU 0 and then on --devices all
+#   rodinia-1, rodinia-4  rodinia-4's brute force (2,916 plans), time
+#            only, on GPU 0 and on --devices all
 #   slurm    the same workload in the coordinated mode (tune --slurm)
 #            inside a one-node Slurm allocation with gres gpu:4: Debian
 #            12's slurmctld, slurmd, slurm-client and munge carried as
@@ -56,6 +58,10 @@ ex3_1() {
 }
 ex3_4() {
   timed ex3-4 "$G" tune "$RUNS/ex3.yaml" --backend cuda --devices all --energy=false --no-compile-cache --no-progress --db "$RUNS/ex3-4.db"
+}
+rodinia() { # 1|4
+  local dev="--device 0"; [ "$1" = 4 ] && dev="--devices all"
+  timed "rodinia-$1" "$G" tune examples/workloads/rodinia-4.yaml --backend cuda $dev --no-compile-cache --no-progress --db "$RUNS/rodinia-$1.db"
 }
 slurm() ( # a subshell: its PATH and LD_LIBRARY_PATH stay in it
   SR=/opt/gtune-slurm
@@ -129,11 +135,14 @@ for st in $STAGES; do
   ex3) ex3_1; ex3_4 ;;
   ex3-1) ex3_1 ;;
   ex3-4) ex3_4 ;;
+  rodinia-1) rodinia 1 ;;
+  rodinia-4) rodinia 4 ;;
   slurm) slurm ;;
   *) echo "unknown stage $st" >&2 ;;
   esac
 done
 tar czf "$OUT/i48.tar.gz" -C "$RUNS" .
 for f in "$RUNS"/*.err; do echo "--- $(basename "$f"): $(tail -4 "$f" | tr '\n' '|')"; done
+for f in "$RUNS"/*.out; do echo "--- $(basename "$f"): $(grep -E '^(space|time|preparation|GPU|  GPU)' "$f" | tr '\n' '|')"; done
 echo "--- summary"
 cat "$SUMMARY"

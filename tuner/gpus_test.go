@@ -151,8 +151,9 @@ func (f *failingGPU) Run(ctx context.Context, p *backend.Plan) (*backend.Result,
 func TestGPUFailuresRequeue(t *testing.T) {
 	d, _ := device.Lookup("h100_sxm")
 	f := newFixture(t)
-	dead := &failingGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 3}), n: -1}
-	flaky := &failingGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 4}), n: 2}
+	// ok: 1, each GPU's own reference run passes (executor.Pool.Open).
+	dead := &failingGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 3}), ok: 1, n: -1}
+	flaky := &failingGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 4}), ok: 1, n: 2}
 	sum, err := runOn(t, f, 2, dead, flaky)
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +173,7 @@ func TestGPUFailuresRequeue(t *testing.T) {
 		}
 	}
 	g := sum.GPUs
-	if len(g) != 4 || g[2].Dropped == "" || !strings.Contains(g[2].Dropped, "3 failures in a row, the last: GPU worker died") || g[2].Evaluated != 0 || dead.runs != executor.MaxFailures {
+	if len(g) != 4 || g[2].Dropped == "" || !strings.Contains(g[2].Dropped, "3 failures in a row, the last: GPU worker died") || g[2].Evaluated != 0 || dead.runs != 1+executor.MaxFailures {
 		t.Errorf("the dead GPU: %+v after %d runs", g[2], dead.runs)
 	}
 	if g[3].Dropped != "" || g[3].Evaluated == 0 {
@@ -182,12 +183,26 @@ func TestGPUFailuresRequeue(t *testing.T) {
 	// as measured.
 	f2 := newFixture(t)
 	a := &failingGPU{Sim: sim.New(d, sim.Options{Index: 1}), ok: 1, n: -1} // the reference run passes
-	b := &failingGPU{Sim: sim.New(d, sim.Options{Index: 2}), n: -1}
+	b := &failingGPU{Sim: sim.New(d, sim.Options{Index: 2}), ok: 1, n: -1}
 	sp, _ := f2.spec.BuildSpace()
 	_, err = Run(context.Background(), Config{Subject: FromSpec(f2.spec), Space: sp, Backend: a, GPUs: []backend.Backend{b}, DB: f2.db,
 		Objective: objective.FromSpec(f2.spec), Strategy: "brute_force", CompileWorkers: 2})
 	if err == nil || !strings.Contains(err.Error(), "every GPU of the run failed") || !strings.Contains(err.Error(), "fallen off the bus") {
 		t.Errorf("every GPU dead: %v", err)
+	}
+	// A further GPU whose own reference run fails leaves the run at
+	// once, saying so; the others measure everything.
+	f3 := newFixture(t)
+	good := sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 5})
+	noRef := &failingGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 6}), n: 1}
+	sp3, _ := f3.spec.BuildSpace()
+	sum, err = Run(context.Background(), Config{Subject: FromSpec(f3.spec), Space: sp3, Backend: good, GPUs: []backend.Backend{noRef}, DB: f3.db,
+		Objective: objective.FromSpec(f3.spec), Strategy: "brute_force", CompileWorkers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := sum.GPUs; sum.Evaluated != validConfigs || g[1].Evaluated != 0 || !strings.HasPrefix(g[1].Dropped, "the reference run on SIM-h100_sxm-6: ") || noRef.runs != 1 {
+		t.Errorf("a GPU whose reference fails: %d evaluated, %+v, %d runs", sum.Evaluated, sum.GPUs, noRef.runs)
 	}
 }
 

@@ -130,6 +130,7 @@ func start(ctx context.Context, c Config) (*run, error) {
 		return nil, err
 	}
 	req := requestOf(c, sub)
+	problem.Energy = req.Energy
 	pool, hasPool := backend.Capability[compilePool](c.Backend)
 	c.CompileWorkers = compileWorkers(c, pool, hasPool, req.Energy)
 	// The look-ahead: configurations proposed and not yet told. Twice

@@ -12,11 +12,13 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/executor"
 	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/internal/trace"
 	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/strategy"
 )
@@ -350,19 +352,30 @@ func (r *run) prepare() error {
 	}
 	r.prepared = true
 	var ref executor.Reference
-	var refTook time.Duration
+	var mu sync.Mutex
+	var refTook time.Duration // the longest slot's
 	if r.needReference {
 		ref = func(ctx context.Context, be backend.Backend) error {
 			t0 := time.Now()
-			defer func() { refTook = time.Since(t0) }()
-			return r.sub.reference(ctx, be, r.problem, r.build)
+			defer func() {
+				mu.Lock()
+				refTook = max(refTook, time.Since(t0))
+				mu.Unlock()
+			}()
+			build := func(ctx context.Context, p *backend.Plan) error {
+				defer trace.Step("prepare", "tuner", "the reference compiled", time.Now())
+				return r.build(ctx, p)
+			}
+			return r.sub.reference(ctx, be, r.problem, build)
 		}
 	}
 	t0 := time.Now()
 	err := r.ex.Open(r.ctx, r.problem, ref)
 	if !backend.TraitsOf(r.c.Backend).Modelled {
 		// A real GPU's cost before its first measurement, stated in the
-		// summary (a model's is no GPU's and is left out).
+		// summary (a model's is no GPU's and is left out). The slots
+		// prepare and run the reference each on its own, all at once:
+		// the longest reference is told apart from the rest.
 		r.sum.Time.Prepare, r.sum.Time.Reference = time.Since(t0)-refTook, refTook
 	}
 	return err

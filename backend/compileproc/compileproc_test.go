@@ -59,7 +59,13 @@ func newSim(t *testing.T) *sim.Sim {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sim.New(d, sim.Options{Seed: 3})
+	s := sim.New(d, sim.Options{Seed: 3})
+	// Kernels compile against a prepared problem, on the simulated GPU
+	// as on a real one.
+	if err := s.Prepare(context.Background(), backend.Single(backend.Kernel{KernelName: "k", SourceName: "k.cu"})); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func wrap(t *testing.T, be backend.Backend, o compileproc.Options) *compileproc.Backend {

@@ -118,6 +118,10 @@ type Backend struct {
 	// its warm-up (measure.Meter warms up once per worker): until then a
 	// plan's time limit is lengthened by the warm-up's longest.
 	warmedBy *workerproc.Proc
+	// refPlan is the last reference plan that ran (Measure.SaveReference),
+	// as sent to the worker: a worker that replaces this one runs it
+	// again.
+	refPlan *backend.Plan
 
 	// pmu guards what Compile and the accessors read, so they never wait
 	// behind a long Run.
@@ -201,7 +205,34 @@ func (b *Backend) restartLocked(ctx context.Context) error {
 	if p == nil {
 		return nil
 	}
-	return b.prepareLocked(ctx, p)
+	if err := b.prepareLocked(ctx, p); err != nil {
+		return err
+	}
+	return b.referenceAgainLocked(ctx)
+}
+
+// referenceAgainLocked runs the reference plan again on a worker that
+// replaced one: the reference outputs lived in the old worker's memory
+// (keepReference), and every later verification needs them. Errors: the
+// reference no longer runs.
+func (b *Backend) referenceAgainLocked(ctx context.Context) error {
+	if b.refPlan == nil {
+		return nil
+	}
+	rep, err := call(ctx, b.w, &request{Op: opRun, Plan: b.refPlan}, b.opts.RunTimeout, b.opts.Silence)
+	switch {
+	case err != nil:
+		return fmt.Errorf("the reference configuration again: %w", err)
+	case rep.Err != "":
+		return fmt.Errorf("the reference configuration again: %s", rep.Err)
+	case rep.Result == nil || rep.Result.Status != backend.StatusValid:
+		reason := "no result"
+		if rep.Result != nil {
+			reason = string(rep.Result.Status) + ": " + rep.Result.Reason
+		}
+		return fmt.Errorf("the reference configuration again: %s", reason)
+	}
+	return nil
 }
 
 // Device describes the GPU: the device database's entry for its name
@@ -258,6 +289,7 @@ func (b *Backend) Prepare(ctx context.Context, p *backend.Problem) error {
 	if err := b.prepareLocked(ctx, p); err != nil {
 		return err
 	}
+	b.refPlan = nil // the reference of another problem
 	b.pmu.Lock()
 	b.prob = p
 	b.pmu.Unlock()
@@ -281,6 +313,7 @@ func (b *Backend) prepareLocked(ctx context.Context, p *backend.Problem) error {
 		}
 		return fmt.Errorf("cuda: Prepare: %s", rep.Err)
 	}
+	b.traced(rep.Trace)
 	b.pmu.Lock()
 	b.idleW = rep.IdlePowerW
 	b.pmu.Unlock()
@@ -429,8 +462,15 @@ func (b *Backend) Run(ctx context.Context, plan *backend.Plan) (*backend.Result,
 	}
 	w := b.w
 	rep, err := call(ctx, b.w, &request{Op: opRun, Plan: wirePlan(plan)}, timeout, b.opts.Silence)
-	if warming && err == nil && rep.Err == "" && rep.Result != nil && rep.Result.Status == backend.StatusValid {
+	if err == nil {
+		b.traced(rep.Trace)
+	}
+	valid := err == nil && rep.Err == "" && rep.Result != nil && rep.Result.Status == backend.StatusValid
+	if warming && valid {
 		b.warmedBy = w
+	}
+	if plan.Measure.SaveReference && valid {
+		b.refPlan = wirePlan(plan) // run again by a worker that replaces this one
 	}
 	elapsed := float64(time.Since(start).Microseconds()) / 1000
 	var res *backend.Result
@@ -511,4 +551,12 @@ func (b *Backend) Close() error {
 	}
 	p.WaitExit(5 * time.Second)
 	return nil
+}
+
+// traced writes the steps a worker traced (GTUNE_TRACE) to the run's
+// standard error.
+func (b *Backend) traced(steps []string) {
+	for _, step := range steps {
+		fmt.Fprintf(os.Stderr, "gtune: trace: cuda worker %d: %s\n", b.index, step)
+	}
 }

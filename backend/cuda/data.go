@@ -230,6 +230,38 @@ func halfToFloat32(h uint16) float32 {
 	return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
 }
 
+// constantWord gives the 32-bit word that, repeated, lays out a buffer
+// of bytes filled with the constant f holds, where there is one: a
+// 4-byte component, an 8-byte one whose halves are equal (0.0), or
+// components of one repeated byte, in a buffer of whole words. ok is
+// false for any other fill.
+func constantWord(t elemType, f backend.Fill, bytes int64) (word uint32, ok bool) {
+	if (f.Type != "Constant" && f.Type != "") || bytes%4 != 0 || t.CompSize > 8 {
+		return 0, false
+	}
+	comp := make([]byte, t.CompSize)
+	putComp(comp, t, f.Value)
+	pattern := make([]byte, 8)
+	for i := range pattern {
+		pattern[i] = comp[i%len(comp)]
+	}
+	if len(comp) == 8 || len(comp) == 4 || allEqual(comp) {
+		if len(comp) != 8 || [4]byte(pattern[:4]) == [4]byte(pattern[4:]) {
+			return binary.LittleEndian.Uint32(pattern), true
+		}
+	}
+	return 0, false
+}
+
+func allEqual(b []byte) bool {
+	for _, c := range b {
+		if c != b[0] {
+			return false
+		}
+	}
+	return true
+}
+
 // fillChunk is the number of components drawn from one random stream.
 // Stream k is PCG(seed, k) from math/rand/v2, so any split of a buffer on
 // chunk boundaries (for parallel or piecewise filling) gives the same

@@ -325,3 +325,62 @@ func TestCompareAcrossPieces(t *testing.T) {
 		}
 	}
 }
+
+// TestConstantWord: where constantWord gives a word, the word repeated is
+// byte for byte what the host fill writes; where it gives none, the fill
+// is not a repeated word.
+func TestConstantWord(t *testing.T) {
+	cases := []struct {
+		typ   string
+		value float64
+		ok    bool
+	}{
+		{"float", 0, true}, {"float", 1.5, true}, {"float4", -2, true},
+		{"double", 0, true}, {"double", 1, false}, {"int64", 0, true}, {"int64", 7, false},
+		{"int32", 123456, true}, {"uint8", 3, true}, {"bool", 1, true},
+		{"half", 0, true}, {"half", 1, false}, {"int16", 0x0101, true},
+	}
+	for _, c := range cases {
+		typ, err := lookupType("a", c.typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := backend.Fill{Type: "Constant", Value: c.value}
+		bytes := int64(64 * typ.Size())
+		word, ok := constantWord(typ, f, bytes)
+		if ok != c.ok {
+			t.Errorf("%s %g: ok %v, want %v", c.typ, c.value, ok, c.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		want := make([]byte, bytes)
+		if err := fillBytes(want, typ, f, 0); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, bytes)
+		for i := 0; i < len(got); i += 4 {
+			binary.LittleEndian.PutUint32(got[i:], word)
+		}
+		if !bytesEqual(got, want) {
+			t.Errorf("%s %g: word %#x lays out %x, the fill %x", c.typ, c.value, word, got[:16], want[:16])
+		}
+	}
+	if _, ok := constantWord(mustType(t, "float"), backend.Fill{Type: "Random"}, 64); ok {
+		t.Error("a random fill has no constant word")
+	}
+	if _, ok := constantWord(mustType(t, "uint8"), backend.Fill{Type: "Constant", Value: 1}, 3); ok {
+		t.Error("a buffer of 3 bytes is not whole words")
+	}
+}
+
+func mustType(t *testing.T, name string) elemType {
+	typ, err := lookupType("a", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return typ
+}
+
+func bytesEqual(a, b []byte) bool { return string(a) == string(b) }

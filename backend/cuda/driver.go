@@ -123,6 +123,7 @@ type driver struct {
 	cuMemcpyHtoD             func(dst uint64, src unsafe.Pointer, bytes uint64) cuResult
 	cuMemcpyDtoH             func(dst unsafe.Pointer, src uint64, bytes uint64) cuResult
 	cuMemcpyDtoD             func(dst, src uint64, bytes uint64) cuResult
+	cuMemsetD32              func(dst uint64, v uint32, n uint64) cuResult // optional: Constant fills on the GPU
 	cuMemGetInfo             func(free, total *uint64) cuResult
 	cuModuleLoadData         func(mod *uintptr, image unsafe.Pointer) cuResult
 	cuModuleUnload           func(mod uintptr) cuResult
@@ -186,6 +187,7 @@ func loadDriver() (*driver, error) {
 			{[]string{"cuMemcpyHtoD_v2"}, &d.cuMemcpyHtoD, true},
 			{[]string{"cuMemcpyDtoH_v2"}, &d.cuMemcpyDtoH, true},
 			{[]string{"cuMemcpyDtoD_v2"}, &d.cuMemcpyDtoD, true},
+			{[]string{"cuMemsetD32_v2"}, &d.cuMemsetD32, false},
 			{[]string{"cuMemGetInfo_v2"}, &d.cuMemGetInfo, true},
 			{[]string{"cuModuleLoadData"}, &d.cuModuleLoadData, true},
 			{[]string{"cuModuleUnload"}, &d.cuModuleUnload, true},

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strconv"
 	"unsafe"
+
+	"github.com/gtune/gtune/backend"
 )
 
 // Outputs are compared with their expected contents on the GPU: copying
@@ -257,12 +259,33 @@ func (w *worker) loadCompare() error {
 	return w.cmpErr
 }
 
+// compileCompare starts compiling the comparison kernel for a GPU of
+// compute capability major.minor, in the background: NVRTC takes about
+// 1.5 s for it (an H100), which the worker's start and the arguments'
+// preparation then hide. The function returned waits for the binary.
+func compileCompare(major, minor int) func() (*backend.Binary, error) {
+	var bin *backend.Binary
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		bin, err = Compile(context.Background(), CompileRequest{
+			Source: compareSource, SourceName: "gtune_compare.cu", KernelName: "gtune_compare_float",
+			ComputeMajor: major, ComputeMinor: minor,
+		})
+	}()
+	return func() (*backend.Binary, error) {
+		<-done
+		return bin, err
+	}
+}
+
 func (w *worker) tryLoadCompare() error {
 	d := w.d
-	bin, err := Compile(context.Background(), CompileRequest{
-		Source: compareSource, SourceName: "gtune_compare.cu", KernelName: "gtune_compare_float",
-		ComputeMajor: w.info.ComputeMajor, ComputeMinor: w.info.ComputeMinor,
-	})
+	if w.cmpBin == nil {
+		w.cmpBin = compileCompare(w.info.ComputeMajor, w.info.ComputeMinor)
+	}
+	bin, err := w.cmpBin()
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/gtune/gtune/backend"
@@ -53,6 +54,7 @@ func (w *worker) runPlan(plan *backend.Plan) (*backend.Result, bool) {
 			}
 		}
 	}()
+	t0 := time.Now()
 	for i, pl := range plan.Launches {
 		prefix := ""
 		if len(plan.Launches) > 1 {
@@ -80,6 +82,10 @@ func (w *worker) runPlan(plan *backend.Plan) (*backend.Result, bool) {
 		for i, l := range ls {
 			l.stream = w.streams[plan.Launches[i].Stream]
 		}
+	}
+	if plan.Measure.SaveReference {
+		w.traceStep("the reference: modules loaded", t0)
+		defer w.traceStep("the reference: run, outputs saved", time.Now())
 	}
 	x := &cudaExec{w: w, ls: ls, check: plan.Measure.Verify}
 	out, err := measure.Run(x, &w.meter, plan.Measure)

@@ -48,6 +48,7 @@ type reply struct {
 	Fatal bool
 	// IdlePowerW is the idle power measured at Prepare (0 if none), W.
 	IdlePowerW float64
+	Trace      []string // opPrepare: its steps' times, when GTUNE_TRACE names "prepare"
 	// Sensors is opSensorCheck's report.
 	Sensors *measure.SensorReport
 	// Resources is opResources' answer.

@@ -277,6 +277,15 @@ func (b *Backend) call(ctx context.Context, req *request) (*reply, error) {
 
 // Prepare allocates and fills p's arguments on the worker's GPU.
 func (b *Backend) Prepare(ctx context.Context, p *backend.Problem) error {
+	if c, ok := b.opts.Compiler.(interface {
+		Prepare(context.Context, *backend.Problem) error
+	}); ok {
+		// The compiler here compiles against the problem, as a GPU's
+		// backend does against the problem it prepared.
+		if err := c.Prepare(ctx, p); err != nil {
+			return err
+		}
+	}
 	_, err := b.call(ctx, &request{Op: opPrepare, Problem: p})
 	return err
 }

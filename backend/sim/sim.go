@@ -401,6 +401,11 @@ func (s *Sim) compileTask(ctx context.Context, j *backend.Job) (*compileTask, er
 	if closed {
 		return nil, errClosed
 	}
+	if p == nil {
+		// As the CUDA backend: a kernel compiles against the problem the
+		// GPU prepared (its arguments' types).
+		return nil, errors.New("sim: Compile before Prepare")
+	}
 	kernel, file := "kernel", "kernel.cu"
 	if p != nil && j.Kernel >= 0 && j.Kernel < len(p.Kernels) {
 		kernel, file = p.Kernels[j.Kernel].KernelName, p.Kernels[j.Kernel].SourceName
