@@ -8,6 +8,10 @@
 #            vector_add at 256,4: 598 plans), brute force, time only
 #            (--energy=false: the stencil's GFLOPS/W metric would measure
 #            energy), on GPU 0 and then on --devices all
+#   conv-cold, conv-warm  benchmark_hub's convolution_milo (staged in
+#            .ext/benchmark_hub/kernels), random 400 (seed 1), without
+#            the compile cache, on --devices all: first on a fresh host
+#            (conv-cold, the first stage), then again (conv-warm)
 #   rodinia-1, rodinia-4  rodinia-4's brute force (2,916 plans), time
 #            only, on GPU 0 and on --devices all
 #   slurm    the same workload in the coordinated mode (tune --slurm)
@@ -37,17 +41,8 @@ timed() { # name command...: wall time, exit status, the GPUs before
   local rc=$?
   echo "=== $name: exit $rc after $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b - a}') s; before: $before" | tee -a "$SUMMARY"
 }
-cat > "$RUNS/ex3.yaml" <<EOF
-name: examples-3
-kernels:
-  - name: matmul
-    spec: $ROOT/examples/matmul/spec.json
-  - name: stencil
-    spec: $ROOT/examples/stencil/spec.json
-  - name: vector_add
-    spec: $ROOT/examples/vector_add/spec.json
-    config: {block_size_x: [256], work_per_thread: [4]}
-EOF
+. "$(dirname "$0")/ex3-workload.sh"
+ex3_workload "$RUNS/ex3.yaml" "$ROOT"
 { nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,power.limit,temperature.gpu --format=csv; grep PRETTY /etc/os-release; ldd --version | head -1; nproc; } | tee -a "$SUMMARY"
 vadd=examples/vector_add/spec.json
 measure() { # name
@@ -58,6 +53,10 @@ ex3_1() {
 }
 ex3_4() {
   timed ex3-4 "$G" tune "$RUNS/ex3.yaml" --backend cuda --devices all --energy=false --no-compile-cache --no-progress --db "$RUNS/ex3-4.db"
+}
+conv() { # name: convolution_milo (benchmark_hub, staged in .ext), a
+  # random sample of 400 (seed 1), no compile cache, on every GPU
+  timed "conv-$1" "$G" tune .ext/benchmark_hub/kernels/convolution_milo.json --backend cuda --devices all --strategy random_sample --seed 1 --max-evals 400 --no-compile-cache --no-progress --db "$RUNS/conv-$1.db"
 }
 rodinia() { # 1|4
   local dev="--device 0"; [ "$1" = 4 ] && dev="--devices all"
@@ -135,6 +134,8 @@ for st in $STAGES; do
   ex3) ex3_1; ex3_4 ;;
   ex3-1) ex3_1 ;;
   ex3-4) ex3_4 ;;
+  conv-cold) conv cold ;;
+  conv-warm) conv warm ;;
   rodinia-1) rodinia 1 ;;
   rodinia-4) rodinia 4 ;;
   slurm) slurm ;;
@@ -143,6 +144,6 @@ for st in $STAGES; do
 done
 tar czf "$OUT/i48.tar.gz" -C "$RUNS" .
 for f in "$RUNS"/*.err; do echo "--- $(basename "$f"): $(tail -4 "$f" | tr '\n' '|')"; done
-for f in "$RUNS"/*.out; do echo "--- $(basename "$f"): $(grep -E '^(space|time|preparation|GPU|  GPU)' "$f" | tr '\n' '|')"; done
+for f in "$RUNS"/*.out; do echo "--- $(basename "$f"): $(grep -E '^(space|time|preparation|compile|GPU|  GPU)' "$f" | tr '\n' '|')"; done
 echo "--- summary"
 cat "$SUMMARY"

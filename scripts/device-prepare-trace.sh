@@ -8,17 +8,8 @@
 # .bin/gtune (linux/amd64).
 set -u
 G=$(realpath .bin/gtune); ROOT=$(pwd); R=/tmp/prep; mkdir -p $R
-cat > $R/ex3.yaml <<Y
-name: examples-3
-kernels:
-  - name: matmul
-    spec: $ROOT/examples/matmul/spec.json
-  - name: stencil
-    spec: $ROOT/examples/stencil/spec.json
-  - name: vector_add
-    spec: $ROOT/examples/vector_add/spec.json
-    config: {block_size_x: [256], work_per_thread: [4]}
-Y
+. "$(dirname "$0")/ex3-workload.sh"
+ex3_workload $R/ex3.yaml "$ROOT"
 export GTUNE_TRACE=prepare
 nvidia-smi --query-gpu=index,name,temperature.gpu,power.draw --format=csv,noheader
 for run in ${RUNS:-nocache cache}; do

@@ -1,13 +1,10 @@
 package cuda
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
-	"runtime"
 	"strconv"
-	"unsafe"
 
 	"github.com/gtune/gtune/backend"
 )
@@ -32,6 +29,12 @@ const (
 	cmpMaxBlocks = 1024
 	partialBytes = 48 // sizeof(gtune_partial)
 )
+
+// compileCompare starts compiling the comparison kernel (compileOwn):
+// about 1.5 s of NVRTC on an H100 host.
+func compileCompare(major, minor int) func() (*backend.Binary, error) {
+	return compileOwn(compareSource, "gtune_compare.cu", "gtune_compare_float", major, minor)
+}
 
 // compareSource is compiled once per worker by NVRTC for the GPU's sm_XY.
 // Each gtune_compare_<type> compares n components of a scalar T1 type;
@@ -259,55 +262,22 @@ func (w *worker) loadCompare() error {
 	return w.cmpErr
 }
 
-// compileCompare starts compiling the comparison kernel for a GPU of
-// compute capability major.minor, in the background: NVRTC takes about
-// 1.5 s for it (an H100), which the worker's start and the arguments'
-// preparation then hide. The function returned waits for the binary.
-func compileCompare(major, minor int) func() (*backend.Binary, error) {
-	var bin *backend.Binary
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		bin, err = Compile(context.Background(), CompileRequest{
-			Source: compareSource, SourceName: "gtune_compare.cu", KernelName: "gtune_compare_float",
-			ComputeMajor: major, ComputeMinor: minor,
-		})
-	}()
-	return func() (*backend.Binary, error) {
-		<-done
-		return bin, err
-	}
-}
-
 func (w *worker) tryLoadCompare() error {
 	d := w.d
 	if w.cmpBin == nil {
 		w.cmpBin = compileCompare(w.info.ComputeMajor, w.info.ComputeMinor)
 	}
-	bin, err := w.cmpBin()
+	names := make([]string, len(cmpKernelTypes))
+	for i, name := range cmpKernelTypes {
+		names[i] = "gtune_compare_" + name
+	}
+	mod, fns, err := w.loadOwn(w.cmpBin, names...)
 	if err != nil {
 		return err
 	}
-	format, _, payload, err := decodeImage(bin.Image)
-	if err != nil {
-		return err
-	}
-	if format == formatPTX && payload[len(payload)-1] != 0 {
-		payload = append(payload, 0)
-	}
-	g := &gpuCompare{fn: map[string]uintptr{}}
-	if err := d.check("cuModuleLoadData", d.cuModuleLoadData(&g.mod, unsafe.Pointer(&payload[0]))); err != nil {
-		return err
-	}
-	runtime.KeepAlive(payload)
-	for _, name := range cmpKernelTypes {
-		var fn uintptr
-		if err := d.check("cuModuleGetFunction", d.cuModuleGetFunction(&fn, g.mod, "gtune_compare_"+name)); err != nil {
-			d.cuModuleUnload(g.mod)
-			return err
-		}
-		g.fn[name] = fn
+	g := &gpuCompare{mod: mod, fn: map[string]uintptr{}}
+	for i, name := range cmpKernelTypes {
+		g.fn[name] = fns[i]
 	}
 	if err := d.check("cuMemAlloc_v2", d.cuMemAlloc(&g.partials, cmpMaxBlocks*partialBytes)); err != nil {
 		d.cuModuleUnload(g.mod)
@@ -337,18 +307,8 @@ func (w *worker) compareDevice(method string, threshold float64, t elemType, got
 	if !ok || w.cmp == nil || n <= 0 {
 		return comparison{}, nil, fmt.Errorf("internal: no GPU comparison for %s (%d components)", t.Name, n)
 	}
-	d := w.d
 	blocks := cmpBlocks(n)
-	vals := []uint64{got, want, uint64(n), w.cmp.partials}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pin.Pin(&vals[0])
-	params := make([]unsafe.Pointer, len(vals))
-	for i := range vals {
-		params[i] = unsafe.Pointer(&vals[i])
-	}
-	pin.Pin(&params[0])
-	if err := d.check("cuLaunchKernel", d.cuLaunchKernel(w.cmp.fn[name], uint32(blocks), 1, 1, cmpThreads, 1, 1, 0, 0, unsafe.Pointer(&params[0]), nil)); err != nil {
+	if err := w.launchOwn(w.cmp.fn[name], int64(blocks), cmpThreads, got, want, uint64(n), w.cmp.partials); err != nil {
 		return comparison{}, nil, err
 	}
 	raw := make([]byte, blocks*partialBytes)

@@ -1,12 +1,10 @@
 package cuda
 
 import (
-	"context"
 	"fmt"
+	"math"
 	"os"
-	"runtime"
 	"time"
-	"unsafe"
 
 	"github.com/gtune/gtune/backend"
 )
@@ -69,23 +67,9 @@ type gpuFill struct {
 	fn  map[scalarKind]uintptr
 }
 
-// compileFill starts compiling the random fill kernel in the
-// background, as compileCompare does.
+// compileFill starts compiling the random fill kernel (compileOwn).
 func compileFill(major, minor int) func() (*backend.Binary, error) {
-	var bin *backend.Binary
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		bin, err = Compile(context.Background(), CompileRequest{
-			Source: fillSource, SourceName: "gtune_fill.cu", KernelName: "gtune_fill_float",
-			ComputeMajor: major, ComputeMinor: minor,
-		})
-	}()
-	return func() (*backend.Binary, error) {
-		<-done
-		return bin, err
-	}
+	return compileOwn(fillSource, "gtune_fill.cu", "gtune_fill_float", major, minor)
 }
 
 // loadFill loads the fill kernel once per worker; a failure is told once
@@ -102,31 +86,11 @@ func (w *worker) loadFill() *gpuFill {
 }
 
 func (w *worker) tryLoadFill() error {
-	bin, err := w.fillBin()
+	mod, fns, err := w.loadOwn(w.fillBin, "gtune_fill_float", "gtune_fill_double")
 	if err != nil {
 		return err
 	}
-	format, _, payload, err := decodeImage(bin.Image)
-	if err != nil {
-		return err
-	}
-	if format == formatPTX && payload[len(payload)-1] != 0 {
-		payload = append(payload, 0)
-	}
-	g := &gpuFill{fn: map[scalarKind]uintptr{}}
-	if err := w.d.check("cuModuleLoadData", w.d.cuModuleLoadData(&g.mod, unsafe.Pointer(&payload[0]))); err != nil {
-		return err
-	}
-	runtime.KeepAlive(payload)
-	for k, name := range map[scalarKind]string{kFloat: "gtune_fill_float", kDouble: "gtune_fill_double"} {
-		var fn uintptr
-		if err := w.d.check("cuModuleGetFunction", w.d.cuModuleGetFunction(&fn, g.mod, name)); err != nil {
-			w.d.cuModuleUnload(g.mod)
-			return err
-		}
-		g.fn[k] = fn
-	}
-	w.fill = g
+	w.fill = &gpuFill{mod: mod, fn: map[scalarKind]uintptr{kFloat: fns[0], kDouble: fns[1]}}
 	return nil
 }
 
@@ -150,19 +114,9 @@ func (w *worker) fillRandomDevice(ptr uint64, bytes int64, t elemType, f backend
 	if top == 0 {
 		top = 1
 	}
-	vals := []uint64{ptr, uint64(n), uint64(f.Seed), 0}
-	*(*float64)(unsafe.Pointer(&vals[3])) = top
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pin.Pin(&vals[0])
-	params := make([]unsafe.Pointer, len(vals))
-	for i := range vals {
-		params[i] = unsafe.Pointer(&vals[i])
-	}
-	pin.Pin(&params[0])
 	streams := (n + fillChunk - 1) / fillChunk
 	blocks := (streams + fillThreads - 1) / fillThreads
-	if err := w.d.check("cuLaunchKernel", w.d.cuLaunchKernel(g.fn[t.Kind], uint32(blocks), 1, 1, fillThreads, 1, 1, 0, 0, unsafe.Pointer(&params[0]), nil)); err != nil {
+	if err := w.launchOwn(g.fn[t.Kind], blocks, fillThreads, ptr, uint64(n), uint64(f.Seed), math.Float64bits(top)); err != nil {
 		return false, err
 	}
 	// The first and the last stream, drawn on the host, must be the
