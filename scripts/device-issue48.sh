@@ -71,14 +71,30 @@ slurm() ( # a subshell: its PATH and LD_LIBRARY_PATH stay in it
   ls "$SR/usr/sbin" 2>&1 | tr '\n' ' ' | tee -a "$SUMMARY"; echo | tee -a "$SUMMARY"
   PL=/usr/lib/x86_64-linux-gnu/slurm-wlm
   [ -e $PL ] || cp -a "$SR$PL" $PL
-  [ -e /usr/sbin/slurmstepd ] || cp "$SR/usr/sbin/slurmstepd" /usr/sbin/slurmstepd
+  # Debian names the daemons X-wlm and links X to them from its
+  # postinst (update-alternatives), which an unpacked .deb never runs.
+  for x in slurmctld slurmd slurmstepd; do
+    [ -e "$SR/usr/sbin/$x" ] || ln -s "$x-wlm" "$SR/usr/sbin/$x"
+  done
+  [ -e /usr/sbin/slurmstepd ] || cp "$SR/usr/sbin/slurmstepd-wlm" /usr/sbin/slurmstepd
   export PATH=$SR/usr/sbin:$SR/usr/bin:$SR/sbin:$PATH
-  export LD_LIBRARY_PATH=$SR/usr/lib/x86_64-linux-gnu:$SR/lib/x86_64-linux-gnu
+  # Only the libraries this host lacks (libmunge, lua 5.1, ...): Debian
+  # 12's older copies of what the host has would shadow the host's.
+  mkdir -p "$SR/missing"
+  for f in "$SR"/usr/lib/x86_64-linux-gnu/*.so.* "$SR"/lib/x86_64-linux-gnu/*.so.*; do
+    [ -e "$f" ] || continue
+    ldconfig -p | grep -qE "[[:space:]]$(basename "$f")[[:space:]]" || ln -sf "$f" "$SR/missing/"
+  done
+  echo "slurm: libraries the host lacks: $(ls "$SR/missing" | tr '\n' ' ')" | tee -a "$SUMMARY"
+  export LD_LIBRARY_PATH=$SR/missing
   mkdir -p /etc/munge /var/lib/munge /var/log/munge /run/munge
   [ -f /etc/munge/munge.key ] || mungekey -c -k /etc/munge/munge.key
   chmod 700 /etc/munge /var/lib/munge /var/log/munge; chmod 400 /etc/munge/munge.key
   munged --force > "$SD/munged.out" 2>&1
   export SLURM_CONF=$SD/slurm.conf
+  # No cgroup v2 in a container without systemd: v1, which task/none
+  # and proctrack/linuxproc never use, lets slurmd start.
+  echo "CgroupPlugin=cgroup/v1" > "$SD/cgroup.conf"
   cat > "$SD/gres.conf" <<CONF
 NodeName=n1 Name=gpu File=/dev/nvidia[0-3]
 CONF
@@ -120,7 +136,7 @@ CONF
   done
   echo "slurm up: $up; $(timeout 3 sinfo 2>&1 | tail -1)" | tee -a "$SUMMARY"
   if [ $up = yes ]; then
-    timed ex3-slurm salloc -N 1 --gres=gpu:4 "$G" tune "$RUNS/ex3.yaml" --backend cuda --slurm --gpus-per-node 4 --energy=false --no-compile-cache --no-progress --db "$RUNS/ex3-slurm.db"
+    timed ex3-slurm salloc -N 1 --ntasks-per-node=4 --gpus-per-node=4 --no-kill "$G" tune "$RUNS/ex3.yaml" --backend cuda --slurm --gpus-per-node 4 --energy=false --no-compile-cache --no-progress --db "$RUNS/ex3-slurm.db"
   else
     tail -n 5 "$SD"/*.log "$SD"/*.out 2>&1 | tee -a "$SUMMARY"
   fi

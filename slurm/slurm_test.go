@@ -1,7 +1,9 @@
 package slurm
 
 import (
+	"context"
 	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,5 +102,16 @@ func TestSlurmCluster(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("no %q", want)
 		}
+	}
+}
+
+// GPU workers that do not start (srun missing here; a job step Slurm
+// never starts within the start timeout on a cluster) end OpenWorkers
+// with the worker's error, not a panic closing the ones that failed.
+func TestOpenWorkersNoneStarts(t *testing.T) {
+	t.Setenv("SLURM_JOB_ID", "1")
+	_, _, err := OpenWorkers(context.Background(), io.Discard, WorkerOptions{Srun: "/nonexistent/srun", Nodes: 1, PerNode: 2})
+	if err == nil || !strings.Contains(err.Error(), "--slurm: GPU worker 0: ") || !strings.Contains(err.Error(), "/nonexistent/srun") {
+		t.Fatalf("OpenWorkers: %v", err)
 	}
 }

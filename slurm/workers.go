@@ -212,7 +212,13 @@ type workers struct {
 func (w workers) start(i int) (backend.Backend, error) {
 	f := w.f
 	if !w.simulated {
-		return cuda.Open(w.ctx, 0, cuda.Options{Wrapper: w.srun, Silence: f.Silence})
+		be, err := cuda.Open(w.ctx, 0, cuda.Options{Wrapper: w.srun, Silence: f.Silence})
+		if err != nil {
+			// Not a nil *cuda.Backend in the interface: OpenWorkers
+			// closes the workers that did start by their non-nil ones.
+			return nil, err
+		}
+		return be, nil
 	}
 	so := f.Sim
 	so.Index = i
