@@ -107,7 +107,11 @@ func Open(ctx context.Context, k Kind, o Options) (backend.Backend, error) {
 		if err := cuda.Available(); err != nil {
 			return nil, fmt.Errorf("--backend cuda: %w", err)
 		}
-		return cuda.Open(ctx, o.Device, cuda.Options{AllowSettings: o.AllowSettings})
+		be, err := cuda.Open(ctx, o.Device, cuda.Options{AllowSettings: o.AllowSettings})
+		if err != nil {
+			return nil, err // not a nil *cuda.Backend in the interface
+		}
+		return be, nil
 	case "sim", "model":
 		d, opts, err := SimOptions(o)
 		if err != nil {
