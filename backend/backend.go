@@ -15,9 +15,12 @@ package backend
 
 import (
 	"context"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/internal/badinput"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/model"
 )
@@ -351,4 +354,24 @@ func (r *Result) Record(o *measure.Outcome) {
 			r.Reason += "; " + n
 		}
 	}
+}
+
+// CheckCompilerOptions checks compiler options (--compiler-option, a
+// spec's CompilerOptions passed to NVRTC) as far as can be done without
+// NVRTC (the simulated GPU compiles nothing, so garbage was accepted
+// there and kept apart under its own key): each is one option, "-NAME"
+// or "--NAME[=VALUE]", without control characters or spaces around it.
+// Errors: the first bad one, as bad input (badinput).
+func CheckCompilerOptions(opts []string) error {
+	for _, o := range opts {
+		switch {
+		case strings.TrimSpace(o) != o || o == "":
+			return badinput.New("--compiler-option %q: an option has no spaces around it", o)
+		case !strings.HasPrefix(o, "-") || o == "-" || o == "--":
+			return badinput.New("--compiler-option %q: not an NVRTC option (they start with - or --, e.g. -ftz=true, --use_fast_math, -DNAME=VALUE)", o)
+		case strings.ContainsFunc(o, unicode.IsControl):
+			return badinput.New("--compiler-option %q: holds a control character", o)
+		}
+	}
+	return nil
 }

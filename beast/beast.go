@@ -341,9 +341,21 @@ func (s *Space) Each(yield func(cfg []expr.Value) bool) error {
 
 // Count gives the number of configurations Each yields.
 func (s *Space) Count() (int, error) {
-	n := 0
-	err := s.Each(func([]expr.Value) bool { n++; return true })
+	n, _, err := s.Collect(false)
 	return n, err
+}
+
+// Collect counts the configurations Each yields and, with keep, gives
+// them too (copies, in Each's order; nil without keep). Errors: Each's.
+func (s *Space) Collect(keep bool) (n int, cfgs [][]expr.Value, err error) {
+	err = s.Each(func(cfg []expr.Value) bool {
+		n++
+		if keep {
+			cfgs = append(cfgs, append([]expr.Value(nil), cfg...))
+		}
+		return true
+	})
+	return n, cfgs, err
 }
 
 type walker struct {

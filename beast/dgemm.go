@@ -76,6 +76,13 @@ filter threads_a: blk_m_a * blk_n_a != dim_m * dim_n
 filter threads_b: blk_m_b * blk_n_b != dim_m * dim_n
 `
 
+// Declared are the declared search spaces gtune ships, by the name
+// gtune space --beast takes, each made for a device of the device
+// database (its constraints read the device's limits).
+var Declared = map[string]func(*device.Description) (*Space, error){
+	"dgemm": DGEMM,
+}
+
 // DGEMM gives the paper's DGEMM search space (DGEMMText) for device d.
 func DGEMM(d *device.Description) (*Space, error) {
 	return Parse(DGEMMText, DeviceConstants(d))

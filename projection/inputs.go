@@ -50,6 +50,23 @@ func Indexes(s *spec.Spec, sp *space.Space, config string) ([]int, error) {
 	return []int{i}, nil
 }
 
+// ConfigIn is the configuration of key in s's search space sp; "" gives
+// its first configuration. Errors (bad input, badinput): an empty space,
+// a key not in it (LookupConfig).
+func ConfigIn(s *spec.Spec, sp *space.Space, key string) ([]expr.Value, error) {
+	if sp.Len() == 0 {
+		return nil, badinput.New("%s: the search space has no valid configuration", s.Path)
+	}
+	i := 0
+	if key != "" {
+		var err error
+		if i, err = LookupConfig(s, sp, key); err != nil {
+			return nil, err
+		}
+	}
+	return sp.Values(i), nil
+}
+
 // LookupConfig is the index of configuration key in sp. Errors: a key
 // not in the space (bad input, badinput, naming the parameters it is
 // made of).

@@ -1,12 +1,16 @@
 package report
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"text/tabwriter"
 
+	"github.com/gtune/gtune/device"
+	"github.com/gtune/gtune/space"
+	"github.com/gtune/gtune/strategy"
 	"github.com/gtune/gtune/tuner"
 	"github.com/gtune/gtune/workload"
 )
@@ -40,6 +44,52 @@ type WorkloadSpace struct {
 	Orders       int              `json:"orders"`   // launch orders counted (1: the written one)
 	Combined     int              `json:"combined"`
 	Reduced      int              `json:"reduced"` // -1: unknown
+}
+
+// WorkloadSpaceOf counts a workload's space for gtune space WORKLOAD:
+// each kernel's space and its occupancy-reduced part on dev
+// (strategy.ReduceKernel, the reduction of Algorithms 3 and 4 of
+// multi-kernel-autotuning-performance-energy.md, over the resources the
+// spec declares; a kernel without them, or without a configuration
+// reaching minOcc, says why and leaves the reduced size unknown, -1),
+// and the combined space sp (of layout lay) with its reduced size, GPU
+// settings and launch orders included. Errors: a kernel's space that
+// does not build.
+func WorkloadSpaceOf(ctx context.Context, set *workload.Set, lay *workload.Layout, sp *space.Space, dev *device.Description, minOcc float64) (*WorkloadSpace, error) {
+	out := &WorkloadSpace{Workload: set.Path, Device: EntryRef(dev), MinOccupancy: minOcc, Combined: sp.Len(), Reduced: 1, Settings: 1, Orders: 1}
+	for i, m := range set.Members {
+		msp, err := set.MemberSpace(ctx, i, space.BuildOptions{})
+		if err != nil {
+			return nil, err
+		}
+		k := WorkloadKernel{Name: m.Name, Spec: m.Spec.Path, Stream: m.Stream, Valid: msp.Len(), Reduced: -1}
+		if res := tuner.DeclaredResources(m.Spec, msp); res == nil {
+			k.Why = "the spec declares no Gtune.Simulation.Registers"
+		} else {
+			t := &strategy.Target{Device: dev, Geometry: tuner.Geometry(m.Spec, msp)}
+			if cands, err := strategy.ReduceKernel(strategy.Part{Name: m.Name, Space: msp, Target: t, Resources: res}, minOcc); err != nil {
+				k.Why = err.Error()
+			} else {
+				k.Reduced, k.MaxOccupancy = len(cands), cands[0].Occupancy
+			}
+		}
+		if k.Reduced < 0 || out.Reduced < 0 {
+			out.Reduced = -1
+		} else {
+			out.Reduced *= k.Reduced
+		}
+		out.Kernels = append(out.Kernels, k)
+	}
+	for _, p := range set.Settings {
+		out.Settings *= len(p.Values)
+	}
+	if lay.Order >= 0 {
+		out.Orders = len(lay.Orders)
+	}
+	if out.Reduced >= 0 {
+		out.Reduced *= out.Settings * out.Orders
+	}
+	return out, nil
 }
 
 // PrintWorkloadSpace prints a workload's space: one line per kernel,

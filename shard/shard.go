@@ -14,9 +14,11 @@ package shard
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
+	"github.com/gtune/gtune/internal/badinput"
 	"github.com/gtune/gtune/space"
 )
 
@@ -56,4 +58,33 @@ func Of(sp *space.Space, s Spec) (*space.Space, error) {
 		return nil, fmt.Errorf("shard %s of a search space of %d configurations is empty: give at most %d shards", s, sp.Len(), sp.Len())
 	}
 	return sp.Subset(idx)
+}
+
+// Restrictor checks a --shard value (text, "I/K"; "" for none) against
+// the run's strategy before any GPU work: the shards tune apart, so only
+// a strategy whose choices within a shard do not depend on the other
+// shards' results (brute_force, random_sample) splits a space. It
+// returns what restricts the final search space to the shard (the
+// identity without one), saying on log how much of it the shard holds.
+// Errors (bad input, badinput): a malformed value, a learning strategy,
+// a shard of an empty space.
+func Restrictor(text, strategyName string) (func(log io.Writer, sp *space.Space) (*space.Space, error), error) {
+	if text == "" {
+		return func(_ io.Writer, sp *space.Space) (*space.Space, error) { return sp, nil }, nil
+	}
+	sh, err := Parse(text)
+	if err != nil {
+		return nil, badinput.New("--shard: %v", err)
+	}
+	if strategyName != "brute_force" && strategyName != "random_sample" {
+		return nil, badinput.New("--shard %s: strategy %s learns from every result; shards tune apart, so only brute_force and random_sample split a space (for one run over many GPUs use --devices, or gtune slurm submit without --shards)", text, strategyName)
+	}
+	return func(log io.Writer, sp *space.Space) (*space.Space, error) {
+		sub, err := Of(sp, sh)
+		if err != nil {
+			return nil, badinput.New("--shard: %v", err)
+		}
+		fmt.Fprintf(log, "gtune: shard %s: %d of the search space's %d configurations\n", sh, sub.Len(), sp.Len())
+		return sub, nil
+	}, nil
 }

@@ -5,10 +5,14 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/gtune/gtune/expr"
+	"github.com/gtune/gtune/internal/badinput"
 	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/store"
 )
 
@@ -89,5 +93,40 @@ func TestMergeKeepsEverything(t *testing.T) {
 	ptx, err := out.EvaluationPTX(evs[0].ID)
 	if err != nil || len(ptx) != 1 || !bytes.Equal(ptx[0].PTX, []byte(".version 8.8 // a.db")) {
 		t.Errorf("PTX %v, %v", ptx, err)
+	}
+}
+
+// Restrictor: the identity without --shard; shard I/K of a space holds
+// the configurations Indexes gives and says so; a learning strategy and
+// a malformed value are bad input.
+func TestRestrictor(t *testing.T) {
+	vals := make([]expr.Value, 10)
+	for i := range vals {
+		vals[i] = expr.Int(int64(i))
+	}
+	sp, err := space.Build([]space.Param{{Name: "x", Values: vals}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, err := Restrictor("", "bayes_opt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := none(io.Discard, sp); got != sp {
+		t.Error("without --shard the space is not the run's")
+	}
+	r, err := Restrictor("1/3", "brute_force")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	sub, err := r(&log, sp)
+	if err != nil || sub.Len() != len(Indexes(10, Spec{Index: 1, Count: 3})) || log.String() != "gtune: shard 1/3: 3 of the search space's 10 configurations\n" {
+		t.Errorf("shard 1/3: %d configurations, %q, %v", sub.Len(), log.String(), err)
+	}
+	for _, c := range [][2]string{{"1/3", "bayes_opt"}, {"3/3", "brute_force"}, {"x", "random_sample"}} {
+		if _, err := Restrictor(c[0], c[1]); err == nil || !badinput.Is(err) {
+			t.Errorf("--shard %s with %s: %v", c[0], c[1], err)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gtune/gtune/internal/badinput"
+	"github.com/gtune/gtune/space"
 )
 
 // Resolve picks a run's strategy: flag (--strategy), else the spec's
@@ -55,4 +56,24 @@ func MergeParams(specStrategy string, specOptions map[string]any, flags []string
 		params[name] = v
 	}
 	return params, nil
+}
+
+// CheckParams makes the strategy name over sp with params, as a run
+// would, to check its hyperparameters before a job waits in a queue
+// (gtune slurm submit) or a GPU is opened. A strategy that needs what
+// only the run has (the GPU's description, compiled resources, priors,
+// a workload's kernels, launch orders) is left to the run. Errors: the
+// strategy's, as bad input (badinput).
+func CheckParams(name string, sp *space.Space, params map[string]any, seed uint64, objectives int) error {
+	n, err := NeedsOf(name)
+	if err != nil {
+		return badinput.Wrap(err)
+	}
+	if n.Target || n.Resources || n.Priors || n.Kernels || n.AloneTimes || n.Orders {
+		return nil
+	}
+	if _, err := New(name, Options{Space: sp, Seed: seed, Params: params, Objectives: objectives}); err != nil {
+		return badinput.Wrap(err)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gtune/gtune/internal/badinput"
@@ -38,5 +39,25 @@ func TestMergeParams(t *testing.T) {
 		if _, err := MergeParams("", nil, []string{bad}); !badinput.Is(err) {
 			t.Errorf("%q: %v, want bad input", bad, err)
 		}
+	}
+}
+
+// CheckParams refuses a bad hyperparameter as bad input, before any run,
+// and leaves strategies that need the run's inputs to the run.
+func TestCheckParams(t *testing.T) {
+	sp := lineSpace(t, 10)
+	if err := CheckParams("random_sample", sp, nil, 1, 1); err != nil {
+		t.Errorf("random_sample: %v", err)
+	}
+	err := CheckParams("genetic_algorithm", sp, map[string]any{"popsize": "many"}, 1, 1)
+	if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "popsize") {
+		t.Errorf("a bad popsize: %v", err)
+	}
+	if err := CheckParams("nope", sp, nil, 1, 1); err == nil || !badinput.Is(err) {
+		t.Errorf("an unknown strategy: %v", err)
+	}
+	// occupancy_greedy needs the GPU's description: left to the run.
+	if err := CheckParams("occupancy_greedy", sp, map[string]any{"popsize": "many"}, 1, 1); err != nil {
+		t.Errorf("a strategy that needs the run: %v", err)
 	}
 }

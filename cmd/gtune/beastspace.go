@@ -6,22 +6,15 @@ import (
 
 	"github.com/gtune/gtune/beast"
 	"github.com/gtune/gtune/device"
-	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/report"
 )
-
-// beastSpaces are the declared (BEAST-style) search spaces gtune ships,
-// by the name --beast takes.
-var beastSpaces = map[string]func(*device.Description) (*beast.Space, error){
-	"dgemm": beast.DGEMM,
-}
 
 // runBeastSpace counts (and lists) a declared search space for a device
 // of the device database: autotuning-gemm-energy-beast.md's DGEMM space
 // (Figure 3, section 2.3.2), whose constraints read the device's
 // limits.
 func runBeastSpace(out io.Writer, name, deviceID string, list, asJSON bool) error {
-	mk, ok := beastSpaces[name]
+	mk, ok := beast.Declared[name]
 	if !ok {
 		return badInput("--beast %q: unknown declared space (known: dgemm)", name)
 	}
@@ -37,15 +30,7 @@ func runBeastSpace(out io.Writer, name, deviceID string, list, asJSON bool) erro
 		return err
 	}
 	t0 := time.Now()
-	var cfgs [][]expr.Value
-	n := 0
-	err = s.Each(func(cfg []expr.Value) bool {
-		n++
-		if list {
-			cfgs = append(cfgs, append([]expr.Value(nil), cfg...))
-		}
-		return true
-	})
+	n, cfgs, err := s.Collect(list)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -95,28 +96,36 @@ func openBackends(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags)
 		}
 		return g
 	}
-	be, err := openBackend(ctx, log, s, at(idx[0]))
-	if err != nil {
-		return nil, nil, err
+	// Every GPU's worker starts at once (a process, cuInit, a context
+	// and NVML each: about half a second on an H100 host, paid once
+	// instead of once per GPU); the first's compile processes compile
+	// for all.
+	bes := make([]backend.Backend, len(idx))
+	errs := make([]error, len(idx))
+	var wg sync.WaitGroup
+	for j, i := range idx {
+		wg.Go(func() {
+			if j == 0 {
+				bes[j], errs[j] = openBackend(ctx, log, s, at(i))
+				return
+			}
+			if bes[j], errs[j] = registry.Open(ctx, k, backendOptions(s, at(i))); errs[j] != nil {
+				errs[j] = fmt.Errorf("GPU %d: %w", i, errs[j])
+			}
+		})
 	}
-	var more []backend.Backend
-	closeAll := func() {
-		be.Close()
-		for _, m := range more {
-			m.Close()
-		}
-	}
-	for _, i := range idx[1:] {
-		// Each its own GPU worker; the first's compile processes
-		// compile for all.
-		b, err := registry.Open(ctx, k, backendOptions(s, at(i)))
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("GPU %d: %w", i, err)
+			for _, b := range bes {
+				if b != nil {
+					b.Close()
+				}
+			}
+			return nil, nil, err
 		}
-		more = append(more, b)
 	}
-	return be, more, nil
+	return bes[0], bes[1:], nil
 }
 
 // noteCalibration says, on a run over several measured GPUs whose

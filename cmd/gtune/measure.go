@@ -94,7 +94,7 @@ func runMeasure(ctx context.Context, cmd *cobra.Command, paths []string, f measu
 		if err != nil {
 			return err
 		}
-		if err := checkCompilerOptions(f.tune.compilerOptions); err != nil {
+		if err := backend.CheckCompilerOptions(f.tune.compilerOptions); err != nil {
 			return err
 		}
 		s.AddCompilerOptions(f.tune.compilerOptions...)
@@ -137,7 +137,7 @@ func runMeasureWorkload(ctx context.Context, cmd *cobra.Command, path string, f 
 		return badInput("a workload file gives its streams; --config takes one key of its combined space")
 	}
 	for _, m := range set.Members {
-		if err := checkCompilerOptions(f.tune.compilerOptions); err != nil {
+		if err := backend.CheckCompilerOptions(f.tune.compilerOptions); err != nil {
 			return err
 		}
 		m.Spec.AddCompilerOptions(f.tune.compilerOptions...)
@@ -292,15 +292,5 @@ func configOf(ctx context.Context, s *spec.Spec, key string) ([]expr.Value, erro
 	if err != nil {
 		return nil, err
 	}
-	if sp.Len() == 0 {
-		return nil, badInput("%s: the search space has no valid configuration", s.Path)
-	}
-	if key == "" {
-		return sp.Values(0), nil
-	}
-	i, err := projection.LookupConfig(s, sp, key)
-	if err != nil {
-		return nil, err
-	}
-	return sp.Values(i), nil
+	return projection.ConfigIn(s, sp, key)
 }

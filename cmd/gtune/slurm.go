@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gtune/gtune/internal/flagrange"
+	"github.com/gtune/gtune/shard"
 	"github.com/gtune/gtune/slurm"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/strategy"
@@ -101,7 +102,7 @@ func runSlurmSubmit(cmd *cobra.Command, args []string, f slurmFlags) error {
 		strat = "brute_force"
 	}
 	if sharded {
-		if _, err := parseShardFlag("0/1", strat); err != nil {
+		if _, err := shard.Restrictor("0/1", strat); err != nil {
 			return err
 		}
 	}

@@ -9,11 +9,9 @@ import (
 	"math"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -217,7 +215,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 		}
 		sp = gr.Space()
 	}
-	if sp, err = pre.shardOf(cmd, sp); err != nil {
+	if sp, err = pre.shardOf(cmd.ErrOrStderr(), sp); err != nil {
 		return err
 	}
 	cfg, err := specConfig(ctx, cmd, f, s, sp, g, pre)
@@ -243,7 +241,7 @@ type tuneChecks struct {
 	objs     []objective.Objective
 	strategy string
 	observe  []string
-	shardOf  func(*cobra.Command, *space.Space) (*space.Space, error)
+	shardOf  func(io.Writer, *space.Space) (*space.Space, error)
 	sp       *space.Space
 }
 
@@ -276,7 +274,7 @@ func checkTune(ctx context.Context, cmd *cobra.Command, s *spec.Spec, f *tuneFla
 	if err := gpuctl.Preflight(s, f.gpu, modelled(f.backend)); err != nil {
 		return nil, err
 	}
-	if c.shardOf, err = parseShardFlag(f.shard, c.strategy); err != nil {
+	if c.shardOf, err = shard.Restrictor(f.shard, c.strategy); err != nil {
 		return nil, err
 	}
 	if err := repeatFlags(cmd, f); err != nil {
@@ -293,7 +291,7 @@ func checkTune(ctx context.Context, cmd *cobra.Command, s *spec.Spec, f *tuneFla
 		if err != nil {
 			return nil, err
 		}
-		return c, checkStrategyParams(c.strategy, c.sp, params, f.seed, len(c.objs))
+		return c, strategy.CheckParams(c.strategy, c.sp, params, f.seed, len(c.objs))
 	}
 	return c, nil
 }
@@ -396,44 +394,6 @@ func specConfig(ctx context.Context, cmd *cobra.Command, f tuneFlags, s *spec.Sp
 	}
 	cfg.Peaks = tuner.Peaks(d, s)
 	return cfg, nil
-}
-
-// checkStrategyParams makes the strategy name over sp with params, as
-// the run would, to check its hyperparameters before a job waits in a
-// queue (slurm submit). A strategy that needs what only the run has (the
-// GPU's description, compiled resources, priors, a workload's kernels)
-// is left to the run. Errors: the strategy's, as bad input.
-func checkStrategyParams(name string, sp *space.Space, params map[string]any, seed uint64, objectives int) error {
-	n, err := strategy.NeedsOf(name)
-	if err != nil {
-		return badInput("%v", err)
-	}
-	if n.Target || n.Resources || n.Priors || n.Kernels || n.AloneTimes || n.Orders {
-		return nil
-	}
-	if _, err := strategy.New(name, strategy.Options{Space: sp, Seed: seed, Params: params, Objectives: objectives}); err != nil {
-		return badInput("%v", err)
-	}
-	return nil
-}
-
-// checkCompilerOptions checks --compiler-option values as far as can be
-// done without NVRTC (the simulated GPU compiles nothing, so garbage was
-// accepted there and kept apart under its own key): each is one option,
-// "-NAME" or "--NAME[=VALUE]", without control characters or spaces
-// around it.
-func checkCompilerOptions(opts []string) error {
-	for _, o := range opts {
-		switch {
-		case strings.TrimSpace(o) != o || o == "":
-			return badInput("--compiler-option %q: an option has no spaces around it", o)
-		case !strings.HasPrefix(o, "-") || o == "-" || o == "--":
-			return badInput("--compiler-option %q: not an NVRTC option (they start with - or --, e.g. -ftz=true, --use_fast_math, -DNAME=VALUE)", o)
-		case strings.ContainsFunc(o, unicode.IsControl):
-			return badInput("--compiler-option %q: holds a control character", o)
-		}
-	}
-	return nil
 }
 
 // thermalFlag checks --thermal: a policy measure knows, and one that
@@ -630,42 +590,6 @@ func backendOptions(s *spec.Spec, f tuneFlags) registry.Options {
 func modelled(name string) bool {
 	k, err := registry.Resolve(name)
 	return err == nil && k.Modelled
-}
-
-// sortedKeys is used for stable output of maps.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
-// parseShardFlag checks --shard before any GPU work: I/K, and a strategy
-// whose choices within a shard do not depend on the other shards'
-// results. It returns what restricts the final search space to the shard
-// (the identity without --shard), saying on stderr how much of it the
-// shard holds.
-func parseShardFlag(text, strategyName string) (func(*cobra.Command, *space.Space) (*space.Space, error), error) {
-	if text == "" {
-		return func(_ *cobra.Command, sp *space.Space) (*space.Space, error) { return sp, nil }, nil
-	}
-	sh, err := shard.Parse(text)
-	if err != nil {
-		return nil, badInput("--shard: %v", err)
-	}
-	if strategyName != "brute_force" && strategyName != "random_sample" {
-		return nil, badInput("--shard %s: strategy %s learns from every result; shards tune apart, so only brute_force and random_sample split a space (for one run over many GPUs use --devices, or gtune slurm submit without --shards)", text, strategyName)
-	}
-	return func(cmd *cobra.Command, sp *space.Space) (*space.Space, error) {
-		sub, err := shard.Of(sp, sh)
-		if err != nil {
-			return nil, badInput("--shard: %v", err)
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "gtune: shard %s: %d of the search space's %d configurations\n", sh, sub.Len(), sp.Len())
-		return sub, nil
-	}, nil
 }
 
 // repeatFlags checks --repeat and --repeat-until: a percentage above 0,

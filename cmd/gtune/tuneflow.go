@@ -23,7 +23,7 @@ import (
 // compiled and measured to every spec of the run: --compiler-option,
 // --energy, --thermal. Errors are bad input.
 func applyKernelFlags(cmd *cobra.Command, f tuneFlags, specs ...*spec.Spec) error {
-	if err := checkCompilerOptions(f.compilerOptions); err != nil {
+	if err := backend.CheckCompilerOptions(f.compilerOptions); err != nil {
 		return err
 	}
 	if f.thermal != "" {

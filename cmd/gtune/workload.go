@@ -14,6 +14,7 @@ import (
 	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/report"
+	"github.com/gtune/gtune/shard"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/strategy"
@@ -71,7 +72,7 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 	if err != nil {
 		return err
 	}
-	if sp, err = shardOf(cmd, sp); err != nil {
+	if sp, err = shardOf(cmd.ErrOrStderr(), sp); err != nil {
 		return err
 	}
 	params, err := strategy.MergeParams(first.Strategy, first.StrategyOptions, f.strategyParams)
@@ -96,7 +97,7 @@ func runTuneWorkload(ctx context.Context, cmd *cobra.Command, path string, f tun
 // by default), the shard and repeats, the kernel flags applied to every
 // kernel, and on a modelled GPU each kernel's Gtune.Simulation; under
 // --validate-only the strategy's parameters. Errors are bad input.
-func checkTuneWorkload(cmd *cobra.Command, set *workload.Set, first *spec.Spec, f *tuneFlags) ([]objective.Objective, string, func(*cobra.Command, *space.Space) (*space.Space, error), error) {
+func checkTuneWorkload(cmd *cobra.Command, set *workload.Set, first *spec.Spec, f *tuneFlags) ([]objective.Objective, string, func(io.Writer, *space.Space) (*space.Space, error), error) {
 	objs, err := objective.ResolveList(first, f.objective)
 	if err != nil {
 		return nil, "", nil, err
@@ -105,7 +106,7 @@ func checkTuneWorkload(cmd *cobra.Command, set *workload.Set, first *spec.Spec, 
 	if _, err := strategy.Resolve(stratName, first.Strategy); err != nil {
 		return nil, "", nil, err
 	}
-	shardOf, err := parseShardFlag(f.shard, stratName)
+	shardOf, err := shard.Restrictor(f.shard, stratName)
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -157,41 +158,9 @@ func runWorkloadSpace(cmd *cobra.Command, path, deviceID string, orders bool, li
 	if list {
 		return report.Space(cmd.OutOrStdout(), nil, sp, 0, true, asJSON)
 	}
-	out := &report.WorkloadSpace{Workload: set.Path, Device: report.EntryRef(dev), MinOccupancy: minOcc, Combined: sp.Len(), Reduced: 1, Settings: 1, Orders: 1}
-	for i, m := range set.Members {
-		msp, err := set.MemberSpace(ctx, i, space.BuildOptions{})
-		if err != nil {
-			return inputError{err}
-		}
-		k := report.WorkloadKernel{Name: m.Name, Spec: m.Spec.Path, Stream: m.Stream, Valid: msp.Len(), Reduced: -1}
-		res := tuner.DeclaredResources(m.Spec, msp)
-		if res == nil {
-			k.Why = "the spec declares no Gtune.Simulation.Registers"
-		} else {
-			t := &strategy.Target{Device: dev, Geometry: tuner.Geometry(m.Spec, msp)}
-			cands, err := strategy.ReduceKernel(strategy.Part{Name: m.Name, Space: msp, Target: t, Resources: res}, minOcc)
-			if err != nil {
-				k.Why = err.Error()
-			} else {
-				k.Reduced = len(cands)
-				k.MaxOccupancy = cands[0].Occupancy
-			}
-		}
-		if k.Reduced < 0 || out.Reduced < 0 {
-			out.Reduced = -1
-		} else {
-			out.Reduced *= k.Reduced
-		}
-		out.Kernels = append(out.Kernels, k)
-	}
-	for _, p := range set.Settings {
-		out.Settings *= len(p.Values)
-	}
-	if lay.Order >= 0 {
-		out.Orders = len(lay.Orders)
-	}
-	if out.Reduced >= 0 {
-		out.Reduced *= out.Settings * out.Orders
+	out, err := report.WorkloadSpaceOf(ctx, set, lay, sp, dev, minOcc)
+	if err != nil {
+		return inputError{err}
 	}
 	return report.PrintWorkloadSpace(cmd.OutOrStdout(), out, asJSON)
 }
