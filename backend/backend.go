@@ -78,16 +78,17 @@ type Arg struct {
 }
 
 // Verification says how outputs are checked. For each output argument the
-// expected contents are either a Fill (from T1 ReferenceArguments) or the
-// outputs of a reference configuration, saved by the backend into
-// ReferenceDir when a Job with SaveReference runs.
+// expected contents are either a Fill (from T1 ReferenceArguments) or,
+// with Reference, the outputs of the reference configuration, which a
+// backend keeps when a plan with SaveReference runs on it (each GPU its
+// own: nothing goes through a file).
 type Verification struct {
 	Method    string          `json:"method"`    // AbsoluteDifference | SideBySideComparison | SideBySideRelativeComparison
 	Threshold float64         `json:"threshold"` // largest acceptable error
 	Expected  map[string]Fill `json:"expected"`  // output argument name -> expected contents
-	// ReferenceDir holds <arg>.bin files written by a SaveReference run;
-	// used for outputs not in Expected.
-	ReferenceDir string `json:"reference_dir"`
+	// Reference: outputs not in Expected are compared with the reference
+	// configuration's (SaveReference).
+	Reference bool `json:"reference,omitempty"`
 }
 
 // Kernel is one kernel of a problem and what stays the same across its

@@ -5,12 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -119,38 +115,6 @@ func flagOutliers(c Config, outlierFactor float64, sum *Summary) error {
 		}
 	}
 	return nil
-}
-
-// referencePrefix starts the names of the temporary directories that hold
-// reference outputs; the process id after it lets a later run remove what
-// a crashed one left (removeStaleReferenceDirs).
-const referencePrefix = "gtune-reference-"
-
-func newReferenceDir() (string, error) {
-	removeStaleReferenceDirs(os.TempDir())
-	return os.MkdirTemp("", fmt.Sprintf("%s%d-", referencePrefix, os.Getpid()))
-}
-
-// removeStaleReferenceDirs deletes the reference directories in tmp whose
-// process is gone (killed, crashed): a run removes its own at the end,
-// but not after kill -9.
-func removeStaleReferenceDirs(tmp string) {
-	entries, err := os.ReadDir(tmp)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), referencePrefix)
-		if !ok || !e.IsDir() {
-			continue
-		}
-		pidText, _, ok := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid == os.Getpid() || store.ProcessAlive(pid) {
-			continue
-		}
-		os.RemoveAll(filepath.Join(tmp, e.Name()))
-	}
 }
 
 // reuse turns a stored evaluation into an outcome. A valid evaluation that

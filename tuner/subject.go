@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -36,10 +35,9 @@ type Subject interface {
 	request() measure.Request
 	// plan is the uncompiled plan of configuration cfg of the run's space.
 	plan(cfg []expr.Value) (*backend.Plan, error)
-	// reference computes the reference outputs on be (prepared with prob,
-	// its verification folders set by referenceDirs).
+	// reference computes the reference outputs on be (prepared with
+	// prob, marked by workload.MarkReference), which be keeps.
 	reference(ctx context.Context, be backend.Backend, prob *backend.Problem, build planBuilder) error
-	referenceDirs(prob *backend.Problem, dir string) error
 	metrics(obs map[string]float64, cfg []expr.Value) (map[string]float64, error)
 	workingSet() int64
 	outlierFactor() float64
@@ -63,28 +61,18 @@ type specSubject struct{ s *spec.Spec }
 func (x specSubject) spec() *spec.Spec                               { return x.s }
 func (x specSubject) workloadSet() (*workload.Set, *workload.Layout) { return nil, nil }
 
-func (x specSubject) hash() string                                     { return x.s.Hash }
-func (x specSubject) path() string                                     { return x.s.Path }
-func (x specSubject) kernel() string                                   { return x.s.KernelName }
-func (x specSubject) budget() spec.Budget                              { return x.s.Budget }
-func (x specSubject) problem() (*backend.Problem, error)               { return x.s.Problem() }
-func (x specSubject) request() measure.Request                         { return x.s.Request() }
-func (x specSubject) plan(cfg []expr.Value) (*backend.Plan, error)     { return x.s.Plan(cfg) }
-func (x specSubject) workingSet() int64                                { return x.s.WorkingSetBytes() }
-func (x specSubject) outlierFactor() float64                           { return x.s.Plausibility.OutlierFactor }
-func (x specSubject) members() int                                     { return 1 }
-func (x specSubject) referenceDirs(p *backend.Problem, d string) error { return setReferenceDir(p, d) }
+func (x specSubject) hash() string                                 { return x.s.Hash }
+func (x specSubject) path() string                                 { return x.s.Path }
+func (x specSubject) kernel() string                               { return x.s.KernelName }
+func (x specSubject) budget() spec.Budget                          { return x.s.Budget }
+func (x specSubject) problem() (*backend.Problem, error)           { return x.s.Problem() }
+func (x specSubject) request() measure.Request                     { return x.s.Request() }
+func (x specSubject) plan(cfg []expr.Value) (*backend.Plan, error) { return x.s.Plan(cfg) }
+func (x specSubject) workingSet() int64                            { return x.s.WorkingSetBytes() }
+func (x specSubject) outlierFactor() float64                       { return x.s.Plausibility.OutlierFactor }
+func (x specSubject) members() int                                 { return 1 }
 func (x specSubject) metrics(obs map[string]float64, cfg []expr.Value) (map[string]float64, error) {
 	return objective.Metrics(x.s.Metrics, obs, x.s.Env(cfg))
-}
-
-func setReferenceDir(p *backend.Problem, dir string) error {
-	for i := range p.Kernels {
-		if v := p.Kernels[i].Verification; v != nil {
-			v.ReferenceDir = dir
-		}
-	}
-	return nil
 }
 
 // reference runs the spec's reference configuration once, saving its
@@ -193,10 +181,6 @@ func (x setSubject) plan(cfg []expr.Value) (*backend.Plan, error) {
 	}
 	_, plan, err := w.Plan(x.request(), x.timeout())
 	return plan, err
-}
-
-func (x setSubject) referenceDirs(p *backend.Problem, dir string) error {
-	return workload.ReferenceDirs(p, dir)
 }
 
 // reference runs every kernel's reference configuration together once
@@ -351,18 +335,4 @@ func (b *binaries) entry(k binaryKey) *binaryEntry {
 		b.m[k] = e
 	}
 	return e
-}
-
-// newReferenceDirFor makes the run's reference folder and points the
-// problem's verification at it.
-func newReferenceDirFor(sub Subject, prob *backend.Problem) (string, error) {
-	dir, err := newReferenceDir()
-	if err != nil {
-		return "", err
-	}
-	if err := sub.referenceDirs(prob, dir); err != nil {
-		os.RemoveAll(dir)
-		return "", err
-	}
-	return dir, nil
 }

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/gtune/gtune/internal/trace"
 	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/strategy"
+	"github.com/gtune/gtune/workload"
 )
 
 type pending struct {
@@ -90,11 +90,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		return nil, err
 	}
 	if r.needReference {
-		dir, err := newReferenceDirFor(r.sub, r.problem)
-		if err != nil {
-			return r.finish("failed", err)
-		}
-		defer os.RemoveAll(dir)
+		workload.MarkReference(r.problem)
 	}
 	if !c.Fresh {
 		if r.previous, err = c.DB.Previous(r.sub.hash(), r.sum.Device.UUID); err != nil {

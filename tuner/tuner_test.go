@@ -3,7 +3,6 @@ package tuner
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -386,27 +385,25 @@ func TestUnverifiedOutlierIsFlagged(t *testing.T) {
 	}
 }
 
-func TestStaleReferenceDirsRemoved(t *testing.T) {
-	tmp := t.TempDir()
-	dead := 1 << 22
-	for store.ProcessAlive(dead) {
-		dead++
+// A run that verifies its outputs against the reference configuration
+// needs no temporary folder: each GPU keeps its reference (a run made
+// one, and failed where TMPDIR could not hold it).
+func TestReferenceWritesNothing(t *testing.T) {
+	tmp := filepath.Join(t.TempDir(), "absent")
+	t.Setenv("TMPDIR", tmp)
+	f := newFixture(t)
+	prob, err := f.spec.Problem()
+	if err != nil {
+		t.Fatal(err)
 	}
-	stale := filepath.Join(tmp, fmt.Sprintf("%s%d-123", referencePrefix, dead))
-	mine := filepath.Join(tmp, fmt.Sprintf("%s%d-456", referencePrefix, os.Getpid()))
-	other := filepath.Join(tmp, "gtune-reference-789") // an older gtune's name: no pid to judge by
-	for _, d := range []string{stale, mine, other} {
-		os.MkdirAll(d, 0o755)
-		os.WriteFile(filepath.Join(d, "out.bin"), []byte{1}, 0o644)
+	if d, _ := device.Lookup("h100_sxm"); !needsReference(sim.New(d, sim.Options{}), prob) {
+		t.Fatal("the fixture's spec verifies nothing against a reference")
 	}
-	removeStaleReferenceDirs(tmp)
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Error("a dead process's reference directory was kept")
+	if sum := f.run(t, "brute_force", 5, true, ""); sum.Evaluated != 5 {
+		t.Fatalf("evaluated %d", sum.Evaluated)
 	}
-	for _, d := range []string{mine, other} {
-		if _, err := os.Stat(d); err != nil {
-			t.Errorf("%s removed: %v", d, err)
-		}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("TMPDIR made: %v", err)
 	}
 }
 

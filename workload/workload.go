@@ -10,8 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -194,26 +192,23 @@ func kernelNeedsReference(k backend.Kernel) bool {
 	return len(v.Expected) < outputs
 }
 
-// ReferenceDirs points each kernel's verification at its own folder under
-// dir (kernels may share argument names), creating them. Call it before
-// the backend prepares prob: the worker keeps the folders it was given.
-func ReferenceDirs(prob *backend.Problem, dir string) error {
+// MarkReference makes every kernel of prob that verifies its outputs
+// verify those without expected contents against the reference
+// configuration's (backend.Verification.Reference). Call it before the
+// backend prepares prob: the worker sets the verification up then.
+func MarkReference(prob *backend.Problem) {
 	for i := range prob.Kernels {
 		if v := prob.Kernels[i].Verification; v != nil {
-			v.ReferenceDir = filepath.Join(dir, fmt.Sprintf("k%d", i))
-			if err := os.MkdirAll(v.ReferenceDir, 0o755); err != nil {
-				return err
-			}
+			v.Reference = true
 		}
 	}
-	return nil
 }
 
 // Reference computes the reference outputs of every kernel of prob that
 // needs them: it runs the plan of each launch's reference configuration
 // (spec.Spec.ReferenceConfig) once with SaveReference, on the same
-// streams. be must be prepared with prob, its reference folders set
-// (ReferenceDirs). build compiles the plan (nil: Compile on be). Errors:
+// streams. be must be prepared with prob, marked (MarkReference).
+// build compiles the plan (nil: Compile on be). Errors:
 // a spec without a reference configuration, one that does not compile,
 // or a reference plan that fails.
 func (w *Workload) Reference(ctx context.Context, be backend.Backend, prob *backend.Problem, build func(context.Context, *backend.Plan) error) error {

@@ -278,7 +278,6 @@ func TestIntegrationCUDA(t *testing.T) {
 func testMixed(t *testing.T, b *Backend) {
 	ctx := context.Background()
 	const N = 100000
-	ref := t.TempDir()
 	hin := backend.Fill{Type: "Random", Value: 4, Seed: 3}
 	prob := backend.Single(backend.Kernel{
 		KernelName: "scale<float>", Source: mixedSource, SourceName: "mixed.cu", Language: "CUDA",
@@ -291,7 +290,7 @@ func testMixed(t *testing.T, b *Backend) {
 			{Name: "n", Type: "int64", Kind: backend.ArgScalar, Scalar: N},
 			{Name: "coef", Type: "float", Kind: backend.ArgVector, Count: 4, Fill: backend.Fill{Type: "Constant", Value: 10}, Constant: true},
 		},
-		Verification: &backend.Verification{Method: MethodSideBySideRelative, Threshold: 1e-6, ReferenceDir: ref},
+		Verification: &backend.Verification{Method: MethodSideBySideRelative, Threshold: 1e-6, Reference: true},
 	})
 	if err := b.Prepare(ctx, prob); err != nil {
 		t.Fatal(err)
@@ -322,9 +321,6 @@ func testMixed(t *testing.T, b *Backend) {
 	cpuFile := filepath.Join(t.TempDir(), "out.bin")
 	if err := os.WriteFile(cpuFile, cpu, 0o644); err != nil {
 		t.Fatal(err)
-	}
-	if entries, _ := os.ReadDir(ref); len(entries) != 0 {
-		t.Fatalf("the reference run wrote %d files; the worker keeps it", len(entries))
 	}
 	j.SaveReference, j.Verify = false, true
 	r, err = runJob(ctx, b, j, bin)
@@ -651,10 +647,9 @@ func TestIntegrationLargeVerify(t *testing.T) {
 
 	// The outputs of a reference run are the reference; AbsoluteDifference
 	// sums over all 2^28 components.
-	ref := filepath.Join(tmp, "ref")
 	prob2 := backend.Single(backend.Kernel{
 		KernelName: "vector_add", Source: vectorAddSource, SourceName: "vector_add.cu", Language: "CUDA", Args: args,
-		Verification: &backend.Verification{Method: MethodAbsoluteDifference, Threshold: 0, ReferenceDir: ref},
+		Verification: &backend.Verification{Method: MethodAbsoluteDifference, Threshold: 0, Reference: true},
 	})
 	if err := b.Prepare(ctx, prob2); err != nil {
 		t.Fatal(err)
@@ -663,9 +658,6 @@ func TestIntegrationLargeVerify(t *testing.T) {
 	rj.Verify, rj.SaveReference, rj.Iterations = false, true, 1
 	if r, err := runJob(ctx, b, rj, bin); err != nil || r.Status != backend.StatusValid {
 		t.Fatalf("save reference: %+v %v", r, err)
-	}
-	if entries, _ := os.ReadDir(ref); len(entries) != 0 {
-		t.Fatalf("the reference run wrote %d files; the worker keeps it", len(entries))
 	}
 	// The kept reference is a+b: the right kernel matches it exactly, the
 	// wrong one differs from it as it differs from a+b on the host.
@@ -766,10 +758,9 @@ func TestIntegrationOutOfMemoryFallback(t *testing.T) {
 		t.Fatalf("wrong kernel: %+v", r)
 	}
 
-	// A saved reference: compared on the host, read from its file.
-	ref := t.TempDir()
+	// A saved reference: kept in host memory, compared on the host.
 	err = w.prepare(backend.Single(backend.Kernel{KernelName: "vector_add", Args: args,
-		Verification: &backend.Verification{Method: MethodAbsoluteDifference, ReferenceDir: ref}}))
+		Verification: &backend.Verification{Method: MethodAbsoluteDifference, Reference: true}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -790,7 +781,7 @@ func TestIntegrationOutOfMemoryFallback(t *testing.T) {
 	if err := w.prepare(backend.Single(backend.Kernel{KernelName: "vector_add", Args: args})); err != nil {
 		t.Fatal(err)
 	}
-	if r := run(right, &sj); r.Status != backend.StatusVerificationFailed || r.Reason != "save_reference: the problem has no verification reference_dir" {
+	if r := run(right, &sj); r.Status != backend.StatusVerificationFailed || r.Reason != "save_reference: the problem's verification has no reference" {
 		t.Fatalf("reference run without verification: %+v", r)
 	}
 	t.Logf("host fallbacks verified %d floats", N)

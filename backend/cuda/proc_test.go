@@ -184,7 +184,7 @@ func TestProtocolRoundTrip(t *testing.T) {
 				{Name: "k", Type: "half4", Kind: backend.ArgVector, Count: 4, Fill: backend.Fill{Type: "Random", Value: 2, Seed: -5}, Constant: true},
 			},
 			Verification: &backend.Verification{Method: MethodSideBySideRelative, Threshold: 1e-6,
-				Expected: map[string]backend.Fill{"c": {Type: "BinaryRaw", File: "/tmp/c.bin"}}, ReferenceDir: "/tmp/ref"},
+				Expected: map[string]backend.Fill{"c": {Type: "BinaryRaw", File: "/tmp/c.bin"}}, Reference: true},
 		}}},
 		Plan: &backend.Plan{Key: "128,4|64", Launches: []backend.Launch{
 			{Job: &backend.Job{Key: "128,4", Defines: []backend.Define{{Name: "block_size_x", Value: "128"}}, Grid: [3]int{8, 1, 1}, Block: [3]int{128, 1, 1},

@@ -126,8 +126,7 @@ type devArg struct {
 	// with it on the GPU; 0 when the host compares (no device memory, or
 	// a type the comparison kernel lacks). It holds the
 	// Verification.Expected fill when expFill, else the reference once
-	// refLoaded (kept by a SaveReference run of this worker, or read
-	// from its ReferenceDir file at the first verification).
+	// refLoaded (kept by a SaveReference run of this worker).
 	ref       uint64
 	expFill   bool
 	refLoaded bool
@@ -613,7 +612,7 @@ func (w *worker) prepareKernel(k backend.Kernel) (*kernelArgs, error) {
 			if err := w.preparePristine(da); err != nil {
 				return fail(err)
 			}
-			if _, given := v.Expected[da.arg.Name]; !given && v.ReferenceDir != "" && w.gpuComparable(da) {
+			if _, given := v.Expected[da.arg.Name]; !given && v.Reference && w.gpuComparable(da) {
 				ptr, oom, err := w.alloc(da.bytes)
 				switch {
 				case err == nil:
@@ -802,8 +801,8 @@ func (w *worker) verifyKernel(ka *kernelArgs, check, save bool) (maxErr float64,
 		}
 		var got []byte // the output on the host, read only when needed
 		if save {
-			if v == nil || v.ReferenceDir == "" {
-				return 0, []string{"save_reference: the problem has no verification reference_dir"}, nil
+			if v == nil || !v.Reference {
+				return 0, []string{"save_reference: the problem's verification has no reference"}, nil
 			}
 			if err := w.keepReference(a); err != nil {
 				return 0, nil, err

@@ -152,8 +152,8 @@ func (x *simExec) Sync() error { return nil }
 
 // Verify fails the plan when a launch's work is marked Invalid, with an
 // error between 2 and 6 times its kernel's threshold (at least 1e-3). As
-// on a real GPU, saving a reference needs a reference folder for every
-// kernel with outputs (nothing is written: the simulator has no data).
+// on a real GPU, saving a reference needs a verification against one for
+// every kernel with outputs (nothing is kept: the simulator has no data).
 func (x *simExec) Verify(save bool) (measure.Verdict, error) {
 	if save {
 		for i, l := range x.plan.Launches {
@@ -162,8 +162,8 @@ func (x *simExec) Verify(save bool) (measure.Verdict, error) {
 			for _, a := range k.Args {
 				outputs = outputs || a.Output
 			}
-			if outputs && (k.Verification == nil || k.Verification.ReferenceDir == "") {
-				return measure.Verdict{Failure: x.s.launchName(x.plan, i) + "save_reference: the problem has no verification reference_dir"}, nil
+			if outputs && (k.Verification == nil || !k.Verification.Reference) {
+				return measure.Verdict{Failure: x.s.launchName(x.plan, i) + noReference}, nil
 			}
 		}
 	}
@@ -231,3 +231,7 @@ func (x *simExec) busy(ms float64) {
 func (x *simExec) Load(estMs float64) (measure.Load, error) {
 	return &simLoad{s: x.surf, w: x.powerW, launchS: x.planMs / 1e3}, nil
 }
+
+// noReference is the failure of a reference run of a problem that
+// verifies against none, as the CUDA backend words it.
+const noReference = "save_reference: the problem's verification has no reference"
