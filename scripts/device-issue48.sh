@@ -19,6 +19,10 @@
 #            12's slurmctld, slurmd, slurm-client and munge carried as
 #            .deb files in $DEBS, unpacked into /opt/gtune-slurm (the
 #            plugins in their compiled-in folder), started as root
+# TRACE=1 sets GTUNE_TRACE=prepare,compile: each run's .err then says
+# where its time before the first measurement went (the GPUs opened, the
+# arguments, the reference run) and each compile process's first
+# compilation.
 # Every tuning run compiles without the compile cache, so the runs pay
 # the same compilations. Leaves $OUT/i48.tar.gz (databases, outputs,
 # logs); prints the summary last. Needs .bin/gtune (linux/amd64).
@@ -30,6 +34,7 @@ LIMIT=${LIMIT:-200}
 G=$(realpath "${GTUNE:-.bin/gtune}")
 ROOT=$(pwd)
 STAGES=${STAGES:-measure ex3 measure-again slurm} # run in this order
+[ "${TRACE:-0}" = 1 ] && export GTUNE_TRACE=prepare,compile
 DEBS=$(realpath "${DEBS:-.debs}" 2>/dev/null)
 temps() { nvidia-smi --query-gpu=index,temperature.gpu,power.draw --format=csv,noheader | tr '\n' ';'; }
 SUMMARY=$RUNS/summary.txt
@@ -159,7 +164,7 @@ for st in $STAGES; do
   esac
 done
 tar czf "$OUT/i48.tar.gz" -C "$RUNS" .
-for f in "$RUNS"/*.err; do echo "--- $(basename "$f"): $(tail -4 "$f" | tr '\n' '|')"; done
+for f in "$RUNS"/*.err; do echo "--- $(basename "$f"): $(grep -v 'gtune: trace: compile process' "$f" | tail -12 | tr '\n' '|')"; done
 for f in "$RUNS"/*.out; do echo "--- $(basename "$f"): $(grep -E '^(space|time|preparation|compile|GPU|  GPU)' "$f" | tr '\n' '|')"; done
 echo "--- summary"
 cat "$SUMMARY"

@@ -85,7 +85,9 @@ type compiled struct {
 // configuration, measure it as a plan and store it (evaluate), tell the
 // strategy (record); finish flags outliers, ranks and closes the run.
 func Run(ctx context.Context, c Config) (*Summary, error) {
+	t0 := time.Now()
 	r, err := start(ctx, c)
+	trace.Step("prepare", "tuner", "the run started (strategy, run record, compile pipeline)", t0)
 	if err != nil {
 		return nil, err
 	}

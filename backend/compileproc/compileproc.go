@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/internal/trace"
 	"github.com/gtune/gtune/internal/workerproc"
 )
 
@@ -276,7 +277,8 @@ func (b *Backend) Compile(ctx context.Context, j *backend.Job) (*backend.Binary,
 		return nil, ctx.Err()
 	}
 	defer func() { <-b.slots }()
-	p, err := b.take()
+	t0 := time.Now()
+	p, fresh, err := b.take()
 	if err != nil {
 		return nil, err
 	}
@@ -317,6 +319,11 @@ func (b *Backend) Compile(ctx context.Context, j *backend.Job) (*backend.Binary,
 		return nil, fmt.Errorf("compileproc: the worker answered configuration %s with no binary", task.Key)
 	}
 	b.compiled.Add(1)
+	if fresh && trace.On("compile") {
+		// A new process's start (NVRTC loaded) is told apart from the
+		// compiler's own time: where a cold host's compilations go.
+		trace.Step("compile", "compile process", fmt.Sprintf("first compilation (%s), %.3f s in the compiler, of", task.Key, rep.Binary.CompileMs/1000), t0)
+	}
 	return rep.Binary, nil
 }
 
@@ -327,26 +334,25 @@ func (b *Backend) Compile(ctx context.Context, j *backend.Job) (*backend.Binary,
 // binary is cached must not end on its crashing configurations.
 func (b *Backend) Works() { b.vouched.Store(true) }
 
-// take returns an idle worker or starts one.
-func (b *Backend) take() (*workerproc.Proc, error) {
+// take returns an idle worker or starts one (fresh).
+func (b *Backend) take() (p *workerproc.Proc, fresh bool, err error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return nil, errors.New("compileproc: Compile on a closed backend")
+		return nil, false, errors.New("compileproc: Compile on a closed backend")
 	}
 	if n := len(b.idle); n > 0 {
 		p := b.idle[n-1]
 		b.idle = b.idle[:n-1]
 		b.mu.Unlock()
-		return p, nil
+		return p, false, nil
 	}
 	b.mu.Unlock()
 	env := append(os.Environ(), b.opts.Env...)
-	p, err := workerproc.Start(b.opts.Executable, []string{WorkerArg}, env, b.opts.Stderr)
-	if err != nil {
-		return nil, fmt.Errorf("compileproc: %w", err)
+	if p, err = workerproc.Start(b.opts.Executable, []string{WorkerArg}, env, b.opts.Stderr); err != nil {
+		return nil, false, fmt.Errorf("compileproc: %w", err)
 	}
-	return p, nil
+	return p, true, nil
 }
 
 func (b *Backend) put(p *workerproc.Proc) {

@@ -20,6 +20,7 @@ import (
 	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/internal/badinput"
+	"github.com/gtune/gtune/internal/trace"
 	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/nvml"
 	"github.com/gtune/gtune/spec"
@@ -102,6 +103,11 @@ type Options struct {
 // Open opens a backend of kind k. Errors: the CUDA driver's or GPU's;
 // for a modelled kind, SimOptions'.
 func Open(ctx context.Context, k Kind, o Options) (backend.Backend, error) {
+	gpu := o.Device
+	if k.Modelled {
+		gpu = o.Index // a modelled GPU is device 0 of its model
+	}
+	defer trace.Step("prepare", "registry", fmt.Sprintf("GPU %d (%s) opened", gpu, k.Name), time.Now())
 	switch k.Name {
 	case "cuda":
 		if err := cuda.Available(); err != nil {
