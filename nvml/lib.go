@@ -16,12 +16,10 @@ package nvml
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/ebitengine/purego"
+	"github.com/gtune/gtune/internal/driverlib"
 )
 
 // EnvLibrary names the environment variable that overrides the library's
@@ -32,43 +30,9 @@ const EnvLibrary = "GTUNE_LIBNVML"
 // libnvidia-ml.so exists only in development packages and CUDA's stubs.
 const libName = "libnvidia-ml.so.1"
 
-// searchDirs are the places a driver puts libnvidia-ml.so.1 when the
-// dynamic loader does not know it (containers mount it under
-// /usr/local/nvidia). CUDA's stubs directory is deliberately absent: its
-// library loads but every call fails.
-var searchDirs = []string{
-	"/usr/lib/x86_64-linux-gnu",
-	"/usr/lib64",
-	"/usr/local/nvidia/lib64",
-	"/usr/lib/aarch64-linux-gnu",
-	"/usr/lib/wsl/lib",
-}
-
-// candidates returns the paths Load tries, in order. An empty dir entry
-// means "ask the dynamic loader".
-func candidates() []string {
-	if p := os.Getenv(EnvLibrary); p != "" {
-		return []string{p}
-	}
-	out := []string{libName}
-	for _, d := range searchDirs {
-		out = append(out, filepath.Join(d, libName))
-	}
-	return out
-}
-
-// describe lists the candidates for an error message.
-func describe(c []string) string {
-	parts := make([]string, len(c))
-	for i, p := range c {
-		if p == libName {
-			parts[i] = "the dynamic loader"
-		} else {
-			parts[i] = p
-		}
-	}
-	return strings.Join(parts, ", ")
-}
+// candidates returns the paths Load tries, in order
+// (driverlib.Candidates).
+func candidates() []string { return driverlib.Candidates(EnvLibrary, libName) }
 
 // Lib is a loaded libnvidia-ml.so.1 with its functions bound. It is safe
 // for concurrent use (NVML is thread-safe).
@@ -133,29 +97,9 @@ func Load() (*Lib, error) {
 }
 
 func load(cands []string) (*Lib, error) {
-	var handle uintptr
-	var path string
-	var lastErr error
-	for _, p := range cands {
-		if filepath.IsAbs(p) {
-			if _, err := os.Stat(p); err != nil {
-				continue
-			}
-		}
-		h, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		handle, path = h, p
-		break
-	}
-	if handle == 0 {
-		msg := fmt.Sprintf("nvml: %s not found (searched %s; set %s)", libName, describe(cands), EnvLibrary)
-		if lastErr != nil {
-			msg = fmt.Sprintf("nvml: %s could not be loaded (searched %s; last error: %v; set %s)", libName, describe(cands), lastErr, EnvLibrary)
-		}
-		return nil, fmt.Errorf("%s", msg)
+	handle, path, err := driverlib.Open("nvml", libName, EnvLibrary, cands)
+	if err != nil {
+		return nil, err
 	}
 	l := &Lib{path: path, handle: handle, missing: map[string]bool{}}
 	syms := []symbol{

@@ -374,7 +374,11 @@ func (r *run) prepare() error {
 		// summary (a model's is no GPU's and is left out). The slots
 		// prepare and run the reference each on its own, all at once:
 		// the longest reference is told apart from the rest.
+		// Slots still being prepared go on writing refTook: read it
+		// under mu.
+		mu.Lock()
 		r.sum.Time.Prepare, r.sum.Time.Reference = time.Since(t0)-refTook, refTook
+		mu.Unlock()
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ebitengine/purego"
+	"github.com/gtune/gtune/internal/driverlib"
 )
 
 // Environment variables that override where the libraries are found. When
@@ -17,29 +18,9 @@ const (
 	EnvLibNVRTC = "GTUNE_LIBNVRTC"
 )
 
-// driverDirs are where a driver installs libcuda.so.1 when the dynamic
-// loader does not know it. CUDA's stubs directory is never searched: its
-// libcuda loads and then fails every call.
-var driverDirs = []string{
-	"/usr/lib/x86_64-linux-gnu",
-	"/usr/lib64",
-	"/usr/local/nvidia/lib64",
-	"/usr/lib/aarch64-linux-gnu",
-	"/usr/lib/wsl/lib",
-}
-
-// cudaCandidates lists the paths tried for libcuda.so.1, in order; the bare
-// soname means "ask the dynamic loader".
-func cudaCandidates() []string {
-	if p := os.Getenv(EnvLibCUDA); p != "" {
-		return []string{p}
-	}
-	out := []string{"libcuda.so.1"}
-	for _, d := range driverDirs {
-		out = append(out, filepath.Join(d, "libcuda.so.1"))
-	}
-	return out
-}
+// cudaCandidates lists the paths tried for libcuda.so.1, in order
+// (driverlib.Candidates).
+func cudaCandidates() []string { return driverlib.Candidates(EnvLibCUDA, "libcuda.so.1") }
 
 // nvrtcSonames are NVRTC's names, newest first (CUDA 11's soname is
 // libnvrtc.so.11.2).
@@ -106,39 +87,11 @@ func nvrtcCandidates() []string {
 	return out
 }
 
-// openLibrary dlopens the first candidate that loads. what names the
-// library in messages ("libcuda.so.1"), env the override variable.
+// openLibrary dlopens the first candidate that loads
+// (driverlib.Open). what names the library in messages ("libcuda.so.1"),
+// env the override variable.
 func openLibrary(pkg, what, env string, cands []string) (uintptr, string, error) {
-	var lastErr error
-	for _, p := range cands {
-		if filepath.IsAbs(p) {
-			if _, err := os.Stat(p); err != nil {
-				continue
-			}
-		}
-		h, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		return h, p, nil
-	}
-	if lastErr != nil {
-		return 0, "", fmt.Errorf("%s: %s could not be loaded (searched %s; last error: %v; set %s)", pkg, what, describe(cands), lastErr, env)
-	}
-	return 0, "", fmt.Errorf("%s: %s not found (searched %s; set %s)", pkg, what, describe(cands), env)
-}
-
-func describe(c []string) string {
-	parts := make([]string, len(c))
-	for i, p := range c {
-		if filepath.IsAbs(p) {
-			parts[i] = p
-		} else {
-			parts[i] = p + " through the dynamic loader"
-		}
-	}
-	return strings.Join(parts, ", ")
+	return driverlib.Open(pkg, what, env, cands)
 }
 
 // sym binds one C function: the first of names found wins. A required
