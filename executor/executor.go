@@ -96,6 +96,15 @@ type Executor interface {
 	// Wait blocks until a trial in flight ends and returns its outcome;
 	// it must not be called without a trial in flight.
 	Wait() Outcome
+	// Await blocks until a trial in flight ends, giving its outcome and
+	// true, or until the preparation of a slot still being prepared
+	// ends (Open), giving false and the slot (Outcome.Slot): it joined
+	// the run, and the driver has a free slot to give work to, where
+	// Wait would leave it idle until a trial ends (an energy run's first
+	// trial warms its GPU up for up to 90 s), or it failed and left (its
+	// share says why). It must not be called with no trial in flight
+	// and no slot being prepared.
+	Await() (Outcome, bool)
 	// Shares gives each slot's account so far, in slot order.
 	Shares() []Share
 	// SetAnchor makes every slot measure plan, the run's anchor, before
@@ -367,14 +376,35 @@ func (p *Pool) anchorDue(s *slot) *backend.Plan {
 	return nil
 }
 
-// Wait implements Executor. An error of Run that is not the plan's (not
-// a compile or binary error, and the context still live) is the slot's:
-// it comes back as a *SlotError.
+// Wait implements Executor: slots that join meanwhile are taken in.
 func (p *Pool) Wait() Outcome {
 	if p.inflight == 0 {
 		panic("executor: Wait without a trial in flight")
 	}
-	o := <-p.out
+	for {
+		if o, ok := p.Await(); ok {
+			return o
+		}
+	}
+}
+
+// Await implements Executor. An error of Run that is not the plan's (not
+// a compile or binary error, and the context still live) is the slot's:
+// it comes back as a *SlotError.
+func (p *Pool) Await() (Outcome, bool) {
+	if p.inflight == 0 && p.opening == 0 {
+		panic("executor: Await without a trial in flight or a slot being prepared")
+	}
+	var o Outcome
+	for received := false; !received; {
+		select {
+		case o = <-p.out:
+			received = true
+		case j := <-p.joins: // nil, never ready, before Open
+			p.join(j)
+			return Outcome{Slot: j.slot, GPU: p.slots[j.slot].share.GPU, Host: p.host}, false
+		}
+	}
 	p.inflight--
 	s := p.slots[o.Slot]
 	s.busy = false
@@ -390,13 +420,13 @@ func (p *Pool) Wait() Outcome {
 			se.Dropped, se.Last = true, p.Live() == 0
 		}
 		o.Err = se
-		return o
+		return o, true
 	}
 	if o.Err == nil {
 		s.failures = 0
 		s.share.Evaluated++
 	}
-	return o
+	return o, true
 }
 
 // slotFailure tells a slot's failure from the plan's own.

@@ -328,3 +328,35 @@ func TestPoolAnchor(t *testing.T) {
 		t.Errorf("anchors before trials %v (%d outcomes with one), want %s; %d evaluated", before, anchored, want, p.Shares()[0].Evaluated)
 	}
 }
+
+// Await gives a slot that joins while a trial is in flight at once (a
+// trial that warms a GPU up would otherwise hold it for a minute), and
+// the trial's outcome when it ends; Wait takes joins in and gives
+// outcomes only.
+func TestPoolAwaitJoin(t *testing.T) {
+	gs, _ := gates(2)
+	hold := make(chan struct{})
+	ps := []*prepGate{{gate: gs[0]}, {gate: gs[1], hold: hold}}
+	p := NewPool(ps[0], ps[1])
+	if err := p.Open(context.Background(), &backend.Problem{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if p.Free() != 1 {
+		t.Fatalf("free %d before slot 1 joins", p.Free())
+	}
+	p.Submit(context.Background(), Trial{ID: 1, Plan: &backend.Plan{}}) // slot 0: no answer yet
+	close(hold)
+	o, ended := p.Await()
+	if ended || o.Slot != 1 || o.GPU != "GPU-1" || p.Free() != 1 {
+		t.Fatalf("the join: %+v ended %v, free %d", o, ended, p.Free())
+	}
+	p.Submit(context.Background(), Trial{ID: 2, Plan: &backend.Plan{}}) // slot 1
+	gs[1].answers <- nil
+	if o, ended := p.Await(); !ended || o.Trial.ID != 2 || o.Slot != 1 {
+		t.Fatalf("trial 2: %+v ended %v", o, ended)
+	}
+	gs[0].answers <- nil
+	if o := p.Wait(); o.Trial.ID != 1 || o.Slot != 0 || p.Free() != 2 {
+		t.Fatalf("trial 1: %+v, free %d", o, p.Free())
+	}
+}

@@ -393,3 +393,44 @@ func TestWarmAll(t *testing.T) {
 		t.Errorf("%d evaluations of %d configurations (each once?), %d evaluated; two GPUs alone: %d", len(evs), len(keys), sum.Evaluated, two.Evaluated)
 	}
 }
+
+// lateGPU is a simulated GPU whose preparation takes prep and whose
+// first trial after the reference run (its second Run) takes first:
+// a GPU slow to open, and one whose first trial warms it up.
+type lateGPU struct {
+	*sim.Sim
+	prep, first time.Duration
+	runs        int
+}
+
+func (g *lateGPU) Prepare(ctx context.Context, p *backend.Problem) error {
+	time.Sleep(g.prep)
+	return g.Sim.Prepare(ctx, p)
+}
+
+func (g *lateGPU) Run(ctx context.Context, p *backend.Plan) (*backend.Result, error) {
+	if g.runs++; g.runs == 2 {
+		time.Sleep(g.first)
+	}
+	return g.Sim.Run(ctx, p)
+}
+
+// A GPU that is ready after the first has started a long trial measures
+// at once (executor.Pool.Await): while the first GPU's first trial takes
+// a second, the second GPU, ready after 100 ms, measures nearly all the
+// rest (with Wait it joined only when that trial ended: 53 of 112).
+func TestLateGPUMeasuresAtOnce(t *testing.T) {
+	f := newFixture(t)
+	d, _ := device.Lookup("h100_sxm")
+	slow := &lateGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01}), first: time.Second}
+	late := &lateGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 1}), prep: 100 * time.Millisecond}
+	defer slow.Close()
+	defer late.Close()
+	sum, err := runGPUs(t, f, nil, slow, late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := sum.GPUs; sum.Evaluated != validConfigs || g[1].Evaluated < validConfigs*9/10 {
+		t.Errorf("evaluated %d: the first GPU %d, the late one %d", sum.Evaluated, g[0].Evaluated, g[1].Evaluated)
+	}
+}

@@ -162,7 +162,10 @@ func (r *run) loop() (*Summary, error) {
 		}
 		stop = r.fill()
 		if r.inflight > 0 && stop == nil && r.ctx.Err() == nil {
-			out := r.ex.Wait()
+			out, ended := r.ex.Await()
+			if !ended {
+				continue // a GPU joined the run (or failed to): fill gives it work
+			}
 			if _, slot := errors.AsType[*executor.SlotError](out.Err); !slot && len(r.c.GPUs) > 0 {
 				// Over several GPUs the freed GPU takes the next queued
 				// configuration (proposed already) before this outcome is
