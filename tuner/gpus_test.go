@@ -395,12 +395,19 @@ func TestWarmAll(t *testing.T) {
 }
 
 // lateGPU is a simulated GPU whose preparation takes prep and whose
-// first trial after the reference run (its second Run) takes first:
-// a GPU slow to open, and one whose first trial warms it up.
+// first trial after the reference run (its second Run) waits for hold
+// (5 s at most; held says whether it had to give up) or, without hold,
+// takes first: a GPU slow to open, and one whose first trial warms it
+// up. release, where set, is closed after its releaseAfter-th trial.
 type lateGPU struct {
 	*sim.Sim
-	prep, first time.Duration
-	runs        int
+	prep, first  time.Duration
+	hold         chan struct{}
+	held         bool
+	release      chan struct{}
+	releaseAfter int
+	runs         int
+	keys         []string // the plans it ran, in order
 }
 
 func (g *lateGPU) Prepare(ctx context.Context, p *backend.Problem) error {
@@ -410,27 +417,66 @@ func (g *lateGPU) Prepare(ctx context.Context, p *backend.Problem) error {
 
 func (g *lateGPU) Run(ctx context.Context, p *backend.Plan) (*backend.Result, error) {
 	if g.runs++; g.runs == 2 {
+		if g.hold != nil {
+			select {
+			case <-g.hold:
+			case <-time.After(5 * time.Second):
+				g.held = true
+			}
+		}
 		time.Sleep(g.first)
 	}
+	if g.release != nil && g.runs == 1+g.releaseAfter {
+		close(g.release)
+	}
+	g.keys = append(g.keys, p.Key)
 	return g.Sim.Run(ctx, p)
 }
 
 // A GPU that is ready after the first has started a long trial measures
-// at once (executor.Pool.Await): while the first GPU's first trial takes
-// a second, the second GPU, ready after 100 ms, measures nearly all the
-// rest (with Wait it joined only when that trial ended: 53 of 112).
+// at once (executor.Pool.Await): the first GPU's first trial lasts until
+// the second GPU, ready after 100 ms, has measured 20 configurations
+// (with Wait that GPU joined only when that trial ended, after 5 s, and
+// measured none before).
 func TestLateGPUMeasuresAtOnce(t *testing.T) {
 	f := newFixture(t)
 	d, _ := device.Lookup("h100_sxm")
-	slow := &lateGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01}), first: time.Second}
-	late := &lateGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 1}), prep: 100 * time.Millisecond}
+	release := make(chan struct{})
+	slow := &lateGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01}), hold: release}
+	late := &lateGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 1}), prep: 100 * time.Millisecond, release: release, releaseAfter: 20}
 	defer slow.Close()
 	defer late.Close()
 	sum, err := runGPUs(t, f, nil, slow, late)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := sum.GPUs; sum.Evaluated != validConfigs || g[1].Evaluated < validConfigs*9/10 {
-		t.Errorf("evaluated %d: the first GPU %d, the late one %d", sum.Evaluated, g[0].Evaluated, g[1].Evaluated)
+	if slow.held || sum.Evaluated != validConfigs {
+		t.Errorf("the first GPU's first trial gave up waiting for the late GPU's 20 (%v); evaluated %d of %d", slow.held, sum.Evaluated, validConfigs)
+	}
+}
+
+// Under Config.WarmAll a GPU that joins while the first configuration
+// still warms the others up gets it too (warmOnFree): it warms up on
+// the configuration every GPU warms on, not on one of its own.
+func TestLateGPUWarmsWithTheOthers(t *testing.T) {
+	f := newFixture(t)
+	d, _ := device.Lookup("h100_sxm")
+	// The first GPU's first trial lasts until the late GPU has run its
+	// own first trial.
+	release := make(chan struct{})
+	first := &lateGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01}), hold: release}
+	late := &lateGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 1}), prep: 100 * time.Millisecond, release: release, releaseAfter: 1}
+	defer first.Close()
+	defer late.Close()
+	sum, err := runGPUs(t, f, func(c *Config) { c.WarmAll = true }, first, late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each ran the reference, then the first configuration.
+	if first.held || len(first.keys) < 2 || len(late.keys) < 2 || late.keys[1] != first.keys[1] {
+		t.Fatalf("first GPU ran %.3q (gave up waiting: %v), the late one %.3q", first.keys, first.held, late.keys)
+	}
+	if sum.Evaluated != validConfigs {
+		t.Errorf("evaluated %d, want %d", sum.Evaluated, validConfigs)
 	}
 }

@@ -164,7 +164,11 @@ func (r *run) loop() (*Summary, error) {
 		if r.inflight > 0 && stop == nil && r.ctx.Err() == nil {
 			out, ended := r.ex.Await()
 			if !ended {
-				continue // a GPU joined the run (or failed to): fill gives it work
+				// A GPU joined the run (or failed to): it warms up on the
+				// first configuration with the others, or fill gives it
+				// work.
+				r.warmOnFree()
+				continue
 			}
 			if _, slot := errors.AsType[*executor.SlotError](out.Err); !slot && len(r.c.GPUs) > 0 {
 				// Over several GPUs the freed GPU takes the next queued
@@ -273,17 +277,9 @@ func (r *run) submit(p *pending) {
 		// on it; the first to finish measures it for the run.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(r.ctx)
-		r.warm = &warmGroup{primary: p.trial, members: map[int]bool{p.trial: true}, cancel: cancel}
-		defer func() {
-			for r.ex.Free() > 0 {
-				r.trials++
-				r.warm.members[r.trials] = true
-				r.inflight++
-				c := *plan
-				c.Launches = slices.Clone(plan.Launches)
-				r.ex.Submit(ctx, executor.Trial{ID: r.trials, Index: p.index, Repeat: p.submitted - 1, Plan: &c})
-			}
-		}()
+		r.warm = &warmGroup{primary: p.trial, members: map[int]bool{p.trial: true}, cancel: cancel,
+			ctx: ctx, plan: plan, index: p.index, repeat: p.submitted}
+		defer r.warmOnFree()
 	}
 	r.ex.Submit(ctx, executor.Trial{ID: p.trial, Index: p.index, Repeat: p.submitted, Plan: plan})
 	p.submitted++

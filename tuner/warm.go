@@ -3,6 +3,7 @@ package tuner
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/gtune/gtune/backend"
@@ -18,6 +19,31 @@ type warmGroup struct {
 	members map[int]bool
 	taken   bool // a member's outcome was taken for the configuration
 	cancel  context.CancelFunc
+	// ctx, plan, index and repeat make a duplicate (warmOnFree).
+	ctx    context.Context
+	plan   *backend.Plan
+	index  int
+	repeat int
+}
+
+// warmOnFree gives every free GPU a duplicate of the warm group's
+// configuration while none of the group has been measured yet: the GPUs
+// free at the first submission, and a GPU that joins the run later
+// (executor.Pool.Await) while the others still warm up, which would
+// otherwise warm up on a configuration of its own.
+func (r *run) warmOnFree() {
+	g := r.warm
+	if g == nil || g.taken {
+		return
+	}
+	for r.ex.Free() > 0 {
+		r.trials++
+		g.members[r.trials] = true
+		r.inflight++
+		c := *g.plan
+		c.Launches = slices.Clone(g.plan.Launches)
+		r.ex.Submit(g.ctx, executor.Trial{ID: r.trials, Index: g.index, Repeat: g.repeat, Plan: &c})
+	}
 }
 
 // warmAll says whether the run's first submission goes to every GPU at
