@@ -433,20 +433,25 @@ func (g *lateGPU) Run(ctx context.Context, p *backend.Plan) (*backend.Result, er
 	return g.Sim.Run(ctx, p)
 }
 
+// lateGPUs are two simulated GPUs: the first holds its first trial until
+// the second, 100 ms slower to prepare, has run its release-th trial.
+func lateGPUs(t *testing.T, release int) (first, late *lateGPU) {
+	d, _ := device.Lookup("h100_sxm")
+	ch := make(chan struct{})
+	first = &lateGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01}), hold: ch}
+	late = &lateGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 1}), prep: 100 * time.Millisecond, release: ch, releaseAfter: release}
+	t.Cleanup(func() { first.Close(); late.Close() })
+	return first, late
+}
+
 // A GPU that is ready after the first has started a long trial measures
 // at once (executor.Pool.Await): the first GPU's first trial lasts until
 // the second GPU, ready after 100 ms, has measured 20 configurations
 // (with Wait that GPU joined only when that trial ended, after 5 s, and
 // measured none before).
 func TestLateGPUMeasuresAtOnce(t *testing.T) {
-	f := newFixture(t)
-	d, _ := device.Lookup("h100_sxm")
-	release := make(chan struct{})
-	slow := &lateGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01}), hold: release}
-	late := &lateGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 1}), prep: 100 * time.Millisecond, release: release, releaseAfter: 20}
-	defer slow.Close()
-	defer late.Close()
-	sum, err := runGPUs(t, f, nil, slow, late)
+	slow, late := lateGPUs(t, 20)
+	sum, err := runGPUs(t, newFixture(t), nil, slow, late)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,16 +464,10 @@ func TestLateGPUMeasuresAtOnce(t *testing.T) {
 // still warms the others up gets it too (warmOnFree): it warms up on
 // the configuration every GPU warms on, not on one of its own.
 func TestLateGPUWarmsWithTheOthers(t *testing.T) {
-	f := newFixture(t)
-	d, _ := device.Lookup("h100_sxm")
 	// The first GPU's first trial lasts until the late GPU has run its
 	// own first trial.
-	release := make(chan struct{})
-	first := &lateGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01}), hold: release}
-	late := &lateGPU{Sim: sim.New(d, sim.Options{Seed: 7, Noise: 0.01, Index: 1}), prep: 100 * time.Millisecond, release: release, releaseAfter: 1}
-	defer first.Close()
-	defer late.Close()
-	sum, err := runGPUs(t, f, func(c *Config) { c.WarmAll = true }, first, late)
+	first, late := lateGPUs(t, 1)
+	sum, err := runGPUs(t, newFixture(t), func(c *Config) { c.WarmAll = true }, first, late)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,9 +94,9 @@ func (w *worker) tryLoadFill() error {
 	return nil
 }
 
-// fillRandomDevice draws a Random fill f of t
-// into the device buffer at ptr (bytes long) on the GPU, and checks its
-// first and last streams against the host's draw. ok is false where it
+// fillRandomDevice draws a Random fill f of t into the device buffer at
+// ptr (bytes long) on the GPU, and checks its first and last streams
+// against the host's draw. ok is false where it
 // did not fill (a type the kernel lacks, no kernel, or a check that
 // failed: the caller fills on the host); err is a CUDA failure.
 func (w *worker) fillRandomDevice(ptr uint64, bytes int64, t elemType, f backend.Fill) (ok bool, err error) {
