@@ -396,12 +396,12 @@ func TestWarmAll(t *testing.T) {
 
 // lateGPU is a simulated GPU whose preparation takes prep and whose
 // first trial after the reference run (its second Run) waits for hold
-// (5 s at most; held says whether it had to give up) or, without hold,
-// takes first: a GPU slow to open, and one whose first trial warms it
-// up. release, where set, is closed after its releaseAfter-th trial.
+// (5 s at most; held says whether it had to give up): a GPU slow to
+// open, and one whose first trial lasts (an energy warm-up). release,
+// where set, is closed after its releaseAfter-th trial.
 type lateGPU struct {
 	*sim.Sim
-	prep, first  time.Duration
+	prep         time.Duration
 	hold         chan struct{}
 	held         bool
 	release      chan struct{}
@@ -416,15 +416,12 @@ func (g *lateGPU) Prepare(ctx context.Context, p *backend.Problem) error {
 }
 
 func (g *lateGPU) Run(ctx context.Context, p *backend.Plan) (*backend.Result, error) {
-	if g.runs++; g.runs == 2 {
-		if g.hold != nil {
-			select {
-			case <-g.hold:
-			case <-time.After(5 * time.Second):
-				g.held = true
-			}
+	if g.runs++; g.runs == 2 && g.hold != nil {
+		select {
+		case <-g.hold:
+		case <-time.After(5 * time.Second):
+			g.held = true
 		}
-		time.Sleep(g.first)
 	}
 	if g.release != nil && g.runs == 1+g.releaseAfter {
 		close(g.release)
