@@ -14,8 +14,16 @@
 #            (conv-cold, the first stage), then again (conv-warm)
 #   rodinia-1, rodinia-4  rodinia-4's brute force (2,916 plans), time
 #            only, on GPU 0 and on --devices all
+#   evict    takes the compiler's and the driver's libraries and the
+#            gtune programs out of the page cache (posix_fadvise
+#            DONTNEED, read-only for the files): the next run finds them
+#            as a fresh host does
+#   conv-old the conv run with $OLD (another gtune build), for a
+#            before/after on one host
+#   vadd-1, vadd-4  vector_add brute force with energy, the default
+#            thermal policy, on GPU 0 and on --devices all
 #   slurm    the same workload in the coordinated mode (tune --slurm)
-#            inside a one-node Slurm allocation with gres gpu:4: Debian
+#            inside a one-node Slurm allocation with gres gpu:<the host's GPUs>: Debian
 #            12's slurmctld, slurmd, slurm-client and munge carried as
 #            .deb files in $DEBS, unpacked into /opt/gtune-slurm (the
 #            plugins in their compiled-in folder), started as root
@@ -34,6 +42,7 @@ LIMIT=${LIMIT:-200}
 G=$(realpath "${GTUNE:-.bin/gtune}")
 ROOT=$(pwd)
 STAGES=${STAGES:-measure ex3 measure-again slurm} # run in this order
+BUDGET=${BUDGET:-100000} # seconds: a stage that would start later is skipped
 [ "${TRACE:-0}" = 1 ] && export GTUNE_TRACE=prepare,compile
 DEBS=$(realpath "${DEBS:-.debs}" 2>/dev/null)
 temps() { nvidia-smi --query-gpu=index,temperature.gpu,power.draw --format=csv,noheader | tr '\n' ';'; }
@@ -63,12 +72,35 @@ conv() { # name: convolution_milo (benchmark_hub, staged in .ext), a
   # random sample of 400 (seed 1), no compile cache, on every GPU
   timed "conv-$1" "$G" tune .ext/benchmark_hub/kernels/convolution_milo.json --backend cuda --devices all --strategy random_sample --seed 1 --max-evals 400 --no-compile-cache --no-progress --db "$RUNS/conv-$1.db"
 }
+conv_old() {
+  timed conv-old "$(realpath "$OLD")" tune .ext/benchmark_hub/kernels/convolution_milo.json --backend cuda --devices all --strategy random_sample --seed 1 --max-evals 400 --no-compile-cache --no-progress --db "$RUNS/conv-old.db"
+}
+evict() { # the page cache's copies of what a run loads
+  python3 - "$G" ${OLD:+"$(realpath "$OLD")"} /usr/local/cuda/lib64/libnvrtc* /usr/lib/x86_64-linux-gnu/libcuda.so* /usr/lib/x86_64-linux-gnu/libnvidia-ml.so* <<'PY' | tee -a "$SUMMARY"
+import os, sys
+n = 0
+for p in sys.argv[1:]:
+    try:
+        fd = os.open(p, os.O_RDONLY)
+    except OSError:
+        continue
+    n += os.fstat(fd).st_size
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+print(f"evict: {n >> 20} MiB of {len(sys.argv) - 1} files out of the page cache")
+PY
+}
+vadd() { # 1|4
+  local dev="--device 0"; [ "$1" = 4 ] && dev="--devices all"
+  timed "vadd-$1" "$G" tune $vadd --backend cuda $dev --energy --no-progress --db "$RUNS/vadd-$1.db"
+}
 rodinia() { # 1|4
   local dev="--device 0"; [ "$1" = 4 ] && dev="--devices all"
   timed "rodinia-$1" "$G" tune examples/workloads/rodinia-4.yaml --backend cuda $dev --no-compile-cache --no-progress --db "$RUNS/rodinia-$1.db"
 }
 slurm() ( # a subshell: its PATH and LD_LIBRARY_PATH stay in it
   SR=/opt/gtune-slurm
+  NG=$(ls /dev/nvidia[0-9]* | wc -l)
   SD=$RUNS/slurm
   mkdir -p "$SR" "$SD/state" "$SD/spool"
   echo "slurm: $(ls "$DEBS"/*.deb 2>/dev/null | wc -l) .deb files in ${DEBS:-(none)}" | tee -a "$SUMMARY"
@@ -100,9 +132,10 @@ slurm() ( # a subshell: its PATH and LD_LIBRARY_PATH stay in it
   # No cgroup v2 in a container without systemd: v1, which task/none
   # and proctrack/linuxproc never use, lets slurmd start.
   echo "CgroupPlugin=cgroup/v1" > "$SD/cgroup.conf"
-  cat > "$SD/gres.conf" <<CONF
-NodeName=n1 Name=gpu File=/dev/nvidia[0-3]
-CONF
+  # One line per GPU device file this container has (a host's GPUs
+  # need not be /dev/nvidia0..).
+  for d in /dev/nvidia[0-9]*; do echo "NodeName=n1 Name=gpu File=$d"; done > "$SD/gres.conf"
+  cat "$SD/gres.conf" | tee -a "$SUMMARY"
   cat > "$SLURM_CONF" <<CONF
 ClusterName=gtunegpu
 SlurmctldHost=localhost(127.0.0.1)
@@ -129,7 +162,7 @@ JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 SlurmdParameters=config_overrides
-NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=16818 CPUs=$(nproc) RealMemory=100000 Gres=gpu:4 State=UNKNOWN
+NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=16818 CPUs=$(nproc) RealMemory=100000 Gres=gpu:$NG State=UNKNOWN
 PartitionName=gpu Nodes=n1 Default=YES MaxTime=INFINITE State=UP
 CONF
   slurmctld -c -f "$SLURM_CONF" > "$SD/ctld.out" 2>&1
@@ -140,23 +173,42 @@ CONF
     sleep 0.5
   done
   echo "slurm up: $up; $(timeout 3 sinfo 2>&1 | tail -1)" | tee -a "$SUMMARY"
-  if [ $up = yes ]; then
-    timed ex3-slurm salloc -N 1 --ntasks-per-node=4 --gpus-per-node=4 --no-kill "$G" tune "$RUNS/ex3.yaml" --backend cuda --slurm --gpus-per-node 4 --energy=false --no-compile-cache --no-progress --db "$RUNS/ex3-slurm.db"
+  if [ $up = yes ] && [ "${SLURM_PROBE:-0}" = 1 ]; then
+    # Two one-GPU steps at once, as gtune starts its workers: does the
+    # second start while the first runs? Allocations by --gpus-per-node
+    # (salloc exports SLURM_GPUS_PER_NODE, which srun reads) and --gres.
+    probe() { # name alloc-options step-prefix step-options
+      echo "--- probe $1" | tee -a "$SUMMARY"
+      timeout 40 salloc -N 1 --ntasks-per-node=$NG $2 --no-kill bash -c "
+        for i in 1 2; do $3 srun --nodes=1 --ntasks=1 --exact --cpus-per-task=1 $4 --unbuffered bash -c 'echo step \$SLURM_STEP_ID at \$(date +%s.%N) CUDA_VISIBLE_DEVICES=\$CUDA_VISIBLE_DEVICES; sleep 4' & done; wait; env | grep -E '^SLURM_(GPUS|GRES|TRES)'" 2>&1 | grep -v 'salloc: \(Granted\|Relinquishing\)' | tail -n 8 | tee -a "$SUMMARY"
+    }
+    probe gpn-plain "--gpus-per-node=$NG" "" "--gpus-per-task=1"
+    probe gpn-explicit "--gpus-per-node=$NG" "" "--gpus-per-node=1 --gpus-per-task=1"
+    probe gpn-unset "--gpus-per-node=$NG" "env -u SLURM_GPUS_PER_NODE" "--gpus-per-task=1"
+    probe gres-plain "--gres=gpu:$NG" "" "--gpus-per-task=1"
+    probe gres-unset "--gres=gpu:$NG" "env -u SLURM_GPUS_PER_NODE -u SLURM_GRES -u SLURM_TRES_PER_NODE" "--gpus-per-task=1"
+  elif [ $up = yes ]; then
+    timed ex3-slurm salloc -N 1 --ntasks-per-node=$NG --gpus-per-node=$NG --no-kill "$G" tune "$RUNS/ex3.yaml" --backend cuda --slurm --gpus-per-node $NG --energy=false --no-compile-cache --no-progress --db "$RUNS/ex3-slurm.db"
   else
     tail -n 5 "$SD"/*.log "$SD"/*.out 2>&1 | tee -a "$SUMMARY"
   fi
   timeout 5 scancel --user=root 2>/dev/null
   for f in "$SD"/slurmd.pid "$SD"/slurmctld.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
 )
+T0=$(date +%s)
 for st in $STAGES; do
+  if [ $(( $(date +%s) - T0 )) -gt "$BUDGET" ]; then echo "=== $st: skipped (past BUDGET=$BUDGET s)" | tee -a "$SUMMARY"; continue; fi
   case $st in
+  evict) evict ;;
+  conv-old) conv_old ;;
+  vadd-1) vadd 1 ;;
+  vadd-4) vadd 4 ;;
   measure) measure cold ;;
   measure-again) measure warm ;;
   ex3) ex3_1; ex3_4 ;;
   ex3-1) ex3_1 ;;
   ex3-4) ex3_4 ;;
-  conv-cold) conv cold ;;
-  conv-warm) conv warm ;;
+  conv-*) conv "${st#conv-}" ;; # conv-cold, conv-warm, conv-evicted, ...
   rodinia-1) rodinia 1 ;;
   rodinia-4) rodinia 4 ;;
   slurm) slurm ;;

@@ -113,3 +113,19 @@ func cmpSet(dst *string, v string) {
 		*dst = v
 	}
 }
+
+// A real GPU's worker step asks for one GPU and drops the allocation's
+// GPU counts that srun would read from its environment (each step took
+// every GPU of the node with them); a simulated one asks for none.
+func TestStepCommand(t *testing.T) {
+	got := strings.Join(stepCommand("/opt/slurm/bin/srun", false), " ")
+	want := "env -u SLURM_GPUS_PER_NODE -u SLURM_GPUS -u SLURM_GPUS_PER_SOCKET /opt/slurm/bin/srun --nodes=1 --ntasks=1 --exact --cpus-per-task=1 --unbuffered --quiet --kill-on-bad-exit=1 --job-name=gtune-gpu --gpus-per-task=1"
+	if got != want {
+		t.Errorf("real GPU step:\n got %s\nwant %s", got, want)
+	}
+	got = strings.Join(stepCommand("srun", true), " ")
+	want = "srun --nodes=1 --ntasks=1 --exact --cpus-per-task=1 --unbuffered --quiet --kill-on-bad-exit=1 --job-name=gtune-gpu"
+	if got != want {
+		t.Errorf("simulated step:\n got %s\nwant %s", got, want)
+	}
+}

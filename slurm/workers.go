@@ -140,12 +140,8 @@ func OpenWorkers(ctx context.Context, log io.Writer, f WorkerOptions) (backend.B
 	if w.exe, err = os.Executable(); err != nil {
 		return nil, nil, err
 	}
-	// --unbuffered: srun otherwise holds a task's output until a newline, and
-	// the protocol is binary.
-	w.srun = []string{f.Srun, "--nodes=1", "--ntasks=1", "--exact", "--cpus-per-task=1", "--unbuffered", "--quiet", "--kill-on-bad-exit=1", "--job-name=gtune-gpu"}
-	if !w.simulated {
-		w.srun = append(w.srun, "--gpus-per-task=1")
-	} else {
+	w.srun = stepCommand(f.Srun, w.simulated)
+	if w.simulated {
 		d, o, err := registry.SimOptions(f.Sim)
 		if err != nil {
 			return nil, nil, err
@@ -193,6 +189,25 @@ func OpenWorkers(ctx context.Context, log io.Writer, f WorkerOptions) (backend.B
 		}
 	}
 	return be, out[1:], nil
+}
+
+// stepCommand is the command that starts one GPU worker as a job step of
+// one task: srun, its options, then the worker's command line is
+// appended. --unbuffered: srun otherwise holds a task's output until a
+// newline, and the protocol is binary. A real GPU's step asks for one GPU
+// (--gpus-per-task=1) and runs without the allocation's GPU counts in its
+// environment: salloc and sbatch export --gpus-per-node as
+// SLURM_GPUS_PER_NODE (--gpus as SLURM_GPUS), srun reads them as its own
+// options, and each step then took every GPU of the node, so the second
+// worker's step waited for the first to end ("step creation temporarily
+// disabled"; seen on a node of two H100s, BENCHMARKS.md "Slurm on the GPU
+// host").
+func stepCommand(srun string, simulated bool) []string {
+	cmd := []string{srun, "--nodes=1", "--ntasks=1", "--exact", "--cpus-per-task=1", "--unbuffered", "--quiet", "--kill-on-bad-exit=1", "--job-name=gtune-gpu"}
+	if simulated {
+		return cmd
+	}
+	return append(append([]string{"env", "-u", "SLURM_GPUS_PER_NODE", "-u", "SLURM_GPUS", "-u", "SLURM_GPUS_PER_SOCKET"}, cmd...), "--gpus-per-task=1")
 }
 
 // workers is how OpenWorkers starts each GPU worker: srun's command

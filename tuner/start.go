@@ -133,6 +133,11 @@ func start(ctx context.Context, c Config) (*run, error) {
 	problem.Energy = req.Energy
 	pool, hasPool := backend.Capability[compilePool](c.Backend)
 	c.CompileWorkers = compileWorkers(c, pool, hasPool, req.Energy)
+	if s, ok := backend.Capability[processStarter](c.Backend); ok {
+		// The compile processes start while the GPUs open and warm up;
+		// no more than the run can keep busy (the reference included).
+		s.Start(min(c.CompileWorkers, (maxEvals+1)*max(1, len(problem.Kernels))))
+	}
 	// The look-ahead: configurations proposed and not yet told. Twice
 	// the compilations in flight keeps the pool busy while the GPU
 	// measures; a run's told order depends on it (RecordedOrder). With
@@ -373,6 +378,10 @@ func gpuShares(c Config) ([]GPUShare, error) {
 // compilePool is a backend that compiles in worker processes
 // (compileproc.Backend).
 type compilePool interface{ Stats() compileproc.Stats }
+
+// processStarter is a compile pool whose processes can start before the
+// first compilation (compileproc.Backend.Start).
+type processStarter interface{ Start(n int) <-chan struct{} }
 
 // DefaultInFlight is Config.InFlight on a backend that compiles. On an
 // H200, 25 evaluations of benchmark_hub's convolution, every

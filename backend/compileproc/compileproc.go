@@ -55,6 +55,16 @@ type Remote interface {
 	CompileTask(j *backend.Job) (Task, error)
 }
 
+// Warmer is a Remote that can load its compiler into a process before
+// the first configuration needs it (Backend.Start): WarmTask is a
+// compilation whose result is discarded (ok false where there is none
+// yet), CompilerFiles the files the compiler loads (absolute paths),
+// read once, in order, before the processes start.
+type Warmer interface {
+	WarmTask() (t Task, ok bool)
+	CompilerFiles() []string
+}
+
 // Func performs a Task's compilation from its payload, in the worker.
 // Errors: *backend.CompileError when the compiler rejects the kernel;
 // another error when the compiler cannot be used at all.
@@ -200,7 +210,8 @@ type Backend struct {
 	closed bool
 
 	compiled atomic.Int64
-	vouched  atomic.Bool // Works: the compiler is known to work
+	started  atomic.Int64 // processes started, by Start and Compile
+	vouched  atomic.Bool  // Works: the compiler is known to work
 	crashes  atomic.Int64
 	timeouts atomic.Int64
 	peakKiB  atomic.Int64
@@ -243,11 +254,12 @@ type Stats struct {
 	Processes                   int
 	Compiled, Crashes, Timeouts int64
 	PeakRSSKiB                  int64
+	Started                     int64 // processes started, Start's included
 }
 
 // Stats reports the pool's counters so far.
 func (b *Backend) Stats() Stats {
-	return Stats{b.opts.Processes, b.compiled.Load(), b.crashes.Load(), b.timeouts.Load(), b.peakKiB.Load()}
+	return Stats{b.opts.Processes, b.compiled.Load(), b.crashes.Load(), b.timeouts.Load(), b.peakKiB.Load(), b.started.Load()}
 }
 
 // Since is s less the counters of an earlier snapshot (the size and the
@@ -256,7 +268,94 @@ func (s Stats) Since(earlier Stats) Stats {
 	s.Compiled -= earlier.Compiled
 	s.Crashes -= earlier.Crashes
 	s.Timeouts -= earlier.Timeouts
+	s.Started -= earlier.Started
 	return s
+}
+
+// Start starts up to n of the pool's processes now, in the background,
+// so that their start (the program, the compiler's libraries, a first
+// compilation) overlaps the run's opening (the GPUs' preparation, an
+// energy run's warm-up) instead of delaying its first compilations.
+// Where the wrapped backend is a Warmer, the compiler's files are first
+// read once, in order, so that the processes find them in the page
+// cache: on a fresh host of four H100s, 64 processes that each faulted
+// NVRTC in page by page, all at once, waited about 25 s for their first
+// compilation (BENCHMARKS.md, "A cold host"). Each process then compiles
+// the WarmTask, its result discarded. A process that fails to start or
+// to warm up is dropped: Compile starts another and says what went
+// wrong. Start takes only free places of the pool (none where
+// compilations hold them all) and returns at once; the channel is closed
+// when every process it started is ready (or dropped). A Compile
+// meanwhile waits for one of them or starts one in a remaining place.
+func (b *Backend) Start(n int) <-chan struct{} {
+	done := make(chan struct{})
+	got := 0
+reserve:
+	for got < min(n, b.opts.Processes) {
+		select {
+		case b.slots <- struct{}{}:
+			got++
+		default:
+			break reserve
+		}
+	}
+	go func() {
+		defer close(done)
+		if got == 0 {
+			return
+		}
+		t0 := time.Now()
+		var task Task
+		warm := false
+		if w, ok := b.remote.(Warmer); ok {
+			read := readFiles(w.CompilerFiles())
+			trace.Step("compile", "compile processes", fmt.Sprintf("the compiler's files read (%d MiB), of", read>>20), t0)
+			task, warm = w.WarmTask()
+		}
+		var wg sync.WaitGroup
+		for range got {
+			wg.Go(func() {
+				defer func() { <-b.slots }()
+				b.startWarm(task, warm)
+			})
+		}
+		wg.Wait()
+		trace.Step("compile", "compile processes", fmt.Sprintf("%d started (warm-up compilation: %v), of", got, warm), t0)
+	}()
+	return done
+}
+
+// startWarm starts one process for the pool, compiles task in it where
+// warm, and leaves it idle; a process that fails is dropped.
+func (b *Backend) startWarm(task Task, warm bool) {
+	p, err := b.startProc()
+	if err != nil {
+		return
+	}
+	if warm {
+		var rep reply
+		if err := p.Call(context.Background(), &request{Task: task}, &rep, b.opts.Timeout); err != nil || rep.Err != "" {
+			b.drop(p)
+			return
+		}
+	}
+	b.put(p)
+}
+
+// readFiles reads each file to its end and returns the bytes read; a
+// file that cannot be read is skipped (the compiler then says why).
+func readFiles(paths []string) int64 {
+	var total int64
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		n, _ := io.Copy(io.Discard, f)
+		f.Close()
+		total += n
+	}
+	return total
 }
 
 // Compile compiles j in a worker process, waiting for a free one. Errors:
@@ -348,11 +447,27 @@ func (b *Backend) take() (p *workerproc.Proc, fresh bool, err error) {
 		return p, false, nil
 	}
 	b.mu.Unlock()
-	env := append(os.Environ(), b.opts.Env...)
-	if p, err = workerproc.Start(b.opts.Executable, []string{WorkerArg}, env, b.opts.Stderr); err != nil {
-		return nil, false, fmt.Errorf("compileproc: %w", err)
+	if p, err = b.startProc(); err != nil {
+		return nil, false, err
 	}
 	return p, true, nil
+}
+
+// startProc starts a worker process.
+func (b *Backend) startProc() (*workerproc.Proc, error) {
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return nil, errors.New("compileproc: Compile on a closed backend")
+	}
+	env := append(os.Environ(), b.opts.Env...)
+	p, err := workerproc.Start(b.opts.Executable, []string{WorkerArg}, env, b.opts.Stderr)
+	if err != nil {
+		return nil, fmt.Errorf("compileproc: %w", err)
+	}
+	b.started.Add(1)
+	return p, nil
 }
 
 func (b *Backend) put(p *workerproc.Proc) {

@@ -249,3 +249,66 @@ func TestSize(t *testing.T) {
 		}
 	}
 }
+
+// warmBackend is testBackend with a warm-up task of the test compiler
+// kind (compileproc.Warmer) and a file of the compiler's to read.
+type warmBackend struct {
+	testBackend
+	kind, file string
+}
+
+func (b warmBackend) WarmTask() (compileproc.Task, bool) {
+	return compileproc.Task{Kind: b.kind, Key: "warm-up"}, true
+}
+
+func (b warmBackend) CompilerFiles() []string { return []string{b.file, "/no/such/file"} }
+
+// Start starts the pool's processes before the first compilation and
+// warms them up; the compilations after it run in them, none starting a
+// process of its own. A process whose warm-up fails is dropped, and a
+// compilation starts another in its place.
+func TestStartWarmsProcesses(t *testing.T) {
+	lib := t.TempDir() + "/libcompiler.so"
+	if err := os.WriteFile(lib, make([]byte, 3<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := wrap(t, warmBackend{testBackend{newSim(t)}, "pid", lib}, compileproc.Options{Processes: 2})
+	<-b.Start(5)
+	if st := b.Stats(); st.Started != 2 || st.Compiled != 0 {
+		t.Fatalf("after Start(5) on a pool of 2: %+v, want 2 started and nothing compiled", st)
+	}
+	pids := map[string]bool{}
+	for i := range 4 {
+		bin, err := b.Compile(context.Background(), job(fmt.Sprintf("pid:%d", i), work))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids[bin.Log] = true
+	}
+	if st := b.Stats(); st.Started != 2 || st.Compiled != 4 || len(pids) != 1 {
+		t.Fatalf("4 compilations after Start: %+v, %d processes compiled; want 2 started, 1 used", st, len(pids))
+	}
+
+	broken := wrap(t, warmBackend{testBackend{newSim(t)}, "exit", lib}, compileproc.Options{Processes: 3})
+	<-broken.Start(2)
+	if _, err := broken.Compile(context.Background(), job("pid:a", work)); err != nil {
+		t.Fatal(err)
+	}
+	if st := broken.Stats(); st.Started != 3 || st.Crashes != 0 || st.Compiled != 1 {
+		t.Fatalf("warm-ups that died: %+v, want 3 started (2 dropped), no crash counted, 1 compiled", st)
+	}
+}
+
+// Start takes only free places: with every place compiling, it starts
+// nothing.
+func TestStartTakesFreePlacesOnly(t *testing.T) {
+	b := wrap(t, testBackend{newSim(t)}, compileproc.Options{Processes: 1, Timeout: 2 * time.Second})
+	go b.Compile(context.Background(), job("hang:a", work))
+	for b.Stats().Started == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	<-b.Start(4)
+	if st := b.Stats(); st.Started != 1 {
+		t.Fatalf("Start with the pool's one place compiling: %+v, want only the compilation's process", st)
+	}
+}

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -358,6 +359,77 @@ func init() {
 		}
 		return Compile(ctx, r)
 	})
+}
+
+var _ compileproc.Warmer = (*Backend)(nil)
+
+// warmSource is the kernel a compile process compiles before the run's
+// first configuration (WarmTask): empty, so that its time is NVRTC's
+// loading and first use.
+const warmSource = `extern "C" __global__ void gtune_warm() {}`
+
+// WarmTask is compileproc.Warmer: an empty kernel compiled for this GPU's
+// architecture, which loads NVRTC and its builtins into a compile
+// process. ok is false before the GPU is known.
+func (b *Backend) WarmTask() (compileproc.Task, bool) {
+	b.pmu.RLock()
+	dev := b.dev
+	b.pmu.RUnlock()
+	if dev.ComputeMajor == 0 {
+		return compileproc.Task{}, false
+	}
+	r := CompileRequest{Source: warmSource, SourceName: "gtune_warm.cu", KernelName: "gtune_warm", ComputeMajor: dev.ComputeMajor, ComputeMinor: dev.ComputeMinor}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&r); err != nil {
+		return compileproc.Task{}, false
+	}
+	return compileproc.Task{Kind: taskKind, Key: "warm-up", Payload: buf.Bytes()}, true
+}
+
+// CompilerFiles is compileproc.Warmer: the NVRTC libraries this process
+// loaded, the builtins library beside each (loaded at the first
+// compilation), and this program (the compile processes' executable).
+// Nil where NVRTC cannot be loaded.
+func (b *Backend) CompilerFiles() []string {
+	if _, err := loadNVRTC(); err != nil {
+		return nil
+	}
+	maps, _ := os.ReadFile("/proc/self/maps")
+	exe, _ := os.Executable()
+	return compilerFiles(string(maps), exe)
+}
+
+// compilerFiles lists, from a /proc/<pid>/maps text, each mapped NVRTC
+// library (a file whose name starts libnvrtc) and the libnvrtc-builtins
+// files of its folder, then exe; each file once, symbolic links
+// resolved.
+func compilerFiles(maps, exe string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for line := range strings.Lines(maps) {
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.HasPrefix(filepath.Base(f[5]), "libnvrtc") {
+			continue
+		}
+		add(f[5])
+		m, _ := filepath.Glob(filepath.Join(filepath.Dir(f[5]), "libnvrtc-builtins.so*"))
+		for _, p := range m {
+			add(p)
+		}
+	}
+	if exe != "" {
+		add(exe)
+	}
+	return out
 }
 
 var _ compileproc.Remote = (*Backend)(nil)
