@@ -19,10 +19,15 @@ type Profile struct {
 	UUID   string `json:"uuid,omitempty"`
 	Driver string `json:"driver,omitempty"`
 	// Source says where the figures come from: "measured" (microbenchmarks
-	// on the GPU), "simulated" (microbenchmarks on the simulated GPU) or
+	// on the GPU), "simulated" (microbenchmarks on the simulated GPU),
 	// "specification" (SpecProfile: the device database's figures and
-	// the architecture's per-SM rates, nothing measured).
+	// the architecture's per-SM rates, nothing measured), or
+	// SourceDerivedFamily / SourceDerivedOther (DeriveProfile: measured
+	// profiles of other GPUs scaled by this one's specifications).
 	Source string `json:"source"`
+	// DerivedFrom lists the device ids and UUIDs of the measured profiles
+	// a derived profile comes from.
+	DerivedFrom []string `json:"derived_from,omitempty"`
 	Date   string `json:"date,omitempty"` // RFC 3339, when measured
 	// SMClockMHz and MemClockMHz are the clocks observed while measuring
 	// (the specification's highest clocks for SpecProfile).

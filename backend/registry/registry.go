@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gtune/gtune/backend"
@@ -214,7 +216,11 @@ func SimulatedGPU(id string, s *spec.Spec) (*device.Description, error) {
 
 // Profiles gives each device's profile for projection: the newest one
 // gtune probe measured in the database at path (read-only; an absent or
-// empty file holds none), else its specifications' (model.SpecProfile).
+// empty file holds none); else one derived from the profiles measured
+// there of other GPUs, its architecture's where there are any
+// (model.DeriveProfile: a specification profile beside a measured one
+// ranked the kind of profile, not the GPU); else its specifications'
+// (model.SpecProfile).
 // Errors: a database that cannot be read (bad input), a stored profile
 // that does not decode.
 func Profiles(path string, devs []*device.Description) ([]model.Profile, error) {
@@ -229,16 +235,27 @@ func Profiles(path string, devs []*device.Description) ([]model.Profile, error) 
 			return nil, err
 		}
 	}
+	stored := map[string]model.Profile{}
+	var family []model.Measured
+	for id, m := range measured {
+		var p model.Profile
+		if err := json.Unmarshal(m.JSON, &p); err != nil {
+			return nil, fmt.Errorf("%s: device profile %d of %s: %v", path, m.ID, id, err)
+		}
+		stored[id] = p
+		if d, err := device.Lookup(id); err == nil && p.Source == "measured" {
+			family = append(family, model.Measured{Profile: p, Device: d})
+		}
+	}
+	// Map order must not decide a median's ties.
+	slices.SortFunc(family, func(a, b model.Measured) int { return strings.Compare(a.Device.ID, b.Device.ID) })
 	out := make([]model.Profile, len(devs))
 	for i, d := range devs {
-		out[i] = model.SpecProfile(d)
-		if m, ok := measured[d.ID]; ok {
-			var p model.Profile
-			if err := json.Unmarshal(m.JSON, &p); err != nil {
-				return nil, fmt.Errorf("%s: device profile %d of %s: %v", path, m.ID, d.ID, err)
-			}
+		if p, ok := stored[d.ID]; ok {
 			out[i] = p
+			continue
 		}
+		out[i], _ = model.DeriveProfile(d, family)
 	}
 	return out, nil
 }

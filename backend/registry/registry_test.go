@@ -2,6 +2,8 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/gtune/gtune/internal/badinput"
 	"github.com/gtune/gtune/model"
 	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/store"
 )
 
 func loadSpec(t *testing.T) *spec.Spec {
@@ -107,5 +110,49 @@ func TestOpenModel(t *testing.T) {
 	same, err := WithCompileProcesses(be, -1, 0)
 	if err != nil || same != be {
 		t.Errorf("compile processes for a simulated GPU: %v, %v", same, err)
+	}
+}
+
+// A GPU measured in the database gets its measured profile; one of its
+// architecture that was not, a profile derived from it; one of another
+// architecture, a profile derived across architectures; a simulated
+// probe derives nothing.
+func TestProfilesDerived(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := os.ReadFile(filepath.Join("..", "..", "model", "testdata", "profiles", "h100_sxm-e9a9f68b-1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, _ := json.Marshal(model.Profile{Device: "rtx_a4000", Source: "simulated", FP32GFLOPS: 1})
+	for _, p := range []*store.Profile{{Device: "h100_sxm", Source: "measured", JSON: js}, {Device: "rtx_a4000", Source: "simulated", JSON: sim}} {
+		if err := db.AddProfile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	var devs []*device.Description
+	for _, id := range []string{"h100_sxm", "h200", "a100_40gb"} {
+		d, err := device.Lookup(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		devs = append(devs, d)
+	}
+	ps, err := Profiles(path, devs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"measured", model.SourceDerivedFamily, model.SourceDerivedOther}
+	for i, p := range ps {
+		if p.Source != want[i] || (i > 0 && (len(p.DerivedFrom) != 1 || !strings.HasPrefix(p.DerivedFrom[0], "h100_sxm GPU-e9a9f68b"))) {
+			t.Errorf("%s: source %q from %q, want %q from the H100", devs[i].ID, p.Source, p.DerivedFrom, want[i])
+		}
+	}
+	if ps[1].Memory[0].ReadGBs < 3000 {
+		t.Errorf("h200 loads at one block per SM %.0f GB/s: the H100's measured curve was not scaled", ps[1].Memory[0].ReadGBs)
 	}
 }
