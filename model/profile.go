@@ -28,7 +28,7 @@ type Profile struct {
 	// DerivedFrom lists the device ids and UUIDs of the measured profiles
 	// a derived profile comes from.
 	DerivedFrom []string `json:"derived_from,omitempty"`
-	Date   string `json:"date,omitempty"` // RFC 3339, when measured
+	Date        string   `json:"date,omitempty"` // RFC 3339, when measured
 	// SMClockMHz and MemClockMHz are the clocks observed while measuring
 	// (the specification's highest clocks for SpecProfile).
 	SMClockMHz  float64 `json:"sm_clock_mhz"`
