@@ -617,10 +617,12 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 			b.c.GlobalLoadRequests++
 			b.c.GlobalLoadSectors += int64(distinct)
 			b.c.GlobalLoadBytes += bytes
+			b.loaded = footprint(sectors, b.loaded)
 		} else {
 			b.c.GlobalStoreRequests++
 			b.c.GlobalStoreSectors += int64(distinct)
 			b.c.GlobalStoreBytes += bytes
+			b.stored = footprint(sectors, b.stored)
 		}
 	case "shared":
 		// The most distinct words any one of the 32 banks serves.
@@ -680,8 +682,35 @@ func spaceOf(s string) int {
 // otherwise they are sorted first.
 func bankWays(words []uint64) int {
 	if !slices.IsSorted(words) {
-		slices.Sort(words)
+		// Few distinct words per bank (a warp's request: 2-way for
+		// matmul's tiles): each bank's kept in a small array, the sort
+		// only where a bank sees more.
+		var seen [32][4]uint64
+		var n [32]int
+		ways := 0
+	words:
+		for _, wd := range words {
+			bk := wd % 32
+			for _, x := range seen[bk][:n[bk]] {
+				if x == wd {
+					continue words
+				}
+			}
+			if n[bk] == len(seen[bk]) {
+				slices.Sort(words)
+				return sortedBankWays(words)
+			}
+			seen[bk][n[bk]] = wd
+			n[bk]++
+			ways = max(ways, n[bk])
+		}
+		return ways
 	}
+	return sortedBankWays(words)
+}
+
+// sortedBankWays is bankWays of ascending words.
+func sortedBankWays(words []uint64) int {
 	var per [32]int
 	ways := 0
 	for i, wd := range words {
@@ -692,6 +721,17 @@ func bankWays(words []uint64) int {
 		ways = max(ways, per[wd%32])
 	}
 	return ways
+}
+
+// footprint appends the distinct sectors of a request (sorted by
+// countDistinct) to the block's.
+func footprint(sectors []uint64, block []uint64) []uint64 {
+	for i, x := range sectors {
+		if i == 0 || x != sectors[i-1] {
+			block = append(block, x)
+		}
+	}
+	return block
 }
 
 // countDistinct sorts xs (unless it is sorted already, as a coalesced

@@ -17,3 +17,20 @@ func BenchmarkMatmulBlock(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMatmulSample is JobWork's sample of matmul at WIDTH 4096
+// (DefaultSampleBlocks, DefaultSampleInstructions: 2 blocks of 10.0
+// million thread instructions each).
+func BenchmarkMatmulSample(b *testing.B) {
+	t := &testing.T{}
+	k := kernel(t, "matmul_16_16_2_2.ptx", "matmul_kernel")
+	const n = 4096
+	for b.Loop() {
+		c, err := k.EmulateSample(Launch{Grid: [3]int{n / 32, n / 32}, Block: [3]int{16, 16},
+			Args: []Arg{{Buffer: floats("C", n*n, nil)}, {Buffer: floats("A", n*n, func(i int64) float32 { return 1 })}, {Buffer: floats("B", n*n, func(i int64) float32 { return 2 })}}},
+			DefaultSampleBlocks, DefaultSampleInstructions)
+		if err != nil || c.Blocks != 2 {
+			b.Fatal(c.Blocks, err)
+		}
+	}
+}

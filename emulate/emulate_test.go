@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -290,5 +291,70 @@ func TestMulHi(t *testing.T) {
 	// ⌊(2^64-1)/3 - 2/2^64⌋ = (2^64-1)/3 - 1.
 	if int64(got[0]) != -2 || got[8] != 6148914691236517204 {
 		t.Errorf("signed %d, unsigned %d", int64(got[0]), got[8])
+	}
+}
+
+// The stencil's footprint, hand-counted: a block of 32×8 at (3,5) reads
+// sectors 11..16 of each of its 8 rows (its ±1 shifts reach one sector
+// either side) and 12..15 of the rows above and below: 56 distinct
+// sectors of the 176 it requests; the next block in x (columns 128..159)
+// shares one sector of each of its rows' neighbours, so the two together
+// read 96 distinct sectors, not 112. The stores have no reuse. A budget
+// of one instruction still runs a second block; a sample never runs past
+// the grid.
+func TestStencilFootprint(t *testing.T) {
+	k := kernel(t, "stencil_32_8.ptx", "stencil_kernel")
+	const w, h = 32768, 16384
+	launch := func() Launch {
+		return Launch{Grid: [3]int{w / 32, h / 8}, Block: [3]int{32, 8}, BlockIdx: [3]int{3, 5},
+			Args: []Arg{{Buffer: floats("x_new", w*h, nil)}, {Buffer: floats("x_old", w*h, func(i int64) float32 { return 1 })}}}
+	}
+	one, err := k.Emulate(launch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Blocks != 1 || one.LoadFootprint != 56 || one.SampleLoadFootprint != 56 || one.StoreFootprint != 32 || one.GlobalLoadSectors != 176 {
+		t.Errorf("one block: %d blocks, footprint %d (sample %d), stores %d, requested %d; want 1, 56, 56, 32, 176",
+			one.Blocks, one.LoadFootprint, one.SampleLoadFootprint, one.StoreFootprint, one.GlobalLoadSectors)
+	}
+	two, err := k.EmulateSample(launch(), 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if two.Blocks != 2 || two.LoadFootprint != 112 || two.SampleLoadFootprint != 96 || two.StoreFootprint != 64 || two.SampleStoreFootprint != 64 || two.GlobalLoadSectors != 352 {
+		t.Errorf("two blocks: %d blocks, footprint %d (sample %d), stores %d (sample %d), requested %d; want 2, 112, 96, 64, 64, 352",
+			two.Blocks, two.LoadFootprint, two.SampleLoadFootprint, two.StoreFootprint, two.SampleStoreFootprint, two.GlobalLoadSectors)
+	}
+	// Per block of the grid: DRAM the sample's 160 sectors over 2 blocks,
+	// stores 64 of them, L2 the blocks' own 176.
+	blocks := (w / 32) * (h / 8)
+	wk := two.Work(blocks)
+	if n := float64(blocks) / 2; wk.Bytes != n*32*160 || wk.WriteBytes != n*32*64 || wk.L2Bytes != n*32*176 {
+		t.Errorf("work %+v", wk)
+	}
+	l := launch()
+	l.BlockIdx = [3]int{w/32 - 1, h/8 - 1, 0}
+	last, err := k.EmulateSample(l, 8, 0)
+	if err != nil || last.Blocks != 1 {
+		t.Errorf("the grid's last block: %d blocks, %v", last.Blocks, err)
+	}
+}
+
+// bankWays on requests in any order: repeats of a word are one
+// wavefront, distinct words of one bank are one each (a bank with more
+// than the kept four falls back to sorting).
+func TestBankWaysUnsorted(t *testing.T) {
+	for _, c := range []struct {
+		words []uint64
+		want  int
+	}{
+		{[]uint64{33, 1, 1, 65, 2}, 3},
+		{[]uint64{16, 17, 0, 1, 16, 17, 0, 1}, 1},
+		{[]uint64{128, 0, 32, 64, 96, 0, 160}, 6},
+		{[]uint64{3, 2, 1}, 1},
+	} {
+		if got := bankWays(slices.Clone(c.words)); got != c.want {
+			t.Errorf("bankWays(%v) = %d, want %d", c.words, got, c.want)
+		}
 	}
 }

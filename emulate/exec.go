@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Class is an instruction class of Counts.
@@ -54,6 +55,17 @@ type Counts struct {
 	// Branches are branch instructions issued per warp; DivergentBranches
 	// those whose active threads went two ways.
 	Branches, DivergentBranches int64
+	// Blocks is how many thread blocks these counts are of (EmulateSample;
+	// 1 for Emulate). Every other count is their sum.
+	Blocks int
+	// The footprint in global memory: the distinct 32-byte sectors each
+	// block loaded and stored, summed over the blocks (what misses a
+	// block's L1 at most: its reuse within the block removed), and the
+	// distinct sectors of all the blocks together (what misses L2 where
+	// the blocks are resident at once: their reuse of each other's data
+	// removed too).
+	LoadFootprint, StoreFootprint             int64
+	SampleLoadFootprint, SampleStoreFootprint int64
 }
 
 // Launch is the block to emulate: the grid and thread block of the
@@ -200,6 +212,12 @@ type block struct {
 	active, on []*thread
 	sectors    []uint64
 	words      []uint64
+	// The global sectors loaded and stored by this block (each
+	// request's distinct ones; reset for each block of a sample), and the
+	// distinct ones of the sample's blocks so far: sorted and made
+	// distinct when a block ends, cheaper than a set per request.
+	loaded, stored             []uint64
+	sampleLoaded, sampleStored []uint64
 }
 
 // ErrUnsupported wraps an instruction the emulator does not know.
@@ -211,6 +229,32 @@ var ErrUnsupported = errors.New("emulate: unsupported PTX instruction")
 // more than MaxInstructions, or arguments that do not match the
 // parameters.
 func (k *Kernel) Emulate(l Launch) (*Counts, error) {
+	return k.EmulateSample(l, 1, 0)
+}
+
+// Sample bounds of JobWork: at most DefaultSampleBlocks blocks, and no
+// further block once DefaultSampleInstructions thread instructions ran
+// (a block of matmul at WIDTH 4096 runs 10 million, so it gets 2; one of
+// benchmark_hub's convolution 741,000 on average, 4). Each block costs
+// what the first did: the sample multiplies the emulation's time by its
+// size (BENCHMARKS.md, "Traffic that sees the caches").
+const (
+	DefaultSampleBlocks       = 4
+	DefaultSampleInstructions = 8_000_000
+)
+
+// EmulateSample runs consecutive thread blocks of kernel k, in the order
+// of their linear index from l.BlockIdx (x fastest), one after another
+// on the same global memory, and counts what they did together: at most
+// maxBlocks, and no further block once budget thread instructions ran
+// (0: no bound but maxBlocks; the first block always runs, and a second
+// where the grid has one). Blocks of a wave share data (a row of
+// matmul's A, a stencil's halo), which one block cannot show: the sample's
+// footprint (Counts.SampleLoadFootprint) against the blocks' own is that
+// reuse (performance-projection-heterogeneous-gpus.md section IV-C2
+// extrapolates one workgroup; issue 49 asks for the caches). Errors: as
+// Emulate's.
+func (k *Kernel) EmulateSample(l Launch, maxBlocks int, budget int64) (*Counts, error) {
 	if len(l.Args) != len(k.Params) {
 		return nil, fmt.Errorf("emulate: %s has %d parameters, %d arguments given", k.Name, len(k.Params), len(l.Args))
 	}
@@ -220,9 +264,43 @@ func (k *Kernel) Emulate(l Launch) (*Counts, error) {
 	if l.MaxInstructions <= 0 {
 		l.MaxInstructions = 1e9
 	}
-	b := &block{k: k, l: l, mem: &memory{pages: map[uint64][]byte{}}, shared: make([]byte, k.SharedBytes), cmem: make([]byte, k.ConstBytes),
+	b := &block{k: k, l: l, mem: &memory{pages: map[uint64][]byte{}}, cmem: make([]byte, k.ConstBytes),
 		params: map[string]uint64{}, c: &Counts{}, budget: l.MaxInstructions}
-	// A buffer named as a __constant__ symbol fills it.
+	b.setArgs()
+	n := l.Block[0] * l.Block[1] * l.Block[2]
+	b.c.Threads, b.c.Warps = n, (n+31)/32
+	grid := l.Grid[0] * l.Grid[1] * l.Grid[2]
+	first := l.BlockIdx[0] + l.Grid[0]*(l.BlockIdx[1]+l.Grid[1]*l.BlockIdx[2])
+	for i := first; i < grid && i-first < max(maxBlocks, 1); i++ {
+		if i-first >= 2 && budget > 0 && l.MaxInstructions-b.budget >= budget {
+			break
+		}
+		b.l.BlockIdx = [3]int{i % l.Grid[0], i / l.Grid[0] % l.Grid[1], i / (l.Grid[0] * l.Grid[1])}
+		if err := b.run(n); err != nil {
+			return b.c, err
+		}
+		b.c.Blocks++
+		b.loaded, b.stored = distinct(b.loaded), distinct(b.stored)
+		b.c.LoadFootprint += int64(len(b.loaded))
+		b.c.StoreFootprint += int64(len(b.stored))
+		b.sampleLoaded = distinct(append(b.sampleLoaded, b.loaded...))
+		b.sampleStored = distinct(append(b.sampleStored, b.stored...))
+	}
+	b.c.SampleLoadFootprint, b.c.SampleStoreFootprint = int64(len(b.sampleLoaded)), int64(len(b.sampleStored))
+	return b.c, nil
+}
+
+// distinct sorts xs and drops its repeats, in place.
+func distinct(xs []uint64) []uint64 {
+	slices.Sort(xs)
+	return slices.Compact(xs)
+}
+
+// setArgs places the arguments: a buffer named as a __constant__ symbol
+// fills it, every buffer gets its span of the address space, and each
+// parameter its value.
+func (b *block) setArgs() {
+	k, l := b.k, b.l
 	for _, a := range l.Args {
 		if a.Buffer == nil || a.Buffer.Fill == nil || a.Buffer.ElemBytes == 0 {
 			continue
@@ -244,9 +322,15 @@ func (k *Kernel) Emulate(l Launch) (*Counts, error) {
 		}
 		b.params[k.Params[i].Name] = v
 	}
-	n := l.Block[0] * l.Block[1] * l.Block[2]
-	b.c.Threads, b.c.Warps = n, (n+31)/32
-	warps := make([][]*thread, b.c.Warps)
+}
+
+// run runs the block b.l.BlockIdx of n threads to its end, from fresh
+// registers and shared memory.
+func (b *block) run(n int) error {
+	k, l := b.k, b.l
+	b.shared = make([]byte, k.SharedBytes)
+	b.loaded, b.stored = b.loaded[:0], b.stored[:0]
+	warps := make([][]*thread, (n+31)/32)
 	for t := 0; t < n; t++ {
 		th := &thread{regs: make([]uint64, len(k.regs)), tid: [3]int{t % l.Block[0], t / l.Block[0] % l.Block[1], t / (l.Block[0] * l.Block[1])}, lane: t % 32}
 		warps[t/32] = append(warps[t/32], th)
@@ -256,7 +340,7 @@ func (k *Kernel) Emulate(l Launch) (*Counts, error) {
 		for _, w := range warps {
 			ran, err := b.runWarp(w)
 			if err != nil {
-				return b.c, err
+				return err
 			}
 			progressed = progressed || ran
 		}
@@ -269,11 +353,8 @@ func (k *Kernel) Emulate(l Launch) (*Counts, error) {
 				}
 			}
 		}
-		if !waiting {
-			if !progressed {
-				return b.c, nil
-			}
-			continue
+		if !waiting && !progressed {
+			return nil
 		}
 	}
 }

@@ -8,24 +8,31 @@ import (
 	"github.com/gtune/gtune/backend"
 )
 
-// Work scales one block's counts to a grid of blocks thread blocks, as
-// performance-projection-heterogeneous-gpus.md section IV-C2 extrapolates
-// a single workgroup's statistics to the full kernel (every block taken
-// to do what the emulated one did): FP32 and FP64 FLOP, integer and
-// special-function operations (per thread), DRAM bytes as the 32-byte
-// sectors of global loads and stores (no cache: an upper bound for
-// kernels that reuse data across blocks), and shared-memory bytes as the
-// wavefronts served (128 bytes each: bank conflicts included, so
-// SharedConflict is 1). Registers and static shared memory are the
-// compiler's, not the emulator's: the caller sets them.
+// Work scales the emulated blocks' counts to a grid of blocks thread
+// blocks, as performance-projection-heterogeneous-gpus.md section IV-C2
+// extrapolates a single workgroup's statistics to the full kernel (every
+// block taken to do what the emulated ones did on average): FP32 and
+// FP64 FLOP, integer and special-function operations (per thread),
+// shared-memory bytes as the wavefronts served (128 bytes each: bank
+// conflicts included, so SharedConflict is 1), and global memory through
+// the caches (issue 49): DRAM bytes as the sample's footprint (the
+// distinct 32-byte sectors all the emulated blocks loaded and stored,
+// per block: what the blocks of a wave resident together fetch once),
+// of them WriteBytes the stored sectors, and L2Bytes as each block's own
+// footprint (its reuse within the block served by L1). Registers and
+// static shared memory are the compiler's, not the emulator's: the
+// caller sets them. Counts of one block (Emulate) have no reuse across
+// blocks to show: their DRAM bytes are the block's footprint.
 func (c *Counts) Work(blocks int) backend.Work {
-	n := float64(blocks)
+	n := float64(blocks) / float64(max(c.Blocks, 1))
 	return backend.Work{
 		Flops:          n * float64(c.FP32Flops),
 		FP64Flops:      n * float64(c.FP64Flops),
 		IntOps:         n * float64(c.ThreadInstructions[Int]),
 		SFUOps:         n * float64(c.ThreadInstructions[SFU]),
-		Bytes:          n * 32 * float64(c.GlobalLoadSectors+c.GlobalStoreSectors),
+		Bytes:          n * 32 * float64(c.SampleLoadFootprint+c.SampleStoreFootprint),
+		WriteBytes:     n * 32 * float64(c.SampleStoreFootprint),
+		L2Bytes:        n * 32 * float64(c.LoadFootprint+c.StoreFootprint),
 		SharedBytes:    n * 128 * float64(c.SharedWavefronts),
 		SharedConflict: 1,
 	}
@@ -49,7 +56,8 @@ func Find(kernels []*Kernel, name string) *Kernel {
 }
 
 // JobWork is the work of the launch j of kernel k (its arguments made
-// by ArgsOf) from emulating j's first thread block in the PTX text,
+// by ArgsOf) from emulating j's first thread blocks in the PTX text
+// (EmulateSample, DefaultSampleBlocks and DefaultSampleInstructions),
 // scaled to j's grid (Counts.Work); static shared memory is the PTX's,
 // registers are left 0 (the compiler allots them after PTX: the caller
 // sets them). It returns the block's counts too. Errors: a text that
@@ -68,7 +76,7 @@ func JobWork(text []byte, k backend.Kernel, j *backend.Job) (backend.Work, *Coun
 	if err != nil {
 		return backend.Work{}, nil, err
 	}
-	c, err := e.Emulate(Launch{Grid: j.Grid, Block: j.Block, Args: args})
+	c, err := e.EmulateSample(Launch{Grid: j.Grid, Block: j.Block, Args: args}, DefaultSampleBlocks, DefaultSampleInstructions)
 	if err != nil {
 		return backend.Work{}, nil, err
 	}

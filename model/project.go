@@ -106,11 +106,11 @@ func Project(d *device.Description, p Profile, w *Work, j Geometry) (Projection,
 	}
 	out.ComputeMs = tc * 1e3 * q
 	if w.Bytes > 0 {
-		bw := p.ReadGBsAt(out.Occupancy)
-		if bw <= 0 {
-			return out, fmt.Errorf("model: the profile of %s has no global-memory throughput", p.Device)
+		t, err := globalSeconds(p, w, out.Occupancy)
+		if err != nil {
+			return out, err
 		}
-		out.GlobalMs = w.Bytes / (bw * 1e9) * 1e3 * q
+		out.GlobalMs = t * 1e3 * q
 	}
 	if w.SharedBytes > 0 {
 		if p.SharedGBs <= 0 {
@@ -174,4 +174,28 @@ func Anchored(measuredMs float64, from, to Projection) float64 {
 		cs = to.ComputeMs / from.ComputeMs
 	}
 	return kTo + (kernel-kFrom)*cs + launchTo
+}
+
+// globalSeconds is the time of w's global-memory traffic at occupancy occ
+// over profile p, s: its loads at the profile's load throughput and its
+// stores (WriteBytes) at its store throughput, one after the other on the
+// DRAM's bus; where the work says what goes through L2 (L2Bytes) and the
+// profile has an L2 throughput, the slower of that and the DRAM's
+// (section IV-B's memory paths, issue 49's caches). Errors: a profile
+// without load throughput.
+func globalSeconds(p Profile, w *Work, occ float64) (float64, error) {
+	rd := p.ReadGBsAt(occ)
+	if rd <= 0 {
+		return 0, fmt.Errorf("model: the profile of %s has no global-memory throughput", p.Device)
+	}
+	wr := p.WriteGBsAt(occ)
+	if wr <= 0 {
+		wr = rd
+	}
+	stores := math.Min(max(w.WriteBytes, 0), w.Bytes)
+	t := (w.Bytes-stores)/(rd*1e9) + stores/(wr*1e9)
+	if w.L2Bytes > 0 && p.L2GBs > 0 {
+		t = math.Max(t, w.L2Bytes/(p.L2GBs*1e9))
+	}
+	return t, nil
 }

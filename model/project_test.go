@@ -102,3 +102,28 @@ func TestAnchored(t *testing.T) {
 		t.Errorf("same GPU: %v", got)
 	}
 }
+
+// Global memory through the caches: loads at the load throughput, stores
+// at the store throughput, one after the other; the L2 traffic bounds it
+// where the profile knows L2; work that says nothing of stores or L2 is
+// all loads, as before.
+func TestGlobalSeconds(t *testing.T) {
+	p := Profile{Device: "x", L2GBs: 2000, Memory: []MemoryPoint{{BlocksPerSM: 1, Occupancy: 0.5, ReadGBs: 1000, WriteGBs: 500}}}
+	for _, c := range []struct {
+		w    Work
+		want float64 // ms
+	}{
+		{Work{Bytes: 3e9}, 3},
+		{Work{Bytes: 3e9, WriteBytes: 1e9}, 2 + 2},
+		{Work{Bytes: 3e9, WriteBytes: 1e9, L2Bytes: 10e9}, 5},
+		{Work{Bytes: 3e9, WriteBytes: 1e9, L2Bytes: 2e9}, 4},
+	} {
+		s, err := globalSeconds(p, &c.w, 0.5)
+		if err != nil || math.Abs(s*1e3-c.want) > 1e-9 {
+			t.Errorf("%+v: %v ms, %v; want %v ms", c.w, s*1e3, err, c.want)
+		}
+	}
+	if _, err := globalSeconds(Profile{Device: "x"}, &Work{Bytes: 1}, 1); err == nil {
+		t.Error("a profile without memory throughput gave a time")
+	}
+}

@@ -8,6 +8,12 @@ import "fmt"
 type Work struct {
 	Flops float64 `json:"flops"` // FP32 floating-point operations per launch (an FMA is 2)
 	Bytes float64 `json:"bytes"` // device-memory bytes per launch
+	// WriteBytes is the part of Bytes that is stored (0: unknown, all
+	// taken as loads); L2Bytes the bytes loaded and stored through L2
+	// per launch, what the blocks' L1 does not serve (0: unknown). The
+	// emulator counts both (emulate.Counts.Work); a spec may declare them.
+	WriteBytes float64 `json:"write_bytes,omitempty"`
+	L2Bytes    float64 `json:"l2_bytes,omitempty"`
 	// The other instruction classes and shared memory, per launch, for
 	// kernels that are bound by them (package model; the microbenchmarks
 	// of package probe): FP64 operations, 32-bit integer multiply-adds,

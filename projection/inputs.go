@@ -83,7 +83,7 @@ func LookupConfig(s *spec.Spec, sp *space.Space, key string) (int, error) {
 }
 
 // PTXWork is the work of configuration i emulated from the PTX file at
-// path (its first thread block), with registers where positive, said on
+// path (its first thread blocks, emulate.JobWork), with registers where positive, said on
 // log. Errors (bad input, badinput): a PTX that cannot be read or
 // emulated.
 func PTXWork(log io.Writer, s *spec.Spec, sp *space.Space, i int, path string, registers int) (*backend.Work, error) {
@@ -92,15 +92,15 @@ func PTXWork(log io.Writer, s *spec.Spec, sp *space.Space, i int, path string, r
 		return nil, badinput.New("--ptx: %v", err)
 	}
 	cfg := sp.Values(i)
-	w, insts, took, err := emulatedWork(s, cfg, text, "--ptx "+path)
+	w, insts, blocks, took, err := emulatedWork(s, cfg, text, "--ptx "+path)
 	if err != nil {
 		return nil, err
 	}
 	if registers > 0 {
 		w.Registers = registers
 	}
-	fmt.Fprintf(log, "gtune: work of %s %s from emulating its first thread block (%d thread instructions, %v)\n",
-		s.KernelName, s.Key(cfg), insts, took.Round(time.Millisecond))
+	fmt.Fprintf(log, "gtune: work of %s %s from emulating its first %d thread blocks (%d thread instructions, %v)\n",
+		s.KernelName, s.Key(cfg), blocks, insts, took.Round(time.Millisecond))
 	return w, nil
 }
 
@@ -150,20 +150,20 @@ func WriteTable(w io.Writer, s *spec.Spec, pc Configuration) {
 
 // emulatedWork is tuner.EmulatedWork of configuration cfg of s for the
 // PTX text (label names where the text came from, for messages), with
-// the emulation's thread-instruction count and time. Errors are bad
+// the emulation's thread-instruction count, blocks and time. Errors are bad
 // input: a text that does not parse, no entry of the kernel's name, an
 // instruction the emulator does not support.
-func emulatedWork(s *spec.Spec, cfg []expr.Value, text []byte, label string) (*backend.Work, int64, time.Duration, error) {
+func emulatedWork(s *spec.Spec, cfg []expr.Value, text []byte, label string) (*backend.Work, int64, int, time.Duration, error) {
 	t0 := time.Now()
 	w, c, err := tuner.EmulatedWork(s, cfg, text)
 	if err != nil {
-		return nil, 0, 0, badinput.New("%s: %v", label, err)
+		return nil, 0, 0, 0, badinput.New("%s: %v", label, err)
 	}
 	var insts int64
 	for _, n := range c.ThreadInstructions {
 		insts += n
 	}
-	return w, insts, time.Since(t0), nil
+	return w, insts, c.Blocks, time.Since(t0), nil
 }
 
 // KeptWork is tuner.KeptWork of the configurations idx from the
@@ -198,7 +198,7 @@ func KeptWork(log io.Writer, s *spec.Spec, sp *space.Space, idx []int, dbPath st
 	if len(have) == 0 {
 		return nil, nil, badinput.New("--emulate: %s keeps no PTX of %s for the %d configurations asked for (PTX is kept by tuning runs on a GPU: gtune tune --backend cuda --db %s)", dbPath, s.Path, len(idx), dbPath)
 	}
-	fmt.Fprintf(log, "gtune: work of %d configurations of %s from emulating the first thread block of the PTX kept in %s (%d thread instructions, %v of emulation, %v on %d CPUs)",
+	fmt.Fprintf(log, "gtune: work of %d configurations of %s from emulating the first thread blocks of the PTX kept in %s (%d thread instructions, %v of emulation, %v on %d CPUs)",
 		len(have), s.KernelName, dbPath, k.Instructions, k.Emulation.Round(time.Millisecond), k.Wall.Round(time.Millisecond), k.Workers)
 	if k.Missing > 0 {
 		fmt.Fprintf(log, "; %d configurations have none kept and are left out", k.Missing)

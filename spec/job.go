@@ -366,8 +366,10 @@ func (s *Spec) grid(cfg []expr.Value, d int, block int64) (int64, error) {
 }
 
 // simFields are Gtune.Simulation's expression fields in Simulation.bound
-// order: five numbers, then three flags.
-var simFields = [8]string{"Flops", "Bytes", "Registers", "SharedMemory", "Efficiency", "Invalid", "CompileFails", "CompileCrashes"}
+// order: simNumbers numbers, then three flags.
+var simFields = [11]string{"Flops", "Bytes", "Registers", "SharedMemory", "Efficiency", "FP64Flops", "WriteBytes", "L2Bytes", "Invalid", "CompileFails", "CompileCrashes"}
+
+const simNumbers = 8
 
 func (s *Spec) work(cfg []expr.Value, sim *Simulation) (*backend.Work, error) {
 	names := simFields
@@ -381,8 +383,8 @@ func (s *Spec) work(cfg []expr.Value, sim *Simulation) (*backend.Work, error) {
 		if err != nil {
 			return nil, s.cfgErr(cfg, field, "%s: %v", quote(b.Source()), err)
 		}
-		if i >= 5 { // the flags
-			*[...]*bool{&w.Invalid, &w.CompileFails, &w.CompileCrashes}[i-5] = v.Truthy()
+		if i >= simNumbers { // the flags
+			*[...]*bool{&w.Invalid, &w.CompileFails, &w.CompileCrashes}[i-simNumbers] = v.Truthy()
 			continue
 		}
 		f, ok := v.Float()
@@ -403,7 +405,16 @@ func (s *Spec) work(cfg []expr.Value, sim *Simulation) (*backend.Work, error) {
 			w.SharedMemory = int(f)
 		case 4:
 			w.Efficiency = f
+		case 5:
+			w.FP64Flops = f
+		case 6:
+			w.WriteBytes = f
+		case 7:
+			w.L2Bytes = f
 		}
+	}
+	if w.WriteBytes > w.Bytes {
+		return nil, s.cfgErr(cfg, "Simulation.WriteBytes", "%s is %v, more than Bytes (%v): the stores are part of the bytes moved", quote(sim.WriteBytes.Source()), w.WriteBytes, w.Bytes)
 	}
 	return w, nil
 }

@@ -590,3 +590,36 @@ func TestJobErrors(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// The declared work's FP64 operations, stores and L2 traffic reach the
+// job's work; stores above the bytes moved are refused, naming the field
+// and the configuration.
+func TestSimulationFP64AndTraffic(t *testing.T) {
+	p := writeSpec(t, func(m map[string]any) {
+		sim := obj(m, "Gtune", "Simulation").(map[string]any)
+		sim["FP64Flops"], sim["WriteBytes"], sim["L2Bytes"] = "2*ProblemSize[0]", "4*ProblemSize[0]", "24*ProblemSize[0]"
+	})
+	s, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := s.BuildSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := s.Job(sp.Values(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := j.Work; w.FP64Flops != 2e6 || w.WriteBytes != 4e6 || w.L2Bytes != 24e6 || w.Bytes != 12e6 {
+		t.Errorf("work %+v", w)
+	}
+	p = writeSpec(t, func(m map[string]any) { obj(m, "Gtune", "Simulation").(map[string]any)["WriteBytes"] = "13*ProblemSize[0]" })
+	if s, err = Load(p); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Job(sp.Values(0))
+	if err == nil || !strings.Contains(err.Error(), "Simulation.WriteBytes") || !strings.Contains(err.Error(), "more than Bytes (1.2e+07)") {
+		t.Errorf("stores above the bytes: %v", err)
+	}
+}

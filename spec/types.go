@@ -213,6 +213,12 @@ type RawSimulation struct {
 	Registers    string `json:"Registers,omitempty" yaml:"Registers,omitempty"`       // registers per thread (default 32)
 	SharedMemory string `json:"SharedMemory,omitempty" yaml:"SharedMemory,omitempty"` // static shared memory per thread block, bytes (default 0)
 	Efficiency   string `json:"Efficiency,omitempty" yaml:"Efficiency,omitempty"`     // 0..1 factor on achievable throughput (default 1)
+	// FP64Flops: double-precision operations per launch (an FMA is 2),
+	// run at the GPU's FP64 rate; WriteBytes: the part of Bytes that is
+	// stored; L2Bytes: bytes loaded and stored through L2 per launch.
+	FP64Flops    string `json:"FP64Flops,omitempty" yaml:"FP64Flops,omitempty"`
+	WriteBytes   string `json:"WriteBytes,omitempty" yaml:"WriteBytes,omitempty"`
+	L2Bytes      string `json:"L2Bytes,omitempty" yaml:"L2Bytes,omitempty"`
 	Invalid      string `json:"Invalid,omitempty" yaml:"Invalid,omitempty"`           // true: the configuration computes a wrong answer
 	CompileFails string `json:"CompileFails,omitempty" yaml:"CompileFails,omitempty"` // true: the configuration fails to compile
 	// CompileCrashes: true when the compiler's process dies on the

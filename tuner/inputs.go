@@ -160,7 +160,7 @@ func (c *Config) Provide(ctx context.Context, log io.Writer) error {
 // the run's space on GPU id (the run's GPU when ""), model.Project over
 // its newest profile measured in the run's database (gtune probe), else
 // its specifications'; NaN where the model cannot place a configuration.
-// A configuration's work is the emulation of its first thread block
+// A configuration's work is the emulation of its first thread blocks
 // (emulate.JobWork, section IV-C) where the database keeps its PTX from
 // an earlier run (with that run's registers), else the spec's
 // Gtune.Simulation section's. They are transfer's prior

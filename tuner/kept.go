@@ -16,10 +16,11 @@ import (
 )
 
 // EmulatedWork is the work of configuration cfg of s from emulating its
-// first thread block in the PTX text (emulate.JobWork, scaled to the
+// first thread blocks in the PTX text (emulate.JobWork: a sample of
+// consecutive blocks, their footprint in global memory, scaled to the
 // grid), with registers per thread from s's Gtune.Simulation where it
 // declares them, else 32 (the compiler allots them after PTX: callers
-// that know them set them). It returns the block's counts too. Errors:
+// that know them set them). It returns the blocks' counts too. Errors:
 // the configuration's job, and emulate.JobWork's.
 func EmulatedWork(s *spec.Spec, cfg []expr.Value, text []byte) (*backend.Work, *emulate.Counts, error) {
 	j, err := s.Job(cfg)
@@ -56,7 +57,7 @@ type Kept struct {
 }
 
 // KeptWork is the work of configurations idx of s's space sp from
-// emulating the first thread block of the PTX kept in db (store.PTXOf:
+// emulating the first thread blocks of the PTX kept in db (store.PTXOf:
 // the newest evaluation of s that compiled it) with that evaluation's
 // registers where known (EmulatedWork otherwise), on every CPU: one
 // block takes milliseconds to a second, and a space has thousands of

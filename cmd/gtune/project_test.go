@@ -280,7 +280,7 @@ func TestProjectFromPTX(t *testing.T) {
 	if p.Bound != "global" || p.ComputeMs <= 10*declared.ComputeMs || math.Abs(p.GlobalMs/declared.GlobalMs-1) > 1e-9 {
 		t.Errorf("emulated %+v, declared %+v", p, declared)
 	}
-	if !strings.Contains(errs, "gtune: work of vector_add 256,1 from emulating its first thread block (5376 thread instructions") {
+	if !strings.Contains(errs, "gtune: work of vector_add 256,1 from emulating its first 4 thread blocks (21504 thread instructions") {
 		t.Errorf("stderr: %s", errs)
 	}
 	// The compiler's registers (--registers): 255 per thread leave one
@@ -342,7 +342,7 @@ func TestProjectEmulateKeptPTX(t *testing.T) {
 		t.Fatalf("exit %d: %s %s", code, out, errs)
 	}
 	got := d.Configurations[0].Projections[0]
-	if !strings.Contains(errs, "gtune: work of 1 configurations of vector_add from emulating the first thread block of the PTX kept in") ||
+	if !strings.Contains(errs, "gtune: work of 1 configurations of vector_add from emulating the first thread blocks of the PTX kept in") ||
 		!strings.Contains(errs, "configurations have none kept and are left out") {
 		t.Errorf("stderr: %s", errs)
 	}
