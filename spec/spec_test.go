@@ -614,7 +614,9 @@ func TestSimulationFP64AndTraffic(t *testing.T) {
 	if w := j.Work; w.FP64Flops != 2e6 || w.WriteBytes != 4e6 || w.L2Bytes != 24e6 || w.Bytes != 12e6 {
 		t.Errorf("work %+v", w)
 	}
-	p = writeSpec(t, func(m map[string]any) { obj(m, "Gtune", "Simulation").(map[string]any)["WriteBytes"] = "13*ProblemSize[0]" })
+	p = writeSpec(t, func(m map[string]any) {
+		obj(m, "Gtune", "Simulation").(map[string]any)["WriteBytes"] = "13*ProblemSize[0]"
+	})
 	if s, err = Load(p); err != nil {
 		t.Fatal(err)
 	}
