@@ -14,7 +14,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -190,6 +192,34 @@ func LoadRun(from, dbPath string, s *spec.Spec) (*MeasuredRun, error) {
 		return nil, badinput.New("--from %q: run %d has no valid configuration with a measured time", from, id)
 	}
 	return m, nil
+}
+
+// CheckCacheDir checks --write-cache's folder before anything is
+// projected: "" (none) or an existing directory. Errors are bad input.
+func CheckCacheDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return badinput.New("--write-cache %s: want an existing directory (each GPU's cache is written there as DEVICE.json)", dir)
+	}
+	return nil
+}
+
+// WriteCaches writes each GPU's projected times as dir/DEVICE.json
+// (WriteCache) and says so on log; nothing where dir is "". Errors:
+// WriteCache's.
+func WriteCaches(log io.Writer, dir string, s *spec.Spec, sp *space.Space, idx []int, out []Configuration, devs []*device.Description) error {
+	if dir == "" {
+		return nil
+	}
+	for _, d := range devs {
+		if err := WriteCache(filepath.Join(dir, d.ID+".json"), s, sp, idx, out, d); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(log, "gtune: projected times written to %s as Kernel Tuner caches, one per GPU (DEVICE.json)\n", dir)
+	return nil
 }
 
 // WriteCache writes the times projected on d (out, of the configurations

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +25,7 @@ type projectFlags struct {
 	asJSON    bool
 	emulate   bool
 	cacheOut  string
+	against   []string
 	limits    spaceLimits
 }
 
@@ -40,8 +38,9 @@ func newProjectCmd() *cobra.Command {
 performance-projection-heterogeneous-gpus.md section IV-D: the kernel's work (its Gtune.Simulation section:
 FLOP, DRAM bytes, registers, shared memory) over each GPU's device profile at the kernel's occupancy,
 t = max(t_compute, t_global, t_local) plus the launch, and ranks the GPUs fastest first. A GPU's profile is
-the newest one gtune probe measured on it in --db, else its specifications' (model.SpecProfile), and the table
-says which. Without a Gtune.Simulation section the work comes from emulating one thread block of the kernel's
+the newest one gtune probe measured on it in --db, else one derived from those measured there of other GPUs
+(its architecture's first), else its specifications' (model.SpecProfile), and the table says which. --against
+checks the projections against times measured on the GPUs (section V's device selection). Without a Gtune.Simulation section the work comes from emulating one thread block of the kernel's
 PTX (section IV-C; package emulate): --emulate takes each configuration's from --db, where a tuning run on a
 GPU kept it, --ptx from a file. --config all projects every configuration of the space (for checking against measured runs).
 Nothing runs on a GPU.`,
@@ -57,6 +56,7 @@ Nothing runs on a GPU.`,
 	fl.BoolVar(&f.emulate, "emulate", false, "take each configuration's work from emulating its first thread blocks in the PTX a tuning run on a GPU kept in --db (the newest evaluation that compiled it), with the registers that run's GPU allotted; configurations none kept are left out")
 	fl.StringVar(&f.cacheOut, "write-cache", "", "also write the times projected on each GPU of --devices as a Kernel Tuner cache file DIR/DEVICE.json (a prior for the transfer strategy: bench-strategies --prior-cache, tune --strategy-param transfer.prior=FILE); configurations a GPU cannot launch are marked so, those not projected are absent")
 	flagrange.Int(fl, &f.registers, "registers", 0, 0, 255, "with --ptx: registers per thread as the compiler allotted them (ptxas -v; register allocation is after PTX); 0: the spec's Gtune.Simulation Registers, else 32")
+	fl.StringSliceVar(&f.against, "against", nil, "check the projections against measured times, for device selection (seed 003 section V: the chosen GPU, the best, the penalty, per configuration and with each GPU at its projected best): tuning runs (RUN of --db, or FILE:RUN) or Kernel Tuner caches (FILE.json, FILE.json.gz), one per GPU, comma-separated or repeated")
 	fl.StringVar(&f.from, "from", "", "anchor on a measured run: RUN of --db, or FILE:RUN; each configuration it measured is projected from its measured time on the run's GPU (model.Anchored) instead of from its work alone")
 	addSpaceFlags(fl, &f.limits)
 	return c
@@ -71,10 +71,8 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 	if err != nil {
 		return err
 	}
-	if f.cacheOut != "" {
-		if st, err := os.Stat(f.cacheOut); err != nil || !st.IsDir() {
-			return badInput("--write-cache %s: want an existing directory (each GPU's cache is written there as DEVICE.json)", f.cacheOut)
-		}
+	if err := projection.CheckCacheDir(f.cacheOut); err != nil {
+		return err
 	}
 	profiles, err := registry.Profiles(f.db, devs)
 	if err != nil {
@@ -120,20 +118,24 @@ func runProject(ctx context.Context, cmd *cobra.Command, path string, f projectF
 			out = append(out, pc)
 		}
 	}
-	if f.cacheOut != "" {
-		for _, d := range devs {
-			if err := projection.WriteCache(filepath.Join(f.cacheOut, d.ID+".json"), s, sp, idx, out, d); err != nil {
-				return err
-			}
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "gtune: projected times written to %s as Kernel Tuner caches, one per GPU (DEVICE.json)\n", f.cacheOut)
+	if err := projection.WriteCaches(cmd.ErrOrStderr(), f.cacheOut, s, sp, idx, out, devs); err != nil {
+		return err
+	}
+	sel, err := projection.Against(f.against, f.db, s, out)
+	if err != nil {
+		return err
+	}
+	doc := map[string]any{"spec": s.Path, "kernel": s.KernelName, "configurations": out}
+	if sel != nil {
+		doc["selection"] = sel
 	}
 	if f.asJSON {
-		return report.WriteJSON(cmd.OutOrStdout(), map[string]any{"spec": s.Path, "kernel": s.KernelName, "configurations": out})
+		return report.WriteJSON(cmd.OutOrStdout(), doc)
 	}
 	for _, pc := range out {
 		projection.WriteTable(cmd.OutOrStdout(), s, pc)
 	}
+	projection.WriteSelection(cmd.OutOrStdout(), s.KernelName, sel)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/gtune/gtune/cache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/model"
+	"github.com/gtune/gtune/projection"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 )
@@ -414,5 +415,41 @@ func TestProjectWriteCache(t *testing.T) {
 	}
 	if code, _, errs := gtune(t, "project", va, "--db", db, "--write-cache", filepath.Join(dir, "nowhere")); code != 2 || !strings.Contains(errs, "want an existing directory") {
 		t.Errorf("no directory: exit %d: %s", code, errs)
+	}
+}
+
+// project --against checks the projections against runs measured on two
+// simulated GPUs (an H100 and an H200, the simulator's model being the
+// projection's on specification profiles, up to its noise): the H200,
+// projected and measured faster on every configuration, is the right GPU
+// on all of them, with no penalty; one GPU measured is refused.
+func TestProjectAgainst(t *testing.T) {
+	va := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
+	db := filepath.Join(t.TempDir(), "a.db")
+	for _, d := range []string{"h100_sxm", "h200"} {
+		if code, _, errs := gtune(t, "tune", va, "--backend", "sim", "--sim-device", d, "--db", db, "--no-progress"); code != 0 {
+			t.Fatalf("tune on %s: %s", d, errs)
+		}
+	}
+	code, out, errs := gtune(t, "project", va, "--db", db, "--config", "all", "--devices", "h100_sxm,h200", "--against", "1,2", "--json")
+	if code != 0 {
+		t.Fatalf("project --against: exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Selection projection.SelectionReport `json:"selection"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	r := doc.Selection
+	if len(r.Configurations) != 96 || r.Right != 96 || r.MedianPenaltyPct != 0 || r.Kernel.Chosen != "h200" || r.Kernel.Best != "h200" || len(r.Own) != 2 {
+		t.Errorf("selection: %d configurations, %d right, penalty %v, kernel %+v, own %+v", len(r.Configurations), r.Right, r.MedianPenaltyPct, r.Kernel, r.Own)
+	}
+	code, out, _ = gtune(t, "project", va, "--db", db, "--config", "all", "--devices", "h100_sxm,h200", "--against", "1,2")
+	if code != 0 || !strings.Contains(out, "vector_add: device selection against measured times (seed 003, section V), h100_sxm, h200, 96 configurations measured on each\n  right GPU: 96 of 96 (100.0 %)") {
+		t.Errorf("table: exit %d, ends %q", code, out[max(0, len(out)-600):])
+	}
+	if code, _, errs := gtune(t, "project", va, "--db", db, "--devices", "h100_sxm,h200", "--against", "1"); code != 2 || !strings.Contains(errs, "--against: device selection needs two or more") {
+		t.Errorf("one GPU measured: exit %d: %s", code, errs)
 	}
 }
