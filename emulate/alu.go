@@ -531,6 +531,13 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 		return b.fail(in, fmt.Errorf("%d data operands for a .v%d access", len(regs), n))
 	}
 	sp := in.spaceK
+	if addrOp.base.kind == opReg && (sp == spaceShared || sp == spaceGlobal) && allRegisters(regs) {
+		if err := b.registerAccess(in, on, addrOp, regs, load); err != nil {
+			return err
+		}
+		b.account(in, load, int64(len(on)*n*size))
+		return nil
+	}
 	sectors, words := b.sectors[:0], b.words[:0]
 	for _, t := range on {
 		var base uint64
@@ -609,9 +616,111 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 		}
 	}
 	b.sectors, b.words = sectors, words
-	bytes := int64(len(on) * n * size)
-	switch space {
-	case "global":
+	b.account(in, load, int64(len(on)*n*size))
+	return nil
+}
+
+// allRegisters: every data operand is a register.
+func allRegisters(regs []operand) bool {
+	for i := range regs {
+		if regs[i].kind != opReg {
+			return false
+		}
+	}
+	return true
+}
+
+// registerAccess is memoryOp's loop for the common case, run without its
+// general operand handling: a global or shared access at a register plus
+// an offset, its data in registers. It leaves the request's sectors or
+// words in b.sectors or b.words, as the general loop does.
+func (b *block) registerAccess(in *instr, on []*thread, addrOp *operand, regs []operand, load bool) error {
+	size, n := in.size, in.vecN
+	base, off := addrOp.base.reg, uint64(addrOp.off)
+	last := uint64(size) - 1
+	ext := func(v uint64) uint64 { // write's sign or zero extension
+		switch w := in.w; {
+		case in.signed:
+			return uint64(sx(v, w))
+		case w > 0 && w < 64:
+			return v & (1<<w - 1)
+		}
+		return v
+	}
+	if in.spaceK == spaceShared && load && size == 4 && n == 1 && !in.signed {
+		// The tiles' loads (matmul's inner loop): one aligned word each,
+		// every address checked before any register is written (the
+		// destination may be the address's register).
+		words, lim, dst := b.words[:0], uint64(len(b.shared)), regs[0].reg
+		for _, t := range on {
+			a := t.regs[base] + off
+			if a+4 > lim || a&3 != 0 {
+				words = nil
+				break
+			}
+			words = append(words, a>>2)
+		}
+		if words != nil {
+			for i, t := range on {
+				t.regs[dst] = uint64(binary.LittleEndian.Uint32(b.shared[words[i]<<2:]))
+			}
+			b.words = words
+			return nil
+		}
+	}
+	if in.spaceK == spaceShared {
+		words, lim := b.words[:0], uint64(len(b.shared))
+		for _, t := range on {
+			a0 := t.regs[base] + off
+			for e := 0; e < n; e++ {
+				a := a0 + uint64(e*size)
+				if a+uint64(size) > lim {
+					return b.fail(in, fmt.Errorf("shared access at %d outside the block's %d bytes", a, lim))
+				}
+				for wd := a >> 2; wd <= (a+last)>>2; wd++ {
+					words = append(words, wd)
+				}
+				if load {
+					t.regs[regs[e].reg] = ext(leN(b.shared[a:], size))
+					continue
+				}
+				var tmp [8]byte
+				putLeUint64(tmp[:], t.regs[regs[e].reg])
+				copy(b.shared[a:a+uint64(size)], tmp[:size])
+			}
+		}
+		b.words = words
+		return nil
+	}
+	sectors := b.sectors[:0]
+	for _, t := range on {
+		a0 := t.regs[base] + off
+		for e := 0; e < n; e++ {
+			a := a0 + uint64(e*size)
+			for sc := a >> 5; sc <= (a+last)>>5; sc++ {
+				sectors = append(sectors, sc)
+			}
+			if load {
+				x, err := b.mem.load(a, size)
+				if err != nil {
+					return b.fail(in, err)
+				}
+				t.regs[regs[e].reg] = ext(x)
+			} else if err := b.mem.store(a, size, t.regs[regs[e].reg]); err != nil {
+				return b.fail(in, err)
+			}
+		}
+	}
+	b.sectors = sectors
+	return nil
+}
+
+// account counts a warp's request of bytes in in's state space: global
+// sectors (and the footprint), shared wavefronts.
+func (b *block) account(in *instr, load bool, bytes int64) {
+	sectors, words := b.sectors, b.words
+	switch in.spaceK {
+	case spaceGlobal:
 		distinct := countDistinct(sectors)
 		if load {
 			b.c.GlobalLoadRequests++
@@ -624,14 +733,13 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 			b.c.GlobalStoreBytes += bytes
 			b.stored = footprint(sectors, b.stored)
 		}
-	case "shared":
+	case spaceShared:
 		// The most distinct words any one of the 32 banks serves.
 		ways := bankWays(words)
 		b.c.SharedRequests++
 		b.c.SharedWavefronts += int64(max(ways, 1))
 		b.c.SharedBytes += bytes
 	}
-	return nil
 }
 
 // write stores a loaded value into register operand o, sign- or

@@ -364,27 +364,38 @@ func (b *block) run(n int) error {
 // together (reconverging structured branches); a branch that sends them
 // two ways is counted divergent.
 func (b *block) runWarp(w []*thread) (bool, error) {
-	ran := false
+	ran, rescan, converged := false, true, false
+	pc := -1
 	for {
-		// One pass: the lowest pc of the threads still running, and
-		// those at it.
-		pc := -1
-		active := b.active[:0]
-		for _, t := range w {
-			if t.done || t.barrier {
-				continue
+		if rescan {
+			// One pass: the lowest pc of the threads still running, and
+			// those at it.
+			pc = -1
+			live := 0
+			active := b.active[:0]
+			for _, t := range w {
+				if t.done || t.barrier {
+					continue
+				}
+				live++
+				switch {
+				case pc < 0 || t.pc < pc:
+					pc, active = t.pc, append(active[:0], t)
+				case t.pc == pc:
+					active = append(active, t)
+				}
 			}
-			switch {
-			case pc < 0 || t.pc < pc:
-				pc, active = t.pc, append(active[:0], t)
-			case t.pc == pc:
-				active = append(active, t)
+			b.active = active
+			if pc < 0 {
+				return ran, nil
 			}
+			converged = len(active) == live
+		} else {
+			// Every live thread ran the last instruction, which moved
+			// each to the next: they are still the ones at the lowest pc.
+			pc++
 		}
-		b.active = active
-		if pc < 0 {
-			return ran, nil
-		}
+		active := b.active
 		ran = true
 		if pc >= len(b.k.instrs) {
 			return ran, fmt.Errorf("emulate: %s ran past its last instruction", b.k.Name)
@@ -393,6 +404,7 @@ func (b *block) runWarp(w []*thread) (bool, error) {
 		if err := b.exec(in, active); err != nil {
 			return ran, err
 		}
+		rescan = !converged || (in.flow != flowALU && in.flow != flowMemory)
 	}
 }
 
