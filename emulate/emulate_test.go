@@ -332,6 +332,14 @@ func TestStencilFootprint(t *testing.T) {
 	if n := float64(blocks) / 2; wk.Bytes != n*32*160 || wk.WriteBytes != n*32*64 || wk.L2Bytes != n*32*176 {
 		t.Errorf("work %+v", wk)
 	}
+	// Blocks sharing nothing (vector_add's): two, then no more.
+	va := kernel(t, "vector_add_256_1.ptx", "vector_add")
+	const n = 1 << 20
+	vc, err := va.EmulateSample(Launch{Grid: [3]int{n / 256}, Block: [3]int{256},
+		Args: []Arg{{Buffer: floats("c", n, nil)}, {Buffer: floats("a", n, nil)}, {Buffer: floats("b", n, nil)}, {Scalar: n}}}, 8, 0)
+	if err != nil || vc.Blocks != 2 || vc.SampleLoadFootprint != vc.LoadFootprint {
+		t.Errorf("vector_add: %d blocks, sample footprint %d of %d, %v; want 2 blocks sharing nothing", vc.Blocks, vc.SampleLoadFootprint, vc.LoadFootprint, err)
+	}
 	l := launch()
 	l.BlockIdx = [3]int{w/32 - 1, h/8 - 1, 0}
 	last, err := k.EmulateSample(l, 8, 0)

@@ -248,7 +248,8 @@ const (
 // on the same global memory, and counts what they did together: at most
 // maxBlocks, and no further block once budget thread instructions ran
 // (0: no bound but maxBlocks; the first block always runs, and a second
-// where the grid has one). Blocks of a wave share data (a row of
+// where the grid has one), and none after the second where the blocks so
+// far shared no 32-byte sector. Blocks of a wave share data (a row of
 // matmul's A, a stencil's halo), which one block cannot show: the sample's
 // footprint (Counts.SampleLoadFootprint) against the blocks' own is that
 // reuse (performance-projection-heterogeneous-gpus.md section IV-C2
@@ -273,6 +274,11 @@ func (k *Kernel) EmulateSample(l Launch, maxBlocks int, budget int64) (*Counts, 
 	first := l.BlockIdx[0] + l.Grid[0]*(l.BlockIdx[1]+l.Grid[1]*l.BlockIdx[2])
 	for i := first; i < grid && i-first < max(maxBlocks, 1); i++ {
 		if i-first >= 2 && budget > 0 && l.MaxInstructions-b.budget >= budget {
+			break
+		}
+		// Blocks that shared no sector so far (elementwise kernels)
+		// show no reuse a further block would: one is enough after two.
+		if i-first >= 2 && int64(len(b.sampleLoaded)+len(b.sampleStored)) == b.c.LoadFootprint+b.c.StoreFootprint {
 			break
 		}
 		b.l.BlockIdx = [3]int{i % l.Grid[0], i / l.Grid[0] % l.Grid[1], i / (l.Grid[0] * l.Grid[1])}

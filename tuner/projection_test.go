@@ -93,9 +93,9 @@ func TestKeptWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 256,1's first 4 blocks (the sample), 5,376 thread instructions each.
-	if w := k.Work[idx[0]]; w == nil || w.Registers != 40 || k.Instructions != 4*5376 {
-		t.Errorf("256,1: work %+v, %d thread instructions; want 40 registers, 4 × 5376", w, k.Instructions)
+	// 256,1's first 2 blocks (the sample: they share no sector, so no more), 5,376 thread instructions each.
+	if w := k.Work[idx[0]]; w == nil || w.Registers != 40 || k.Instructions != 2*5376 {
+		t.Errorf("256,1: work %+v, %d thread instructions; want 40 registers, 2 × 5376", w, k.Instructions)
 	}
 	if err := k.Failed[idx[1]]; err == nil || !strings.Contains(err.Error(), "the PTX of 128,1 kept by run 1") {
 		t.Errorf("128,1: %v; want its emulation's error, naming it", err)

@@ -281,7 +281,7 @@ func TestProjectFromPTX(t *testing.T) {
 	if p.Bound != "global" || p.ComputeMs <= 10*declared.ComputeMs || math.Abs(p.GlobalMs/declared.GlobalMs-1) > 1e-9 {
 		t.Errorf("emulated %+v, declared %+v", p, declared)
 	}
-	if !strings.Contains(errs, "gtune: work of vector_add 256,1 from emulating its first 4 thread blocks (21504 thread instructions") {
+	if !strings.Contains(errs, "gtune: work of vector_add 256,1 from emulating its first 2 thread blocks (10752 thread instructions") {
 		t.Errorf("stderr: %s", errs)
 	}
 	// The compiler's registers (--registers): 255 per thread leave one
