@@ -58,11 +58,9 @@ type Remote interface {
 // Warmer is a Remote that can load its compiler into a process before
 // the first configuration needs it (Backend.Start): WarmTask is a
 // compilation whose result is discarded (ok false where there is none
-// yet), CompilerFiles the files the compiler loads (absolute paths),
-// read once, in order, before the processes start.
+// yet).
 type Warmer interface {
 	WarmTask() (t Task, ok bool)
-	CompilerFiles() []string
 }
 
 // Func performs a Task's compilation from its payload, in the worker.
@@ -275,15 +273,13 @@ func (s Stats) Since(earlier Stats) Stats {
 // Start starts up to n of the pool's processes now, in the background,
 // so that their start (the program, the compiler's libraries, a first
 // compilation) overlaps the run's opening (the GPUs' preparation, an
-// energy run's warm-up) instead of delaying its first compilations.
-// Where the wrapped backend is a Warmer, the compiler's files are first
-// read once, in order, so that the processes find them in the page
-// cache: on a fresh host of four H100s, 64 processes that each faulted
-// NVRTC in page by page, all at once, waited about 25 s for their first
-// compilation (BENCHMARKS.md, "A cold host"). Each process then compiles
-// the WarmTask, its result discarded. A process that fails to start or
-// to warm up is dropped: Compile starts another and says what went
-// wrong. Start takes only free places of the pool (none where
+// energy run's warm-up) instead of delaying its first compilations: on
+// a fresh host of two H100s, 32 processes started and compiled the
+// WarmTask of a Warmer in 1.04 s while the GPUs prepared (BENCHMARKS.md,
+// "A cold host is a cold CUDA cache"; the first compilations of a fresh
+// host are slow because CUDA's compile cache is empty, which no start-up
+// work changes). A process that fails to start or to warm up is dropped:
+// Compile starts another and says what went wrong. Start takes only free places of the pool (none where
 // compilations hold them all) and returns at once; the channel is closed
 // when every process it started is ready (or dropped). A Compile
 // meanwhile waits for one of them or starts one in a remaining place.
@@ -308,8 +304,6 @@ reserve:
 		var task Task
 		warm := false
 		if w, ok := b.remote.(Warmer); ok {
-			read := readFiles(w.CompilerFiles())
-			trace.Step("compile", "compile processes", fmt.Sprintf("the compiler's files read (%d MiB), of", read>>20), t0)
 			task, warm = w.WarmTask()
 		}
 		var wg sync.WaitGroup
@@ -340,22 +334,6 @@ func (b *Backend) startWarm(task Task, warm bool) {
 		}
 	}
 	b.put(p)
-}
-
-// readFiles reads each file to its end and returns the bytes read; a
-// file that cannot be read is skipped (the compiler then says why).
-func readFiles(paths []string) int64 {
-	var total int64
-	for _, path := range paths {
-		f, err := os.Open(path)
-		if err != nil {
-			continue
-		}
-		n, _ := io.Copy(io.Discard, f)
-		f.Close()
-		total += n
-	}
-	return total
 }
 
 // Compile compiles j in a worker process, waiting for a free one. Errors:

@@ -251,28 +251,22 @@ func TestSize(t *testing.T) {
 }
 
 // warmBackend is testBackend with a warm-up task of the test compiler
-// kind (compileproc.Warmer) and a file of the compiler's to read.
+// kind (compileproc.Warmer).
 type warmBackend struct {
 	testBackend
-	kind, file string
+	kind string
 }
 
 func (b warmBackend) WarmTask() (compileproc.Task, bool) {
 	return compileproc.Task{Kind: b.kind, Key: "warm-up"}, true
 }
 
-func (b warmBackend) CompilerFiles() []string { return []string{b.file, "/no/such/file"} }
-
 // Start starts the pool's processes before the first compilation and
 // warms them up; the compilations after it run in them, none starting a
 // process of its own. A process whose warm-up fails is dropped, and a
 // compilation starts another in its place.
 func TestStartWarmsProcesses(t *testing.T) {
-	lib := t.TempDir() + "/libcompiler.so"
-	if err := os.WriteFile(lib, make([]byte, 3<<20), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b := wrap(t, warmBackend{testBackend{newSim(t)}, "pid", lib}, compileproc.Options{Processes: 2})
+	b := wrap(t, warmBackend{testBackend{newSim(t)}, "pid"}, compileproc.Options{Processes: 2})
 	<-b.Start(5)
 	if st := b.Stats(); st.Started != 2 || st.Compiled != 0 {
 		t.Fatalf("after Start(5) on a pool of 2: %+v, want 2 started and nothing compiled", st)
@@ -289,7 +283,7 @@ func TestStartWarmsProcesses(t *testing.T) {
 		t.Fatalf("4 compilations after Start: %+v, %d processes compiled; want 2 started, 1 used", st, len(pids))
 	}
 
-	broken := wrap(t, warmBackend{testBackend{newSim(t)}, "exit", lib}, compileproc.Options{Processes: 3})
+	broken := wrap(t, warmBackend{testBackend{newSim(t)}, "exit"}, compileproc.Options{Processes: 3})
 	<-broken.Start(2)
 	if _, err := broken.Compile(context.Background(), job("pid:a", work)); err != nil {
 		t.Fatal(err)

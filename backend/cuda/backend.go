@@ -30,7 +30,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -384,52 +383,6 @@ func (b *Backend) WarmTask() (compileproc.Task, bool) {
 		return compileproc.Task{}, false
 	}
 	return compileproc.Task{Kind: taskKind, Key: "warm-up", Payload: buf.Bytes()}, true
-}
-
-// CompilerFiles is compileproc.Warmer: the NVRTC libraries this process
-// loaded, the builtins library beside each (loaded at the first
-// compilation), and this program (the compile processes' executable).
-// Nil where NVRTC cannot be loaded.
-func (b *Backend) CompilerFiles() []string {
-	if _, err := loadNVRTC(); err != nil {
-		return nil
-	}
-	maps, _ := os.ReadFile("/proc/self/maps")
-	exe, _ := os.Executable()
-	return compilerFiles(string(maps), exe)
-}
-
-// compilerFiles lists, from a /proc/<pid>/maps text, each mapped NVRTC
-// library (a file whose name starts libnvrtc) and the libnvrtc-builtins
-// files of its folder, then exe; each file once, symbolic links
-// resolved.
-func compilerFiles(maps, exe string) []string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(p string) {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			p = r
-		}
-		if p != "" && !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	for line := range strings.Lines(maps) {
-		f := strings.Fields(line)
-		if len(f) < 6 || !strings.HasPrefix(filepath.Base(f[5]), "libnvrtc") {
-			continue
-		}
-		add(f[5])
-		m, _ := filepath.Glob(filepath.Join(filepath.Dir(f[5]), "libnvrtc-builtins.so*"))
-		for _, p := range m {
-			add(p)
-		}
-	}
-	if exe != "" {
-		add(exe)
-	}
-	return out
 }
 
 var _ compileproc.Remote = (*Backend)(nil)

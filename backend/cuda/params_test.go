@@ -1,9 +1,6 @@
 package cuda
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -93,30 +90,5 @@ func TestToolkitIncludes(t *testing.T) {
 	}
 	if got := toolkitIncludes("x", none, func(string) bool { return false }); got != nil {
 		t.Errorf("no toolkit: %v", got)
-	}
-}
-
-// The files a compile process loads, read before the processes start:
-// each mapped NVRTC library once (its symbolic link resolved), the
-// builtins beside it, then the program; other mappings are not read.
-func TestCompilerFiles(t *testing.T) {
-	dir := t.TempDir()
-	for _, f := range []string{"libnvrtc.so.13.0.48", "libnvrtc-builtins.so.13.0.48", "libcuda.so.1"} {
-		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink("libnvrtc.so.13.0.48", filepath.Join(dir, "libnvrtc.so.13")); err != nil {
-		t.Fatal(err)
-	}
-	maps := fmt.Sprintf(`7f0000000000-7f0000100000 r--p 00000000 08:01 1234 %[1]s/libnvrtc.so.13
-7f0000100000-7f0000200000 r-xp 00100000 08:01 1234 %[1]s/libnvrtc.so.13.0.48
-7f0000300000-7f0000400000 r--p 00000000 08:01 99 %[1]s/libcuda.so.1
-7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]
-`, dir)
-	got := compilerFiles(maps, "/usr/bin/gtune")
-	want := []string{filepath.Join(dir, "libnvrtc.so.13.0.48"), filepath.Join(dir, "libnvrtc-builtins.so.13.0.48"), "/usr/bin/gtune"}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("compilerFiles = %q, want %q", got, want)
 	}
 }
