@@ -112,6 +112,7 @@ func DeriveProfile(target *device.Description, measured []Measured) (p Profile, 
 		p.Memory[i].ReadGBs = path(func(q MemoryPoint) float64 { return q.ReadGBs })
 		p.Memory[i].WriteGBs = path(func(q MemoryPoint) float64 { return q.WriteGBs })
 		p.Memory[i].StridedGBs = path(func(q MemoryPoint) float64 { return q.StridedGBs })
+		p.Memory[i].CopyGBs = path(func(q MemoryPoint) float64 { return q.CopyGBs })
 	}
 	return p, true
 }

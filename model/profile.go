@@ -74,6 +74,12 @@ type MemoryPoint struct {
 	// sectors (one float from each 32-byte sector), counted in 32-byte
 	// sectors moved, GB/s: what uncoalesced accesses cost (section IV-D).
 	StridedGBs float64 `json:"strided_gbs"`
+	// CopyGBs is a coalesced copy's throughput, the bytes loaded and
+	// stored per second (float4 each way): loads and stores sharing the
+	// DRAM at once, which the H200 speeds up less than either alone
+	// (vector_add measured 0.801 of the H100's time where the two
+	// apart give 0.699). 0: not measured.
+	CopyGBs float64 `json:"copy_gbs,omitempty"`
 }
 
 // ProbeBlockSize is the thread-block size of the memory microbenchmarks
@@ -127,7 +133,7 @@ func SpecProfile(d *device.Description) Profile {
 		bw := d.MemoryBandwidthGBs * math.Min(1, occ)
 		// A scattered warp moves a 32-byte sector per float: sectors at
 		// the bandwidth, the useful bytes an eighth of them.
-		p.Memory = append(p.Memory, MemoryPoint{BlocksPerSM: b, Occupancy: occ, ReadGBs: bw, WriteGBs: bw, StridedGBs: bw})
+		p.Memory = append(p.Memory, MemoryPoint{BlocksPerSM: b, Occupancy: occ, ReadGBs: bw, WriteGBs: bw, StridedGBs: bw, CopyGBs: bw})
 	}
 	return p
 }
@@ -177,6 +183,11 @@ func (p Profile) ReadGBsAt(occ float64) float64 {
 // WriteGBsAt is ReadGBsAt for stores.
 func (p Profile) WriteGBsAt(occ float64) float64 {
 	return p.memoryAt(occ, func(m MemoryPoint) float64 { return m.WriteGBs })
+}
+
+// CopyGBsAt is ReadGBsAt for a copy (0 where the profile has none).
+func (p Profile) CopyGBsAt(occ float64) float64 {
+	return p.memoryAt(occ, func(m MemoryPoint) float64 { return m.CopyGBs })
 }
 
 func (p Profile) memoryAt(occ float64, f func(MemoryPoint) float64) float64 {

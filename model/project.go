@@ -179,10 +179,13 @@ func Anchored(measuredMs float64, from, to Projection) float64 {
 // globalSeconds is the time of w's global-memory traffic at occupancy occ
 // over profile p, s: its loads at the profile's load throughput and its
 // stores (WriteBytes) at its store throughput, one after the other on the
-// DRAM's bus; where the work says what goes through L2 (L2Bytes) and the
-// profile has an L2 throughput, the slower of that and the DRAM's
-// (section IV-B's memory paths, issue 49's caches). Errors: a profile
-// without load throughput.
+// DRAM's bus, slowed where the profile measured a copy (CopyGBs) by what
+// mixing them cost there: the copy's time over its loads' and stores'
+// apart, to the power 2·min(loads, stores)/bytes (all of it for a copy's
+// half and half, none for loads or stores alone); where the work says
+// what goes through L2 (L2Bytes) and the profile has an L2 throughput,
+// the slower of that and the DRAM's (section IV-B's memory paths, issue
+// 49's caches). Errors: a profile without load throughput.
 func globalSeconds(p Profile, w *Work, occ float64) (float64, error) {
 	rd := p.ReadGBsAt(occ)
 	if rd <= 0 {
@@ -194,6 +197,10 @@ func globalSeconds(p Profile, w *Work, occ float64) (float64, error) {
 	}
 	stores := math.Min(max(w.WriteBytes, 0), w.Bytes)
 	t := (w.Bytes-stores)/(rd*1e9) + stores/(wr*1e9)
+	if cp := p.CopyGBsAt(occ); cp > 0 && stores > 0 && stores < w.Bytes {
+		mixing := (2 / cp) / (1/rd + 1/wr) // a copy's time over its halves' apart
+		t *= math.Pow(mixing, 2*math.Min(stores, w.Bytes-stores)/w.Bytes)
+	}
 	if w.L2Bytes > 0 && p.L2GBs > 0 {
 		t = math.Max(t, w.L2Bytes/(p.L2GBs*1e9))
 	}

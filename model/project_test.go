@@ -123,6 +123,24 @@ func TestGlobalSeconds(t *testing.T) {
 			t.Errorf("%+v: %v ms, %v; want %v ms", c.w, s*1e3, err, c.want)
 		}
 	}
+	// A measured copy (500 GB/s of loads and stores) costs a third more
+	// than its halves apart (1,000 and 500 GB/s): all of it at half and
+	// half, the copy's own time; two thirds of it for vector_add's two
+	// loads to a store; nothing for loads alone.
+	p.Memory[0].CopyGBs = 500
+	for _, c := range []struct {
+		w    Work
+		want float64 // ms
+	}{
+		{Work{Bytes: 2e9, WriteBytes: 1e9}, 4},
+		{Work{Bytes: 3e9, WriteBytes: 1e9}, 4 * math.Pow(4.0/3, 2.0/3)},
+		{Work{Bytes: 3e9}, 3},
+	} {
+		s, err := globalSeconds(p, &c.w, 0.5)
+		if err != nil || math.Abs(s*1e3-c.want) > 1e-9 {
+			t.Errorf("with a copy measured, %+v: %v ms, %v; want %v ms", c.w, s*1e3, err, c.want)
+		}
+	}
 	if _, err := globalSeconds(Profile{Device: "x"}, &Work{Bytes: 1}, 1); err == nil {
 		t.Error("a profile without memory throughput gave a time")
 	}

@@ -98,6 +98,16 @@ extern "C" __global__ void probe_write(float4 *out, long long n) {
         out[i] = v;
 }
 
+// Coalesced copy of n float4, each loaded once and stored once,
+// grid-stride: loads and stores sharing the DRAM at once, as most kernels
+// do (vector_add, a stencil), which the read and write microbenchmarks
+// alone do not show.
+extern "C" __global__ void probe_copy(const float4 *__restrict__ in, float4 *out, long long n) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        out[i] = in[i];
+}
+
 // One float loaded from each 32-byte sector of n floats: a warp's loads
 // touch 32 sectors, each used for 4 of its 32 bytes.
 extern "C" __global__ void probe_strided(const float *__restrict__ in, float *out, long long n) {

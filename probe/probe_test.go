@@ -61,6 +61,7 @@ func TestProbeRecoversTheSimulatedProfile(t *testing.T) {
 		near("read", m.ReadGBs, w.ReadGBs, 0.02)
 		near("write", m.WriteGBs, w.WriteGBs, 0.02)
 		near("strided", m.StridedGBs, w.StridedGBs, 0.02)
+		near("copy", m.CopyGBs, w.CopyGBs, 0.02)
 	}
 }
 
