@@ -329,7 +329,7 @@ func TestStencilFootprint(t *testing.T) {
 	// stores 64 of them, L2 the blocks' own 176.
 	blocks := (w / 32) * (h / 8)
 	wk := two.Work(blocks)
-	if n := float64(blocks) / 2; wk.Bytes != n*32*160 || wk.WriteBytes != n*32*64 || wk.L2Bytes != n*32*176 {
+	if n := float64(blocks) / 2; wk.Bytes != n*32*160 || wk.WriteBytes != n*32*64 || wk.L2Bytes != n*32*176 || wk.LoadWidth != 4 {
 		t.Errorf("work %+v", wk)
 	}
 	// Blocks sharing nothing (vector_add's): two, then no more.

@@ -25,7 +25,12 @@ import (
 // blocks to show: their DRAM bytes are the block's footprint.
 func (c *Counts) Work(blocks int) backend.Work {
 	n := float64(blocks) / float64(max(c.Blocks, 1))
+	width := 0.0
+	if loads := c.ThreadInstructions[LoadGlobal]; loads > 0 {
+		width = float64(c.GlobalLoadBytes) / float64(loads)
+	}
 	return backend.Work{
+		LoadWidth:      width,
 		Flops:          n * float64(c.FP32Flops),
 		FP64Flops:      n * float64(c.FP64Flops),
 		IntOps:         n * float64(c.ThreadInstructions[Int]),

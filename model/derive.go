@@ -113,6 +113,7 @@ func DeriveProfile(target *device.Description, measured []Measured) (p Profile, 
 		p.Memory[i].WriteGBs = path(func(q MemoryPoint) float64 { return q.WriteGBs })
 		p.Memory[i].StridedGBs = path(func(q MemoryPoint) float64 { return q.StridedGBs })
 		p.Memory[i].CopyGBs = path(func(q MemoryPoint) float64 { return q.CopyGBs })
+		p.Memory[i].Read4GBs = path(func(q MemoryPoint) float64 { return q.Read4GBs })
 	}
 	return p, true
 }

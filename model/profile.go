@@ -80,6 +80,11 @@ type MemoryPoint struct {
 	// (vector_add measured 0.801 of the H100's time where the two
 	// apart give 0.699). 0: not measured.
 	CopyGBs float64 `json:"copy_gbs,omitempty"`
+	// Read4GBs is coalesced loads of one float a thread (4 bytes, against
+	// ReadGBs' float4): a quarter of the bytes in flight at the same
+	// occupancy, where a GPU's lower latency counts more than its
+	// bandwidth. 0: not measured.
+	Read4GBs float64 `json:"read4_gbs,omitempty"`
 }
 
 // ProbeBlockSize is the thread-block size of the memory microbenchmarks
@@ -133,7 +138,7 @@ func SpecProfile(d *device.Description) Profile {
 		bw := d.MemoryBandwidthGBs * math.Min(1, occ)
 		// A scattered warp moves a 32-byte sector per float: sectors at
 		// the bandwidth, the useful bytes an eighth of them.
-		p.Memory = append(p.Memory, MemoryPoint{BlocksPerSM: b, Occupancy: occ, ReadGBs: bw, WriteGBs: bw, StridedGBs: bw, CopyGBs: bw})
+		p.Memory = append(p.Memory, MemoryPoint{BlocksPerSM: b, Occupancy: occ, ReadGBs: bw, WriteGBs: bw, StridedGBs: bw, CopyGBs: bw, Read4GBs: bw})
 	}
 	return p
 }
@@ -183,6 +188,12 @@ func (p Profile) ReadGBsAt(occ float64) float64 {
 // WriteGBsAt is ReadGBsAt for stores.
 func (p Profile) WriteGBsAt(occ float64) float64 {
 	return p.memoryAt(occ, func(m MemoryPoint) float64 { return m.WriteGBs })
+}
+
+// Read4GBsAt is ReadGBsAt for 4-byte loads (0 where the profile has
+// none).
+func (p Profile) Read4GBsAt(occ float64) float64 {
+	return p.memoryAt(occ, func(m MemoryPoint) float64 { return m.Read4GBs })
 }
 
 // CopyGBsAt is ReadGBsAt for a copy (0 where the profile has none).

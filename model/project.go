@@ -177,7 +177,9 @@ func Anchored(measuredMs float64, from, to Projection) float64 {
 }
 
 // globalSeconds is the time of w's global-memory traffic at occupancy occ
-// over profile p, s: its loads at the profile's load throughput and its
+// over profile p, s: its loads at the profile's load throughput (for loads
+// narrower than a float4, LoadWidth, between its 4-byte and its 16-byte
+// loads' where it measured both) and its
 // stores (WriteBytes) at its store throughput, one after the other on the
 // DRAM's bus, slowed where the profile measured a copy (CopyGBs) by what
 // mixing them cost there: the copy's time over its loads' and stores'
@@ -190,6 +192,11 @@ func globalSeconds(p Profile, w *Work, occ float64) (float64, error) {
 	rd := p.ReadGBsAt(occ)
 	if rd <= 0 {
 		return 0, fmt.Errorf("model: the profile of %s has no global-memory throughput", p.Device)
+	}
+	if r4 := p.Read4GBsAt(occ); r4 > 0 && w.LoadWidth > 0 && w.LoadWidth < 16 {
+		// Between the 4-byte and the 16-byte loads' curves by the width.
+		f := (max(w.LoadWidth, 4) - 4) / 12
+		rd = r4 + f*(rd-r4)
 	}
 	wr := p.WriteGBsAt(occ)
 	if wr <= 0 {

@@ -141,6 +141,15 @@ func TestGlobalSeconds(t *testing.T) {
 			t.Errorf("with a copy measured, %+v: %v ms, %v; want %v ms", c.w, s*1e3, err, c.want)
 		}
 	}
+	// Narrow loads read the 4-byte curve (400 GB/s), a float2's halfway
+	// to the float4's (1,000): 2.5, 1.43 and 1 ms for 1 GB.
+	q := Profile{Device: "x", Memory: []MemoryPoint{{BlocksPerSM: 1, Occupancy: 0.5, ReadGBs: 1000, WriteGBs: 1000, Read4GBs: 400}}}
+	for width, want := range map[float64]float64{4: 2.5, 10: 1 / 0.7, 16: 1, 0: 1} {
+		s, err := globalSeconds(q, &Work{Bytes: 1e9, LoadWidth: width}, 0.5)
+		if err != nil || math.Abs(s*1e3-want) > 1e-9 {
+			t.Errorf("loads %v bytes wide: %v ms, %v; want %v ms", width, s*1e3, err, want)
+		}
+	}
 	if _, err := globalSeconds(Profile{Device: "x"}, &Work{Bytes: 1}, 1); err == nil {
 		t.Error("a profile without memory throughput gave a time")
 	}

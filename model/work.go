@@ -14,6 +14,11 @@ type Work struct {
 	// emulator counts both (emulate.Counts.Work); a spec may declare them.
 	WriteBytes float64 `json:"write_bytes,omitempty"`
 	L2Bytes    float64 `json:"l2_bytes,omitempty"`
+	// LoadWidth is the bytes a thread loads from global memory per load
+	// instruction, on average (4 for one float, 16 for a float4; 0:
+	// unknown, taken as 16): the projection reads the profile's 4-byte
+	// load curve for narrow loads (emulate.Counts.Work counts it).
+	LoadWidth float64 `json:"load_width,omitempty"`
 	// The other instruction classes and shared memory, per launch, for
 	// kernels that are bound by them (package model; the microbenchmarks
 	// of package probe): FP64 operations, 32-bit integer multiply-adds,

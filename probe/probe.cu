@@ -98,6 +98,17 @@ extern "C" __global__ void probe_write(float4 *out, long long n) {
         out[i] = v;
 }
 
+// Coalesced loads of n floats, each once, grid-stride: the same loop as
+// probe_read with a quarter of the bytes in flight per thread, as kernels
+// that load one float a thread (vector_add, a stencil) have.
+extern "C" __global__ void probe_read32(const float *__restrict__ in, float *out, long long n) {
+    float acc = 0;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        acc += in[i];
+    if (acc == -1.0f) out[0] = acc;
+}
+
 // Coalesced copy of n float4, each loaded once and stored once,
 // grid-stride: loads and stores sharing the DRAM at once, as most kernels
 // do (vector_add, a stencil), which the read and write microbenchmarks

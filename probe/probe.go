@@ -2,8 +2,8 @@
 // microbenchmarks, as performance-projection-heterogeneous-gpus.md
 // section IV-B characterises each device once, offline: instruction
 // throughput per class (FP32, FP64, 32-bit integer multiply-add, special
-// functions), global-memory throughput of coalesced loads, stores and
-// copies and of scattered loads at occupancies from one thread block per
+// functions), global-memory throughput of coalesced loads (float4 and
+// float), stores and copies and of scattered loads at occupancies from one thread block per
 // SM to full,
 // shared-memory throughput with and without bank conflicts, L2, and the
 // time of an empty launch. The kernels (probe.cu) are compiled and run
@@ -183,6 +183,7 @@ func Run(ctx context.Context, be backend.Backend, o Options) (model.Profile, err
 			{"write", kWrite, float64(n.dram) * 16, &pt.WriteGBs},
 			{"strided", kStrided, float64(n.dram*4) / 8 * 32, &pt.StridedGBs},
 			{"copy", kCopy, float64(n.dram) * 16 * 2, &pt.CopyGBs},
+			{"read 4-byte", kRead32, float64(n.dram) * 16, &pt.Read4GBs},
 		} {
 			last := bps == occupancies[len(occupancies)-1]
 			b := bench{name: fmt.Sprintf("%s, %d blocks per SM", m.name, bps), kernel: m.kernel, grid: grid, block: model.ProbeBlockSize,
@@ -221,6 +222,7 @@ const (
 	kL2
 	kEmpty
 	kCopy
+	kRead32
 )
 
 // sizes are the element counts of the memory buffers: float4s read from
@@ -263,6 +265,7 @@ func problem(d *device.Description) (*backend.Problem, sizes) {
 		kL2:      k("probe_l2", vec("in", "float4", l2), vec("out", "float", 1), scalar("n", l2)),
 		kEmpty:   k("probe_empty"),
 		kCopy:    k("probe_copy", vec("in", "float4", dram), vec("out", "float4", dram), scalar("n", dram)),
+		kRead32:  k("probe_read32", vec("in", "float", dram*4), vec("out", "float", 1), scalar("n", dram*4)),
 	}, Energy: true}, sizes{dram, l2} // the probe reads power too
 }
 

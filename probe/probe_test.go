@@ -62,6 +62,7 @@ func TestProbeRecoversTheSimulatedProfile(t *testing.T) {
 		near("write", m.WriteGBs, w.WriteGBs, 0.02)
 		near("strided", m.StridedGBs, w.StridedGBs, 0.02)
 		near("copy", m.CopyGBs, w.CopyGBs, 0.02)
+		near("read 4-byte", m.Read4GBs, w.Read4GBs, 0.02)
 	}
 }
 
