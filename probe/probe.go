@@ -229,11 +229,13 @@ const (
 // and written to DRAM, and float4s of the L2 working set.
 type sizes struct{ dram, l2 int64 }
 
-// sizesOf are the memory microbenchmarks' buffer sizes on d.
+// sizesOf are the memory microbenchmarks' buffer sizes on d: six buffers
+// of the DRAM size (read, write, scattered, the copy's two, 4-byte read)
+// take at most 6/16 of its memory.
 func sizesOf(d *device.Description) sizes {
 	dram := max(int64(dramBytes), 4*d.L2Bytes)
 	if d.MemoryBytes > 0 {
-		dram = min(dram, d.MemoryBytes/8)
+		dram = min(dram, d.MemoryBytes/16)
 	}
 	return sizes{dram / 16, max(d.L2Bytes/4, 1<<20) / 16}
 }
