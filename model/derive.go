@@ -48,6 +48,8 @@ const saturatedFraction = 0.97
 //   - bank-conflict slowdown and launch overhead: as measured;
 //   - L2: scaled by SMs × SM clock;
 //   - board powers: scaled by the TDP;
+//   - shared memory at each occupancy: measured ÷ the source's
+//     specification at the same blocks per SM;
 //   - each global-memory path (loads, stores, scattered loads) by
 //     occupancy: min(P, K·b) at b resident 256-thread blocks per SM, P the
 //     source's highest throughput scaled by the DRAM bandwidth, K its
@@ -114,8 +116,22 @@ func DeriveProfile(target *device.Description, measured []Measured) (p Profile, 
 		p.Memory[i].StridedGBs = path(func(q MemoryPoint) float64 { return q.StridedGBs })
 		p.Memory[i].CopyGBs = path(func(q MemoryPoint) float64 { return q.CopyGBs })
 		p.Memory[i].Read4GBs = path(func(q MemoryPoint) float64 { return q.Read4GBs })
+		p.Memory[i].SharedGBs = spec.SharedGBs * med(func(m, s Profile, _ *device.Description) float64 {
+			return pointAt(m, p.Memory[i].BlocksPerSM).SharedGBs / s.SharedGBs
+		})
 	}
 	return p, true
+}
+
+// pointAt is m's memory point at b blocks per SM (the zero point where it
+// has none).
+func pointAt(m Profile, b int) MemoryPoint {
+	for _, q := range m.Memory {
+		if q.BlocksPerSM == b {
+			return q
+		}
+	}
+	return MemoryPoint{}
 }
 
 // scaledPath is one memory path of m (measured on d) at b resident blocks

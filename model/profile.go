@@ -61,7 +61,7 @@ type Profile struct {
 	DRAMPowerW float64 `json:"dram_power_w,omitempty"`
 }
 
-// MemoryPoint is global-memory throughput at one occupancy (section IV-B:
+// MemoryPoint is memory throughput at one occupancy (section IV-B:
 // "the peak throughput of coalesced accesses for read and write
 // operations at various occupancy levels"): 256-thread blocks,
 // BlocksPerSM of them resident per SM.
@@ -85,6 +85,11 @@ type MemoryPoint struct {
 	// occupancy, where a GPU's lower latency counts more than its
 	// bandwidth. 0: not measured.
 	Read4GBs float64 `json:"read4_gbs,omitempty"`
+	// SharedGBs is conflict-free shared-memory loads at this occupancy,
+	// GB/s (the profile's SharedGBs is at full occupancy). 0: not
+	// measured; the projection then scales the full-occupancy rate by
+	// its latency-hiding factor.
+	SharedGBs float64 `json:"shared_gbs,omitempty"`
 }
 
 // ProbeBlockSize is the thread-block size of the memory microbenchmarks
@@ -194,6 +199,12 @@ func (p Profile) WriteGBsAt(occ float64) float64 {
 // none).
 func (p Profile) Read4GBsAt(occ float64) float64 {
 	return p.memoryAt(occ, func(m MemoryPoint) float64 { return m.Read4GBs })
+}
+
+// SharedGBsAt is ReadGBsAt for shared memory (0 where the profile has no
+// curve of it).
+func (p Profile) SharedGBsAt(occ float64) float64 {
+	return p.memoryAt(occ, func(m MemoryPoint) float64 { return m.SharedGBs })
 }
 
 // CopyGBsAt is ReadGBsAt for a copy (0 where the profile has none).

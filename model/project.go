@@ -116,7 +116,13 @@ func Project(d *device.Description, p Profile, w *Work, j Geometry) (Projection,
 		if p.SharedGBs <= 0 {
 			return out, fmt.Errorf("model: the profile of %s has no shared-memory throughput", p.Device)
 		}
-		out.SharedMs = w.SharedBytes * float64(max(w.SharedConflict, 1)) / (p.SharedGBs * 1e9 * h) * 1e3 * q
+		// The measured curve where the profile has one, else the rate at
+		// full occupancy with the model's latency hiding.
+		rate := p.SharedGBs * h
+		if c := p.SharedGBsAt(out.Occupancy); c > 0 {
+			rate = c
+		}
+		out.SharedMs = w.SharedBytes * float64(max(w.SharedConflict, 1)) / (rate * 1e9) * 1e3 * q
 	}
 	launch := p.LaunchOverheadUs / 1e3
 	kernel := max(out.ComputeMs, out.GlobalMs, out.SharedMs)

@@ -154,3 +154,31 @@ func TestGlobalSeconds(t *testing.T) {
 		t.Error("a profile without memory throughput gave a time")
 	}
 }
+
+// Shared memory over a measured occupancy curve: the curve's rate at the
+// kernel's occupancy, not the full-occupancy rate times the latency
+// hiding the model assumes.
+func TestProjectSharedCurve(t *testing.T) {
+	d, err := device.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := SpecProfile(d)
+	w := &Work{SharedBytes: 1e9, Registers: 32}
+	g := geometry(d.SMs, 256) // one block per SM: occupancy 0.125
+	before, err := Project(d, p, w, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The specification: the full rate at half (0.125 / 0.25).
+	if want := 1e9 / (p.SharedGBs * 1e9 * 0.5) * 1e3; math.Abs(before.SharedMs/want-1) > 1e-9 {
+		t.Fatalf("shared %v ms without a curve, want %v", before.SharedMs, want)
+	}
+	for i := range p.Memory {
+		p.Memory[i].SharedGBs = 1000 // measured: 1 TB/s at every occupancy
+	}
+	after, err := Project(d, p, w, g)
+	if err != nil || math.Abs(after.SharedMs-1) > 1e-9 {
+		t.Errorf("shared %v ms over the curve, %v; want 1 ms", after.SharedMs, err)
+	}
+}

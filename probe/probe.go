@@ -3,10 +3,10 @@
 // section IV-B characterises each device once, offline: instruction
 // throughput per class (FP32, FP64, 32-bit integer multiply-add, special
 // functions), global-memory throughput of coalesced loads (float4 and
-// float), stores and copies and of scattered loads at occupancies from one thread block per
-// SM to full,
-// shared-memory throughput with and without bank conflicts, L2, and the
-// time of an empty launch. The kernels (probe.cu) are compiled and run
+// float), stores and copies and of scattered loads, and conflict-free
+// shared-memory loads, at occupancies from one thread block per SM to
+// full, shared-memory throughput with and without bank conflicts, L2, and
+// the time of an empty launch. The kernels (probe.cu) are compiled and run
 // through gtune's own backend like any tuned kernel, so the same code
 // probes a real GPU and the simulated one (whose profile then says what
 // its model answers).
@@ -197,6 +197,16 @@ func Run(ctx context.Context, be backend.Backend, o Options) (model.Profile, err
 				p.DRAMPowerW = obs.powerW
 			}
 		}
+		// Shared memory at this occupancy too: the conflict-free loads of
+		// the shared benchmark on this grid (section IV-B profiles local
+		// memory at full occupancy only; issue 49).
+		amount := sharedBytes * float64(grid) / float64(full)
+		v, _, err := r.rate(bench{name: fmt.Sprintf("shared, %d blocks per SM", bps), kernel: kShared, defines: map[string]int{"ITERS": iters, "STRIDE": 1},
+			grid: grid, block: model.ProbeBlockSize, work: backend.Work{SharedBytes: amount, SharedMemory: 4096, SharedConflict: 1}, amount: amount})
+		if err != nil {
+			return p, err
+		}
+		pt.SharedGBs = v / 1e9
 		p.Memory = append(p.Memory, pt)
 	}
 	l2Bytes := float64(n.l2) * 16 * l2Repeat

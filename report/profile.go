@@ -46,9 +46,9 @@ func Profile(w io.Writer, p model.Profile, spec *model.Profile) {
 	}
 	fmt.Fprintln(w, "global memory by occupancy (256-thread blocks; scattered: one float per 32-byte sector, GB/s of sectors moved):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  blocks per SM\toccupancy\tread (GB/s)\tread 4-byte (GB/s)\twrite (GB/s)\tscattered (GB/s)\tcopy (GB/s)")
+	fmt.Fprintln(tw, "  blocks per SM\toccupancy\tread (GB/s)\tread 4-byte (GB/s)\twrite (GB/s)\tscattered (GB/s)\tcopy (GB/s)\tshared (GB/s)")
 	for _, m := range p.Memory {
-		fmt.Fprintf(tw, "  %d\t%.3f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\n", m.BlocksPerSM, m.Occupancy, m.ReadGBs, m.Read4GBs, m.WriteGBs, m.StridedGBs, m.CopyGBs)
+		fmt.Fprintf(tw, "  %d\t%.3f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\n", m.BlocksPerSM, m.Occupancy, m.ReadGBs, m.Read4GBs, m.WriteGBs, m.StridedGBs, m.CopyGBs, m.SharedGBs)
 	}
 	tw.Flush()
 	if spec != nil && len(p.Memory) > 0 && len(s.Memory) > 0 {

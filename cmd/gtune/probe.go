@@ -30,9 +30,9 @@ func newProbeCmd() *cobra.Command {
 		Short: "Measure the GPU's device profile with microbenchmarks and store it (instruction, memory, shared-memory, L2 and launch throughput)",
 		Long: `probe runs gtune's microbenchmarks on one GPU, compiled and launched through gtune's backend like any tuned
 kernel (performance-projection-heterogeneous-gpus.md section IV-B): FP32, FP64, 32-bit integer multiply-add
-and special-function throughput at full occupancy; coalesced loads, stores, copies and scattered loads (one
-float per 32-byte sector) of global memory at 1, 2, 4, ... resident 256-thread blocks per SM; shared-memory loads
-with and without 32-way bank conflicts; loads of a working set L2 holds; an empty launch. The median of
+and special-function throughput at full occupancy; coalesced loads (float4, float), stores, copies, scattered
+loads (a float per 32-byte sector) and conflict-free shared-memory loads at 1, 2, 4, ... resident 256-thread
+blocks per SM; 32-way bank conflicts; loads of a working set L2 holds; an empty launch. The median of
 --iterations timed runs of each. The profile (device, clocks observed, driver, date) is stored in the results
 database, where gtune devices --all and the projection find it, and printed against the device database's
 specifications. Read-only: no GPU setting is changed. On the simulated GPU it gives what the simulator's
