@@ -199,14 +199,18 @@ func Run(ctx context.Context, be backend.Backend, o Options) (model.Profile, err
 		}
 		// Shared memory at this occupancy too: the conflict-free loads of
 		// the shared benchmark on this grid (section IV-B profiles local
-		// memory at full occupancy only; issue 49).
-		amount := sharedBytes * float64(grid) / float64(full)
-		v, _, err := r.rate(bench{name: fmt.Sprintf("shared, %d blocks per SM", bps), kernel: kShared, defines: map[string]int{"ITERS": iters, "STRIDE": 1},
-			grid: grid, block: model.ProbeBlockSize, work: backend.Work{SharedBytes: amount, SharedMemory: 4096, SharedConflict: 1}, amount: amount})
-		if err != nil {
-			return p, err
+		// memory at full occupancy only; issue 49). The full grid's was
+		// measured above.
+		pt.SharedGBs = p.SharedGBs
+		if grid != full {
+			amount := sharedBytes * float64(grid) / float64(full)
+			v, _, err := r.rate(bench{name: fmt.Sprintf("shared, %d blocks per SM", bps), kernel: kShared, defines: map[string]int{"ITERS": iters, "STRIDE": 1},
+				grid: grid, block: model.ProbeBlockSize, work: backend.Work{SharedBytes: amount, SharedMemory: 4096, SharedConflict: 1}, amount: amount})
+			if err != nil {
+				return p, err
+			}
+			pt.SharedGBs = v / 1e9
 		}
-		pt.SharedGBs = v / 1e9
 		p.Memory = append(p.Memory, pt)
 	}
 	l2Bytes := float64(n.l2) * 16 * l2Repeat
