@@ -24,6 +24,9 @@ func (b *block) value(o *operand, t *thread) (uint64, error) {
 		if off, ok := b.k.Const[o.name]; ok {
 			return uint64(off), nil
 		}
+		if off, ok := b.k.Local[o.name]; ok {
+			return uint64(off), nil // an address in the thread's local window
+		}
 		if v, ok := b.params[o.name]; ok {
 			return v, nil
 		}
@@ -515,7 +518,7 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 		return b.fail(in, fmt.Errorf("memory operand is not an address"))
 	}
 	space := in.space
-	if space == "local" || space == "generic" {
+	if space == "generic" {
 		return b.fail(in, fmt.Errorf("%w: %s-space access", ErrUnsupported, space))
 	}
 	regs := in.args[:0]
@@ -592,6 +595,13 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 				if err := b.write(in, t, &regs[e], leUint64(tmp[:]), ty); err != nil {
 					return err
 				}
+			case spaceLocal:
+				if addr+uint64(size) > uint64(len(t.local)) {
+					return b.fail(in, fmt.Errorf("local access at %d outside the thread's %d bytes", addr, len(t.local)))
+				}
+				if err := b.move(in, t, &regs[e], t.local[addr:addr+uint64(size)], load); err != nil {
+					return err
+				}
 			case spaceShared:
 				if addr+uint64(size) > uint64(len(b.shared)) {
 					return b.fail(in, fmt.Errorf("shared access at %d outside the block's %d bytes", addr, len(b.shared)))
@@ -599,24 +609,30 @@ func (b *block) memoryOp(in *instr, on []*thread) error {
 				for wd := addr >> 2; wd <= (addr+uint64(size)-1)>>2; wd++ {
 					words = append(words, wd)
 				}
-				if load {
-					if err := b.write(in, t, &regs[e], leN(b.shared[addr:], size), ty); err != nil {
-						return err
-					}
-				} else {
-					x, err := b.value(&regs[e], t)
-					if err != nil {
-						return b.fail(in, err)
-					}
-					var tmp [8]byte
-					putLeUint64(tmp[:], x)
-					copy(b.shared[addr:addr+uint64(size)], tmp[:size])
+				if err := b.move(in, t, &regs[e], b.shared[addr:addr+uint64(size)], load); err != nil {
+					return err
 				}
 			}
 		}
 	}
 	b.sectors, b.words = sectors, words
 	b.account(in, load, int64(len(on)*n*size))
+	return nil
+}
+
+// move loads register operand o of thread t from mem (load) or stores
+// it there: mem is the access's bytes, little-endian.
+func (b *block) move(in *instr, t *thread, o *operand, mem []byte, load bool) error {
+	if load {
+		return b.write(in, t, o, leN(mem, len(mem)), in.ty)
+	}
+	x, err := b.value(o, t)
+	if err != nil {
+		return b.fail(in, err)
+	}
+	var tmp [8]byte
+	putLeUint64(tmp[:], x)
+	copy(mem, tmp[:len(mem)])
 	return nil
 }
 
@@ -739,6 +755,9 @@ func (b *block) account(in *instr, load bool, bytes int64) {
 		b.c.SharedRequests++
 		b.c.SharedWavefronts += int64(max(ways, 1))
 		b.c.SharedBytes += bytes
+	case spaceLocal:
+		b.c.LocalRequests++
+		b.c.LocalBytes += bytes
 	}
 }
 
@@ -767,6 +786,7 @@ const (
 	spaceGlobal
 	spaceConst
 	spaceShared
+	spaceLocal
 )
 
 func spaceOf(s string) int {
@@ -779,6 +799,8 @@ func spaceOf(s string) int {
 		return spaceConst
 	case "shared":
 		return spaceShared
+	case "local":
+		return spaceLocal
 	}
 	return spaceOther
 }

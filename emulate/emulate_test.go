@@ -366,3 +366,137 @@ func TestBankWaysUnsorted(t *testing.T) {
 		}
 	}
 }
+
+// blackscholes_iter (examples/concurrent/blackscholes, NVRTC for sm_90)
+// prices options straight from global memory (shared_kib 0) or staged
+// through its extern shared array (shared_kib 24: the launch's 24 KiB
+// of dynamic shared memory, Launch.DynamicSharedBytes); both write
+// bit-identical prices, so block 0's stores of the options both price
+// (the first 128 at a grid of 2048 blocks) must agree.
+func TestDynamicSharedMemory(t *testing.T) {
+	const n, grid = 4194304, 2048
+	prices := func(file string, dynamic int) (map[int64]uint64, *Counts) {
+		k := kernel(t, file, "blackscholes_iter")
+		out := map[int64]uint64{}
+		in := func(name string, lo, hi float32) *Buffer {
+			return floats(name, n, func(i int64) float32 { return lo + (hi-lo)*float32(i%1000)/1000 })
+		}
+		call := floats("call", n, nil)
+		call.Stored = func(off int64, _ int, v uint64) { out[off] = v }
+		c, err := k.Emulate(Launch{Grid: [3]int{grid, 1, 1}, Block: [3]int{128, 1, 1}, DynamicSharedBytes: dynamic,
+			Args: []Arg{{Buffer: in("s", 5, 30)}, {Buffer: in("x", 1, 100)}, {Buffer: in("t", 0.25, 10)}, {Buffer: call}, {Buffer: floats("put", n, nil)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, c
+	}
+	direct, dc := prices("blackscholes_128_1_0.ptx", 0)
+	staged, sc := prices("blackscholes_128_1_24.ptx", 24*1024)
+	if dc.SharedRequests != 0 || sc.SharedRequests == 0 || len(direct) != 16*128 || len(staged) != 2048 {
+		t.Fatalf("direct: %d prices, %d shared requests; staged: %d prices, %d shared requests", len(direct), dc.SharedRequests, len(staged), sc.SharedRequests)
+	}
+	for i := int64(0); i < 128; i++ {
+		if direct[4*i] != staged[4*i] || direct[4*i] == 0 {
+			t.Fatalf("option %d: %v direct, %v staged", i, math.Float32frombits(uint32(direct[4*i])), math.Float32frombits(uint32(staged[4*i])))
+		}
+	}
+	// Without the launch's dynamic shared memory the staged kernel
+	// writes outside the block's shared memory.
+	if _, err := kernel(t, "blackscholes_128_1_24.ptx", "blackscholes_iter").Emulate(Launch{Grid: [3]int{grid, 1, 1}, Block: [3]int{128, 1, 1},
+		Args: []Arg{{Buffer: floats("s", n, nil)}, {Buffer: floats("x", n, nil)}, {Buffer: floats("t", n, nil)}, {Buffer: floats("call", n, nil)}, {Buffer: floats("put", n, nil)}}}); err == nil || !strings.Contains(err.Error(), "outside the block's") {
+		t.Errorf("no dynamic shared memory: %v", err)
+	}
+}
+
+// A thread's .local array (__local_depot, what the compiler spills an
+// indexed array to): each thread writes its id into element tid % 4 of
+// its own frame and reads it back; frames are the thread's own.
+func TestLocalMemory(t *testing.T) {
+	ptx := `.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry loc(
+	.param .u64 loc_param_0
+)
+{
+	.local .align 16 .b8 __local_depot0[16];
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<8>;
+	.reg .b64 %SPL;
+	mov.u64 %SPL, __local_depot0;
+	ld.param.u64 %rd1, [loc_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	mov.u32 %r1, %tid.x;
+	and.b32 %r2, %r1, 3;
+	mul.wide.u32 %rd3, %r2, 4;
+	add.u64 %rd4, %SPL, %rd3;
+	st.local.u32 [%rd4], %r1;
+	ld.local.u32 %r3, [%rd4];
+	mul.wide.u32 %rd5, %r1, 4;
+	add.s64 %rd6, %rd2, %rd5;
+	st.global.u32 [%rd6], %r3;
+	ret;
+}
+`
+	ks, err := Parse(ptx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]uint64{}
+	buf := &Buffer{Name: "o", Bytes: 4 * 64, ElemBytes: 4, Stored: func(off int64, _ int, v uint64) { out[off] = v }}
+	c, err := ks[0].Emulate(Launch{Grid: [3]int{1, 1, 1}, Block: [3]int{64, 1, 1}, Args: []Arg{{Buffer: buf}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ks[0].LocalBytes != 16 || c.LocalRequests != 4 || c.LocalBytes != 2*64*4 || len(out) != 64 {
+		t.Fatalf("local bytes %d, requests %d, %d bytes moved, %d stores", ks[0].LocalBytes, c.LocalRequests, c.LocalBytes, len(out))
+	}
+	for i := int64(0); i < 64; i++ {
+		if out[4*i] != uint64(i) {
+			t.Errorf("thread %d read back %d", i, out[4*i])
+		}
+	}
+}
+
+// A kernel whose first row of blocks returns at once (a stencil's
+// border): JobWork's sample from the grid's start moves no global
+// memory, so it is taken from the centre, where every block stores its
+// 32 floats (4 sectors).
+func TestJobWorkSkipsABorder(t *testing.T) {
+	ptx := `.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry border(
+	.param .u64 border_param_0
+)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<6>;
+	ld.param.u64 %rd1, [border_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	mov.u32 %r1, %ctaid.y;
+	setp.eq.s32 %p1, %r1, 0;
+	@%p1 bra $L__END;
+	mov.u32 %r2, %nctaid.x;
+	mov.u32 %r3, %ctaid.x;
+	mad.lo.s32 %r4, %r1, %r2, %r3;
+	mov.u32 %r5, %tid.x;
+	shl.b32 %r6, %r4, 5;
+	add.s32 %r7, %r6, %r5;
+	mul.wide.u32 %rd3, %r7, 4;
+	add.s64 %rd4, %rd2, %rd3;
+	st.global.u32 [%rd4], %r7;
+$L__END:
+	ret;
+}
+`
+	k := backend.Kernel{KernelName: "border", Args: []backend.Arg{{Name: "out", Type: "float", Kind: backend.ArgVector, Count: 16 * 16 * 32}}}
+	w, c, err := JobWork([]byte(ptx), k, &backend.Job{Grid: [3]int{16, 16, 1}, Block: [3]int{32, 1, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.GlobalStoreRequests != int64(c.Blocks) || c.Blocks < 2 || w.Bytes != 256*128 || w.WriteBytes != 256*128 {
+		t.Errorf("%d blocks sampled, %d store requests; work %+v; want 128 bytes stored by each of 256 blocks", c.Blocks, c.GlobalStoreRequests, w)
+	}
+}

@@ -52,6 +52,9 @@ type Counts struct {
 	// (1 without conflicts, 32 for 32-way conflicts).
 	SharedRequests, SharedWavefronts int64
 	SharedBytes                      int64
+	// Local memory (a thread's spilled arrays, served by L1 mostly):
+	// requests and the bytes the threads asked for.
+	LocalRequests, LocalBytes int64
 	// Branches are branch instructions issued per warp; DivergentBranches
 	// those whose active threads went two ways.
 	Branches, DivergentBranches int64
@@ -74,6 +77,9 @@ type Launch struct {
 	Grid, Block [3]int
 	BlockIdx    [3]int
 	Args        []Arg
+	// DynamicSharedBytes is the launch's dynamic shared memory (bytes),
+	// what the kernel's extern shared arrays may use.
+	DynamicSharedBytes int
 	// MaxInstructions bounds the thread instructions emulated (default
 	// 1e9): a kernel that does not end is an error, not a hang.
 	MaxInstructions int64
@@ -196,6 +202,7 @@ type thread struct {
 	barrier bool // waiting at bar.sync
 	tid     [3]int
 	lane    int
+	local   []byte // the thread's local memory (Kernel.LocalBytes)
 }
 
 type block struct {
@@ -334,11 +341,18 @@ func (b *block) setArgs() {
 // registers and shared memory.
 func (b *block) run(n int) error {
 	k, l := b.k, b.l
-	b.shared = make([]byte, k.SharedBytes)
+	sharedBytes := k.SharedBytes
+	if k.DynamicShared >= 0 {
+		sharedBytes = k.DynamicShared + int64(l.DynamicSharedBytes)
+	}
+	b.shared = make([]byte, sharedBytes)
 	b.loaded, b.stored = b.loaded[:0], b.stored[:0]
 	warps := make([][]*thread, (n+31)/32)
 	for t := 0; t < n; t++ {
 		th := &thread{regs: make([]uint64, len(k.regs)), tid: [3]int{t % l.Block[0], t / l.Block[0] % l.Block[1], t / (l.Block[0] * l.Block[1])}, lane: t % 32}
+		if k.LocalBytes > 0 {
+			th.local = make([]byte, k.LocalBytes)
+		}
 		warps[t/32] = append(warps[t/32], th)
 	}
 	for {

@@ -27,6 +27,15 @@ type Kernel struct {
 	// name: their offsets in the block's shared memory, bytes.
 	Shared      map[string]int64
 	SharedBytes int64
+	// DynamicShared is where the module's .extern .shared arrays (CUDA's
+	// extern __shared__, sized by the launch: Launch.DynamicSharedBytes)
+	// begin, after the static ones; -1: the module declares none.
+	DynamicShared int64
+	// Local are the kernel's .local variables (a thread's stack frame,
+	// __local_depot: arrays the compiler could not keep in registers),
+	// by name: their offsets in each thread's LocalBytes of local memory.
+	Local      map[string]int64
+	LocalBytes int64
 	// Const are the module's .const variables (CUDA __constant__), by
 	// name: their offsets in constant memory, bytes; an argument buffer
 	// of the same name fills one (gtune copies a Constant argument into
@@ -100,12 +109,7 @@ type instr struct {
 func Parse(ptx string) ([]*Kernel, error) {
 	lines := strings.Split(ptx, "\n")
 	var out []*Kernel
-	moduleShared := map[string]int64{}
-	type constVar struct {
-		name        string
-		size, align int64
-	}
-	var moduleConst []constVar
+	decls := moduleDecls{shared: map[string]int64{}, dynamic: map[string]int64{}}
 	var k *Kernel
 	depth := 0
 	var pendingLabels []string
@@ -118,12 +122,12 @@ func Parse(ptx string) ([]*Kernel, error) {
 		case strings.Contains(line, ".entry "):
 			name := strings.TrimSpace(line[strings.Index(line, ".entry ")+len(".entry "):])
 			name = strings.TrimSuffix(strings.TrimSpace(strings.SplitN(name, "(", 2)[0]), "(")
-			k = &Kernel{Name: name, Shared: map[string]int64{}, Const: map[string]int64{}, constSize: map[string]int64{}, labels: map[string]int{}, regs: map[string]int{}}
-			for _, c := range moduleConst {
+			k = &Kernel{Name: name, Shared: map[string]int64{}, Local: map[string]int64{}, Const: map[string]int64{}, constSize: map[string]int64{}, labels: map[string]int{}, regs: map[string]int{}}
+			for _, c := range decls.consts {
 				off := (k.ConstBytes + c.align - 1) / c.align * c.align
 				k.Const[c.name], k.constSize[c.name], k.ConstBytes = off, c.size, off+c.size
 			}
-			for nm, off := range moduleShared {
+			for nm, off := range decls.shared {
 				k.Shared[nm] = off
 			}
 			// Parameters up to the closing parenthesis.
@@ -155,27 +159,10 @@ func Parse(ptx string) ([]*Kernel, error) {
 			}
 			continue
 		case strings.HasPrefix(line, "."):
-			if strings.HasPrefix(line, ".const") {
-				name, size, align, err := parseShared(line)
-				if err != nil {
-					return nil, fmt.Errorf("ptx line %d: %v", n+1, err)
-				}
-				moduleConst = append(moduleConst, constVar{name, size, align})
-				continue
+			if err := decls.declare(line, k); err != nil {
+				return nil, fmt.Errorf("ptx line %d: %v", n+1, err)
 			}
-			if strings.HasPrefix(line, ".shared") {
-				name, size, align, err := parseShared(line)
-				if err != nil {
-					return nil, fmt.Errorf("ptx line %d: %v", n+1, err)
-				}
-				if k == nil {
-					moduleShared[name] = -size // placed per kernel
-					continue
-				}
-				off := (k.SharedBytes + align - 1) / align * align
-				k.Shared[name], k.SharedBytes = off, off+size
-			}
-			continue // .reg, .version, .target, .local (not supported below)
+			continue
 		}
 		if k == nil {
 			continue
@@ -200,8 +187,74 @@ func Parse(ptx string) ([]*Kernel, error) {
 				k.Shared[name], k.SharedBytes = k.SharedBytes, k.SharedBytes-off
 			}
 		}
+		k.DynamicShared = -1
+		if len(decls.dynamic) > 0 {
+			// Every extern shared array begins where the static ones
+			// end, at the largest alignment any of them asks.
+			align := int64(1)
+			for _, a := range decls.dynamic {
+				align = max(align, a)
+			}
+			k.DynamicShared = (k.SharedBytes + align - 1) / align * align
+			for name := range decls.dynamic {
+				k.Shared[name] = k.DynamicShared
+			}
+		}
 	}
 	return out, nil
+}
+
+// moduleDecls are a module's variables: .const ones (in order), static
+// .shared ones declared outside a kernel (by name: minus their size, placed
+// per kernel after its own), and .extern .shared arrays (by name: their
+// alignment).
+type moduleDecls struct {
+	consts          []constVar
+	shared, dynamic map[string]int64
+}
+
+type constVar struct {
+	name        string
+	size, align int64
+}
+
+// declare takes one directive line (starting with "."): a variable of
+// the module, or of kernel k where k is not nil (.shared, .local);
+// others (.reg, .version, .target) are ignored.
+func (m *moduleDecls) declare(line string, k *Kernel) error {
+	switch {
+	case strings.HasPrefix(line, ".const"):
+		name, size, align, err := parseShared(line)
+		if err != nil {
+			return err
+		}
+		m.consts = append(m.consts, constVar{name, size, align})
+	case strings.HasPrefix(line, ".extern .shared"):
+		name, _, align, err := parseShared(strings.Replace(strings.TrimPrefix(line, ".extern "), "[]", "[0]", 1))
+		if err != nil {
+			return err
+		}
+		m.dynamic[name] = align
+	case strings.HasPrefix(line, ".local") && k != nil:
+		name, size, align, err := parseShared(line)
+		if err != nil {
+			return err
+		}
+		off := (k.LocalBytes + align - 1) / align * align
+		k.Local[name], k.LocalBytes = off, off+size
+	case strings.HasPrefix(line, ".shared"):
+		name, size, align, err := parseShared(line)
+		if err != nil {
+			return err
+		}
+		if k == nil {
+			m.shared[name] = -size // placed per kernel
+			return nil
+		}
+		off := (k.SharedBytes + align - 1) / align * align
+		k.Shared[name], k.SharedBytes = off, off+size
+	}
+	return nil
 }
 
 func stripComment(s string) string {

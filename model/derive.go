@@ -98,6 +98,10 @@ func DeriveProfile(target *device.Description, measured []Measured) (p Profile, 
 	p.SMClockMHz = eff(func(q Profile) float64 { return q.SMClockMHz })
 	p.BankConflictSlowdown = med(func(m, _ Profile, _ *device.Description) float64 { return m.BankConflictSlowdown })
 	p.LaunchOverheadUs = med(func(m, _ Profile, _ *device.Description) float64 { return m.LaunchOverheadUs })
+	// Block scheduling in SM cycles, as measured, at this GPU's clock.
+	if c := med(func(m, _ Profile, _ *device.Description) float64 { return m.BlockNs * m.SMClockMHz }); c > 0 && p.SMClockMHz > 0 {
+		p.BlockNs = c / p.SMClockMHz
+	}
 	smRate := func(d *device.Description) float64 { return float64(d.SMs) * float64(d.MaxCoreClockMHz()) }
 	p.L2GBs = med(func(m, _ Profile, d *device.Description) float64 { return m.L2GBs * smRate(target) / smRate(d) })
 	tdp := func(get func(Profile) float64) float64 {
@@ -116,22 +120,15 @@ func DeriveProfile(target *device.Description, measured []Measured) (p Profile, 
 		p.Memory[i].StridedGBs = path(func(q MemoryPoint) float64 { return q.StridedGBs })
 		p.Memory[i].CopyGBs = path(func(q MemoryPoint) float64 { return q.CopyGBs })
 		p.Memory[i].Read4GBs = path(func(q MemoryPoint) float64 { return q.Read4GBs })
+		// By occupancy, not by blocks per SM: a GPU of 1,536 threads an
+		// SM has a point at 6 blocks that one of 2,048 lacks (the RTX
+		// A6000's came out 0 from the H100's, its shared memory 4×
+		// too slow at occupancy 0.92).
 		p.Memory[i].SharedGBs = spec.SharedGBs * med(func(m, s Profile, _ *device.Description) float64 {
-			return pointAt(m, p.Memory[i].BlocksPerSM).SharedGBs / s.SharedGBs
+			return m.SharedGBsAt(p.Memory[i].Occupancy) / s.SharedGBs
 		})
 	}
 	return p, true
-}
-
-// pointAt is m's memory point at b blocks per SM (the zero point where it
-// has none).
-func pointAt(m Profile, b int) MemoryPoint {
-	for _, q := range m.Memory {
-		if q.BlocksPerSM == b {
-			return q
-		}
-	}
-	return MemoryPoint{}
 }
 
 // scaledPath is one memory path of m (measured on d) at b resident blocks

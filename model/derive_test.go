@@ -110,7 +110,7 @@ func TestDeriveProfileScaling(t *testing.T) {
 		PeakFP32GFLOPS: 20000, MaxThreadsPerSM: 2048, MaxWarpsPerSM: 64, WarpSize: 32, CoreClocksMHz: []int{1500}}
 	dst := &device.Description{ID: "dst", Architecture: "Hopper", SMs: 50, MemoryBandwidthGBs: 4000, MemoryClockMHz: 3000, TDPW: 800,
 		PeakFP32GFLOPS: 30000, MaxThreadsPerSM: 2048, MaxWarpsPerSM: 64, WarpSize: 32, CoreClocksMHz: []int{2000}}
-	m := Profile{Device: "src", Source: "measured", FP32GFLOPS: 18000, L2GBs: 6000, LaunchOverheadUs: 5, BankConflictSlowdown: 32, FP32PowerW: 300,
+	m := Profile{Device: "src", Source: "measured", FP32GFLOPS: 18000, L2GBs: 6000, LaunchOverheadUs: 5, BankConflictSlowdown: 32, FP32PowerW: 300, SMClockMHz: 1500, BlockNs: 100,
 		Memory: []MemoryPoint{{BlocksPerSM: 1, ReadGBs: 1000, WriteGBs: 1950}, {BlocksPerSM: 2, ReadGBs: 1800, WriteGBs: 1980}, {BlocksPerSM: 4, ReadGBs: 1900, WriteGBs: 1970}}}
 	p, ok := DeriveProfile(dst, []Measured{{Profile: m, Device: src}, {Profile: Profile{Device: "dst", Source: "measured", FP32GFLOPS: 1}, Device: dst}})
 	if !ok || p.Source != SourceDerivedOther || len(p.DerivedFrom) != 1 {
@@ -129,7 +129,33 @@ func TestDeriveProfileScaling(t *testing.T) {
 			t.Errorf("%d blocks per SM: loads %v, stores %v; want %v", q.BlocksPerSM, q.ReadGBs, q.WriteGBs, w)
 		}
 	}
+	// Block scheduling keeps its 150 cycles (100 ns at 1,500 MHz) at the
+	// target's 2,000 MHz.
+	if p.SMClockMHz != 2000 || math.Abs(p.BlockNs-75) > 1e-9 {
+		t.Errorf("SM clock %v MHz, blocks %v ns; want 2000, 75", p.SMClockMHz, p.BlockNs)
+	}
 	if _, ok := DeriveProfile(dst, nil); ok {
 		t.Error("derived from nothing")
+	}
+	// A GPU of 1,536 threads an SM (6 blocks of 256 at full occupancy,
+	// a point the source lacks) takes the shared-memory curve by
+	// occupancy: 0.5 of its specification at occupancy 1/6 where the
+	// source had 0.5 at 1/8 and 1.0 from 1/4, 1.0 at 2/3 and 1.
+	ga102 := *dst
+	ga102.ID, ga102.MaxThreadsPerSM, ga102.MaxWarpsPerSM = "ga102", 1536, 48
+	ms := m
+	ms.SharedGBs = 1000
+	ms.Memory = []MemoryPoint{{BlocksPerSM: 1, Occupancy: 0.125, ReadGBs: 1000, SharedGBs: 500}, {BlocksPerSM: 2, Occupancy: 0.25, ReadGBs: 1800, SharedGBs: 1000},
+		{BlocksPerSM: 4, Occupancy: 0.5, ReadGBs: 1900, SharedGBs: 1000}, {BlocksPerSM: 8, Occupancy: 1, ReadGBs: 1900, SharedGBs: 1000}}
+	g, _ := DeriveProfile(&ga102, []Measured{{Profile: ms, Device: src}})
+	full := SpecProfile(&ga102).SharedGBs / SpecProfile(src).SharedGBs * 1000
+	want := map[int]float64{1: full * (0.5 + 0.5*(1.0/6-0.125)/0.125), 2: full, 4: full, 6: full}
+	if len(g.Memory) != len(want) {
+		t.Fatalf("%d memory points, want %d", len(g.Memory), len(want))
+	}
+	for _, q := range g.Memory {
+		if math.Abs(q.SharedGBs/want[q.BlocksPerSM]-1) > 1e-9 {
+			t.Errorf("%d blocks per SM (occupancy %.3f): shared %v GB/s, want %v", q.BlocksPerSM, q.Occupancy, q.SharedGBs, want[q.BlocksPerSM])
+		}
 	}
 }

@@ -51,6 +51,13 @@ type Profile struct {
 	L2GBs float64 `json:"l2_gbs"`
 	// LaunchOverheadUs is the time of an empty kernel, µs.
 	LaunchOverheadUs float64 `json:"launch_overhead_us"`
+	// BlockNs is what each thread block costs an SM however little it
+	// does, ns: the SM takes a new block no faster than one per BlockNs
+	// (probe_empty over SMs × 2048 blocks; 76-78 ns on an H100 SXM, the
+	// same for 32- to 512-thread blocks, and what vector_add and the
+	// stencil took per block with blocks of 32-128 threads: BENCHMARKS.md,
+	// "Thread blocks cost an SM 80 ns each"). 0: unknown.
+	BlockNs float64 `json:"block_ns,omitempty"`
 	// Memory is global-memory throughput by occupancy, ascending.
 	Memory []MemoryPoint `json:"memory"`
 	// Board power, W, where measured (probe's Options.Power): idle (the
@@ -127,8 +134,10 @@ const sharedBytesPerClock = 32 * 4
 // throughput is linear in the occupancy the grid achieves (its
 // theoretical occupancy being full). That is the model's assumption, not
 // a GPU's: measured profiles (package probe) saturate earlier. L2
-// throughput is not specified (0). It is what the simulated GPU answers
-// and what a GPU nobody measured is projected with.
+// throughput is not specified (0); block scheduling is
+// DefaultBlockCycles at the highest SM clock. It is what the simulated
+// GPU answers (but for block scheduling, which the simulator does not
+// charge) and what a GPU nobody measured is projected with.
 func SpecProfile(d *device.Description) Profile {
 	r := specRates(d)
 	p := Profile{
@@ -137,6 +146,7 @@ func SpecProfile(d *device.Description) Profile {
 		FP32GFLOPS: d.PeakFP32GFLOPS, FP64GFLOPS: r.fp64 / 1e9, Int32GOPS: r.int32 / 1e9, SFUGOPS: r.sfu / 1e9, SharedGBs: r.shared / 1e9,
 		BankConflictSlowdown: 32,
 		LaunchOverheadUs:     DefaultLaunchOverheadUs,
+		BlockNs:              DefaultBlockCycles / float64(d.MaxCoreClockMHz()) * 1e3,
 	}
 	for _, b := range ProbeBlocksPerSM(d) {
 		occ := OccupancyOf(d, b)
@@ -147,6 +157,13 @@ func SpecProfile(d *device.Description) Profile {
 	}
 	return p
 }
+
+// DefaultBlockCycles is the SM clock cycles a thread block costs an SM
+// (Profile.BlockNs) where nothing was measured: 151, the 76.5 ns measured
+// on an H100 SXM at its 1,980 MHz (BENCHMARKS.md, "Thread blocks cost an
+// SM 80 ns each"); other architectures are taken to schedule blocks in
+// as many cycles.
+const DefaultBlockCycles = 151
 
 // DefaultLaunchOverheadUs is the host-side cost of one launch the
 // simulated GPU charges, µs (a cudaLaunchKernel with event timing on a

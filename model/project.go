@@ -31,11 +31,15 @@ type Projection struct {
 	ComputeMs float64 `json:"compute_ms"`
 	GlobalMs  float64 `json:"global_ms"`
 	SharedMs  float64 `json:"shared_ms"`
+	// BlocksMs is the SMs' scheduling of the grid's thread blocks, ms:
+	// ⌈blocks ÷ SMs⌉ · Profile.BlockNs, what a grid of many small blocks
+	// takes however little each does.
+	BlocksMs float64 `json:"blocks_ms,omitempty"`
 	// TimeMs is the projected time of one launch: the longest component
 	// plus the profile's launch time, ms.
 	TimeMs float64 `json:"time_ms"`
 	// Bound names the longest component: "compute", "global", "shared",
-	// or "launch" for a kernel shorter than its launch.
+	// "blocks", or "launch" for a kernel shorter than its launch.
 	Bound string `json:"bound"`
 	// From and MeasuredMs, set for a projection anchored on a measured
 	// run (Anchored), are the GPU it ran on (device id) and its measured
@@ -58,7 +62,8 @@ var ErrNoWork = errors.New("model: the kernel's work is unknown (no FLOP, operat
 //	t_compute = Σ_i instructions_i / throughput_i · 1/h(occ)
 //	t_global  = bytes / throughput_global(occ)      (the profile's curve)
 //	t_local   = shared bytes · conflict ways / throughput_shared · 1/h(occ)
-//	t         = max(t_compute, t_global, t_local) · q + launch
+//	t_blocks  = ⌈blocks / SMs⌉ · BlockNs            (block scheduling)
+//	t         = max(max(t_compute, t_global, t_local) · q, t_blocks) + launch
 //
 // with h(occ) = min(1, occ/0.25), the latency hiding of arithmetic this
 // package's Prediction assumes (the paper's profiles give compute
@@ -124,8 +129,11 @@ func Project(d *device.Description, p Profile, w *Work, j Geometry) (Projection,
 		}
 		out.SharedMs = w.SharedBytes * float64(max(w.SharedConflict, 1)) / (rate * 1e9) * 1e3 * q
 	}
+	if p.BlockNs > 0 {
+		out.BlocksMs = math.Ceil(float64(blocks)/float64(d.SMs)) * p.BlockNs / 1e6
+	}
 	launch := p.LaunchOverheadUs / 1e3
-	kernel := max(out.ComputeMs, out.GlobalMs, out.SharedMs)
+	kernel := out.KernelMs()
 	out.TimeMs = kernel + launch
 	switch {
 	case kernel < launch:
@@ -134,10 +142,18 @@ func Project(d *device.Description, p Profile, w *Work, j Geometry) (Projection,
 		out.Bound = "compute"
 	case kernel == out.GlobalMs:
 		out.Bound = "global"
-	default:
+	case kernel == out.SharedMs:
 		out.Bound = "shared"
+	default:
+		out.Bound = "blocks"
 	}
 	return out, nil
+}
+
+// KernelMs is the projection's longest component, ms: the kernel's time
+// without its launch.
+func (p Projection) KernelMs() float64 {
+	return max(p.ComputeMs, p.GlobalMs, p.SharedMs, p.BlocksMs)
 }
 
 // Rank orders projections fastest first (ties by device id), the device
@@ -166,8 +182,8 @@ func Rank(ps []Projection) {
 // example kernels it cut the median error of the H100↔H200 ratio from
 // 17 % to under 9 % (BENCHMARKS.md, "Projection across GPUs").
 func Anchored(measuredMs float64, from, to Projection) float64 {
-	launchFrom, launchTo := from.TimeMs-max(from.ComputeMs, from.GlobalMs, from.SharedMs), to.TimeMs-max(to.ComputeMs, to.GlobalMs, to.SharedMs)
-	kFrom, kTo := max(from.ComputeMs, from.GlobalMs, from.SharedMs), max(to.ComputeMs, to.GlobalMs, to.SharedMs)
+	kFrom, kTo := from.KernelMs(), to.KernelMs()
+	launchFrom, launchTo := from.TimeMs-kFrom, to.TimeMs-kTo
 	kernel := measuredMs - launchFrom
 	if kernel <= 0 || kFrom <= 0 {
 		return measuredMs - launchFrom + launchTo

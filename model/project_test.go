@@ -38,6 +38,19 @@ func TestProjectHandComputed(t *testing.T) {
 	near("global", p.GlobalMs, float64(3<<30)/3352e9*1e3*q)
 	near("compute", p.ComputeMs, float64(1<<26)/66900e9*1e3*q)
 	near("time", p.TimeMs, p.GlobalMs+0.003)
+	// 65,536 blocks: ⌈65536/132⌉ = 497 each SM, at 151 cycles of 1,980
+	// MHz, under the DRAM's time.
+	near("blocks", p.BlocksMs, 497*151/1980e3)
+	// A million 32-thread blocks moving 512 MiB: 7,944 each SM take
+	// longer than the DRAM does (at half its bandwidth: occupancy 0.5).
+	b, err := Project(d, spec, &Work{Flops: 1 << 26, Bytes: 1 << 29, Registers: 12}, geometry(1<<20, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	near("blocks", b.BlocksMs, 7944*151/1980e3)
+	if b.Bound != "blocks" || b.TimeMs != b.BlocksMs+0.003 || b.GlobalMs >= b.BlocksMs {
+		t.Errorf("a million small blocks: %+v; want bound by their scheduling", b)
+	}
 	if p.Waves != 63 || p.Bound != "global" || p.Source != "specification" {
 		t.Errorf("%+v", p)
 	}

@@ -133,6 +133,14 @@ func Run(ctx context.Context, be backend.Backend, o Options) (model.Profile, err
 	}
 	p.LaunchOverheadUs = empty * 1e3
 	r.emptyMs = empty
+	// Block scheduling: 2048 empty 32-thread blocks per SM, what each
+	// costs an SM past the launch (model.Profile.BlockNs).
+	const blocksPerSM = 2048
+	t, _, err := r.time(bench{name: "thread blocks", kernel: kEmpty, grid: d.SMs * blocksPerSM, block: 32, work: backend.Work{}})
+	if err != nil {
+		return p, err
+	}
+	p.BlockNs = max(t-empty, 0) * 1e6 / blocksPerSM
 	for _, a := range arith {
 		b := bench{name: a.name, kernel: a.kernel, defines: map[string]int{"ITERS": iters}, grid: full, block: model.ProbeBlockSize, work: a.work, amount: a.amount,
 			energy: o.Power && a.kernel == kFP32}

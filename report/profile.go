@@ -41,6 +41,9 @@ func Profile(w io.Writer, p model.Profile, spec *model.Profile) {
 		fmt.Fprintf(w, "L2     %10.0f GB/s (loads of a working set L2 holds)\n", p.L2GBs)
 	}
 	fmt.Fprintf(w, "launch %10.2f µs (an empty kernel)\n", p.LaunchOverheadUs)
+	if p.BlockNs > 0 {
+		fmt.Fprintf(w, "blocks %10.1f ns a thread block per SM (the SMs' block scheduling)\n", p.BlockNs)
+	}
 	if p.FP32PowerW > 0 {
 		fmt.Fprintf(w, "power  idle %.0f W, FP32 %.0f W, DRAM reads at full occupancy %.0f W (board, mean over an energy window)\n", p.IdlePowerW, p.FP32PowerW, p.DRAMPowerW)
 	}

@@ -83,7 +83,7 @@ for f in ([] if cachedir else sorted(glob.glob(os.path.join(ptxdir, '*.ptx')))):
     key = os.path.basename(f)[:-4].replace('_', ',')
     if not all(key in caches[d] for d in gpus):
         continue  # failed on some GPU: not comparable
-    cmd = [gtune, 'project', spec, '--config', key, '--ptx', f, '--devices', ','.join(gpus), '--db', '/nonexistent/none.db', '--json']
+    cmd = [gtune, 'project', spec, '--config', key, '--ptx', f, '--devices', ','.join(gpus), '--db', os.environ.get('DB', '/nonexistent/none.db'), '--json']
     r = registers(os.path.basename(f)[:-4])
     if r:
         cmd += ['--registers', str(r)]
@@ -94,6 +94,9 @@ for f in ([] if cachedir else sorted(glob.glob(os.path.join(ptxdir, '*.ptx')))):
     ps = {p['device']: p['time_ms'] for p in json.loads(out.stdout)['configurations'][0]['projections']}
     if len(ps) == len(gpus):
         proj[key], meas[key] = ps, {d: caches[d][key] for d in gpus}
+
+if os.environ.get('DUMP'):
+    json.dump({'projected': proj, 'measured': meas}, open(os.environ['DUMP'], 'w'))
 
 def report(keys, title):
     print(title)

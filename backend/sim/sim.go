@@ -659,8 +659,9 @@ func (s *Sim) projected(p model.Prediction, w *backend.Work, j *backend.Job, c m
 	if f, pf := float64(p.SMClockMHz), s.profile.SMClockMHz; pf > 0 && f < pf {
 		pr.ComputeMs *= pf / f
 		pr.SharedMs *= pf / f
+		pr.BlocksMs *= pf / f
 	}
-	kernel := max(pr.ComputeMs, pr.GlobalMs, pr.SharedMs)
+	kernel := pr.KernelMs()
 	old := p.LaunchMs
 	p.ComputeMs, p.MemoryMs, p.SharedMs = pr.ComputeMs, pr.GlobalMs, pr.SharedMs
 	p.KernelMs = kernel
