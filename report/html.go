@@ -601,7 +601,7 @@ func label(runName string, e *store.Evaluation) string {
 
 func hullSection(runs []HTMLRun) (htmlSection, error) {
 	s := htmlSection{ID: "hull", Title: "Convex hull: performance × efficiency",
-		Intro: "The upper-right convex hull of performance (a rate metric of the spec) against efficiency (the same per watt): the configurations no mix of two others beats in both, fastest first, as Table II of the GEMM energy paper."}
+		Intro: "The convex hull of performance (a rate metric of the spec) against efficiency (the same per watt), as Figure 5 and Table II of the GEMM energy paper: its upper-right part, the configurations no mix of two others beats in both, fastest first; the whole hull's two arcs; the spread of each metric at the other's winner and the quadrants their lines cut (sections 3.3 and 3.4)."}
 	for i, r := range runs {
 		valid := validOf(r.Evals)
 		if len(valid) == 0 {
@@ -613,16 +613,21 @@ func hullSection(runs []HTMLRun) (htmlSection, error) {
 			continue
 		}
 		hull := efficiencyHull(valid, perf, eff)
-		var all, hp []point
-		for _, e := range valid {
-			all = append(all, point{X: e.Metrics[perf], Y: e.Metrics[eff], of: e, runName: r.name()})
+		sw := analyseHull(valid, perf, eff)
+		pointsOf := func(es []*store.Evaluation) []point {
+			var ps []point
+			for _, e := range es {
+				ps = append(ps, point{X: e.Metrics[perf], Y: e.Metrics[eff], of: e, runName: r.name()})
+			}
+			return ps
 		}
-		for _, e := range hull {
-			hp = append(hp, point{X: e.Metrics[perf], Y: e.Metrics[eff], of: e, runName: r.name()})
-		}
+		all, hp := pointsOf(valid), pointsOf(hull)
+		// The whole hull's outline: the upper arc, the lower arc, closed.
+		outline := pointsOf(append(append(append([]*store.Evaluation(nil), sw.Upper...), sw.Lower...), sw.Upper[0]))
 		col := palette[i%len(palette)]
 		c := chart{Title: r.name() + ": " + perf + " × " + eff, XLabel: perf, YLabel: eff,
-			Series: []series{{Name: "configurations", Points: all, Color: col}, {Points: hp, Line: true, Color: col}, {Name: "hull", Points: hp, Marked: true, Color: col}}}
+			Series: []series{{Name: "configurations", Points: all, Color: col}, {Name: "whole hull", Points: outline, Line: true, Color: col},
+				{Name: "upper-right hull", Points: hp, Marked: true, Color: col}}}
 		if err := s.add(c); err != nil {
 			return s, err
 		}
@@ -633,6 +638,20 @@ func hullSection(runs []HTMLRun) (htmlSection, error) {
 			t.Rows = append(t.Rows, []htmlCell{text(e.Key), num(p), num(q), pct(p/p0 - 1), pct(q/e0 - 1)})
 		}
 		s.Tables = append(s.Tables, t)
+		var b strings.Builder
+		writeSweepHull(&b, sw, perf, eff)
+		lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+		s.Notes = append(s.Notes, r.name()+": "+lines[len(lines)-2], r.name()+": "+lines[len(lines)-1])
+		arcs := htmlTable{Caption: r.name() + ": the whole hull, as Table II (the upper arc from the fastest to the slowest, then the lower arc back)", Head: []string{"arc", "configuration", perf, eff}}
+		for _, arc := range []struct {
+			name string
+			es   []*store.Evaluation
+		}{{"upper", sw.Upper}, {"lower", sw.Lower}} {
+			for _, e := range arc.es {
+				arcs.Rows = append(arcs.Rows, []htmlCell{text(arc.name), text(e.Key), num(e.Metrics[perf]), num(e.Metrics[eff])})
+			}
+		}
+		s.Tables = append(s.Tables, arcs)
 	}
 	return s, nil
 }

@@ -75,6 +75,7 @@ func RunReport(w io.Writer, run *store.Run, evals []*store.Evaluation) {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%+.1f %%\t%+.1f %%\t\n", e.Key, Format(p), Format(q), 100*(p/p0-1), 100*(q/e0-1))
 		}
 		tw.Flush()
+		writeSweepHull(w, analyseHull(valid, perf, eff), perf, eff)
 	}
 
 	maximize := run.Settings["objective_direction"] == "maximize"
