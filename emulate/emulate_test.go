@@ -412,13 +412,7 @@ func TestDynamicSharedMemory(t *testing.T) {
 // indexed array to): each thread writes its id into element tid % 4 of
 // its own frame and reads it back; frames are the thread's own.
 func TestLocalMemory(t *testing.T) {
-	ptx := `.version 9.0
-.target sm_90
-.address_size 64
-.visible .entry loc(
-	.param .u64 loc_param_0
-)
-{
+	ptx := entryOfOnePointer("loc", `
 	.local .align 16 .b8 __local_depot0[16];
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<8>;
@@ -436,8 +430,7 @@ func TestLocalMemory(t *testing.T) {
 	add.s64 %rd6, %rd2, %rd5;
 	st.global.u32 [%rd6], %r3;
 	ret;
-}
-`
+`)
 	ks, err := Parse(ptx)
 	if err != nil {
 		t.Fatal(err)
@@ -463,13 +456,7 @@ func TestLocalMemory(t *testing.T) {
 // memory, so it is taken from the centre, where every block stores its
 // 32 floats (4 sectors).
 func TestJobWorkSkipsABorder(t *testing.T) {
-	ptx := `.version 9.0
-.target sm_90
-.address_size 64
-.visible .entry border(
-	.param .u64 border_param_0
-)
-{
+	ptx := entryOfOnePointer("border", `
 	.reg .pred %p<2>;
 	.reg .b32 %r<8>;
 	.reg .b64 %rd<6>;
@@ -489,8 +476,7 @@ func TestJobWorkSkipsABorder(t *testing.T) {
 	st.global.u32 [%rd4], %r7;
 $L__END:
 	ret;
-}
-`
+`)
 	k := backend.Kernel{KernelName: "border", Args: []backend.Arg{{Name: "out", Type: "float", Kind: backend.ArgVector, Count: 16 * 16 * 32}}}
 	w, c, err := JobWork([]byte(ptx), k, &backend.Job{Grid: [3]int{16, 16, 1}, Block: [3]int{32, 1, 1}})
 	if err != nil {
@@ -499,4 +485,10 @@ $L__END:
 	if c.GlobalStoreRequests != int64(c.Blocks) || c.Blocks < 2 || w.Bytes != 256*128 || w.WriteBytes != 256*128 {
 		t.Errorf("%d blocks sampled, %d store requests; work %+v; want 128 bytes stored by each of 256 blocks", c.Blocks, c.GlobalStoreRequests, w)
 	}
+}
+
+// entryOfOnePointer is a PTX module for sm_90 of one entry, name, taking
+// one pointer (name_param_0), its body the instructions given.
+func entryOfOnePointer(name, body string) string {
+	return ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry " + name + "(\n\t.param .u64 " + name + "_param_0\n)\n{" + body + "}\n"
 }

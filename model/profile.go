@@ -136,8 +136,9 @@ const sharedBytesPerClock = 32 * 4
 // a GPU's: measured profiles (package probe) saturate earlier. L2
 // throughput is not specified (0); block scheduling is
 // DefaultBlockCycles at the highest SM clock. It is what the simulated
-// GPU answers (but for block scheduling, which the simulator does not
-// charge) and what a GPU nobody measured is projected with.
+// GPU answers (but for block scheduling, which the simulator's own model,
+// Prediction, does not charge; a simulator given a profile projects with
+// it) and what a GPU nobody measured is projected with.
 func SpecProfile(d *device.Description) Profile {
 	r := specRates(d)
 	p := Profile{

@@ -638,10 +638,7 @@ func hullSection(runs []HTMLRun) (htmlSection, error) {
 			t.Rows = append(t.Rows, []htmlCell{text(e.Key), num(p), num(q), pct(p/p0 - 1), pct(q/e0 - 1)})
 		}
 		s.Tables = append(s.Tables, t)
-		var b strings.Builder
-		writeSweepHull(&b, sw, perf, eff)
-		lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-		s.Notes = append(s.Notes, r.name()+": "+lines[len(lines)-2], r.name()+": "+lines[len(lines)-1])
+		s.Notes = append(s.Notes, r.name()+": "+sw.spreadLine(perf, eff), r.name()+": "+sw.quadrantLine())
 		arcs := htmlTable{Caption: r.name() + ": the whole hull, as Table II (the upper arc from the fastest to the slowest, then the lower arc back)", Head: []string{"arc", "configuration", perf, eff}}
 		for _, arc := range []struct {
 			name string

@@ -153,9 +153,19 @@ func writeSweepHull(w io.Writer, h sweepHull, perf, eff string) {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "spread (section 3.3): at the fastest's %s (%s), configurations run up to %.1f %% longer; at the most efficient's %s (%s: %s), they take up to %.2f× its energy\n",
+	fmt.Fprintln(w, h.spreadLine(perf, eff))
+	fmt.Fprintln(w, h.quadrantLine())
+}
+
+// spreadLine says section 3.3's spread of h in a sentence.
+func (h sweepHull) spreadLine(perf, eff string) string {
+	return fmt.Sprintf("spread (section 3.3): at the fastest's %s (%s), configurations run up to %.1f %% longer; at the most efficient's %s (%s: %s), they take up to %.2f× its energy",
 		eff, Format(h.Fastest.Metrics[eff]), 100*h.SlowerAtSameEfficiency, perf, h.Frugal.Key, Format(h.Frugal.Metrics[perf]), 1+h.MoreEnergyAtSameSpeed)
+}
+
+// quadrantLine says section 3.4's quadrant counts of h in a sentence.
+func (h sweepHull) quadrantLine() string {
 	share := func(n int) float64 { return 100 * float64(n) / float64(max(h.Of, 1)) }
-	fmt.Fprintf(w, "quadrants (section 3.4): %d of %d configurations (%.1f %%) faster than the most efficient, %d (%.1f %%) more efficient than the fastest, %d (%.1f %%) both\n",
+	return fmt.Sprintf("quadrants (section 3.4): %d of %d configurations (%.1f %%) faster than the most efficient, %d (%.1f %%) more efficient than the fastest, %d (%.1f %%) both",
 		h.Right, h.Of, share(h.Right), h.Above, share(h.Above), h.UpperRight, share(h.UpperRight))
 }
