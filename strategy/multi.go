@@ -108,7 +108,7 @@ func ReduceKernel(p Part, minOccupancy float64) ([]Candidate, error) {
 	if err != nil {
 		return nil, err
 	}
-	cands, _, err := occReduceCapped(o, p.Target, p.Resources, minOccupancy, c, true)
+	cands, _, err := occReduceCapped(o, p.Target, p.Resources, occFilter{min: minOccupancy}, c, true)
 	return cands, err
 }
 

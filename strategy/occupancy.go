@@ -191,8 +191,32 @@ func Reduce(o Options, t *Target, resources func(int) (int, int, error), minOccu
 	return cands, err
 }
 
+// ReduceRelative is Reduce with the threshold relative to each
+// thread-block size (occFilter): a distribution is kept when its
+// occupancy is at least minOccupancy times the highest any distribution
+// of as many threads per block reaches. Errors: Reduce's.
+func ReduceRelative(o Options, t *Target, resources func(int) (int, int, error), minOccupancy float64) ([]Candidate, error) {
+	c, err := occSpaceClocks(o)
+	if err != nil {
+		return nil, err
+	}
+	cands, _, err := occReduceCapped(o, t, resources, occFilter{min: minOccupancy, relative: true}, c, false)
+	return cands, err
+}
+
 func occReduce(o Options, t *Target, resources func(int) (int, int, error), minOccupancy float64, c occClocks) ([]Candidate, []occDist, error) {
-	return occReduceCapped(o, t, resources, minOccupancy, c, false)
+	return occReduceCapped(o, t, resources, occFilter{min: minOccupancy}, c, false)
+}
+
+// occFilter is the reduction's threshold: the paper's, occupancy ≥ min
+// (absolute), or relative to what each thread-block size can reach:
+// occupancy ≥ min × the highest occupancy of any distribution with as
+// many threads per block (issue 50: on an H100 the absolute threshold
+// of 0.8 drops the 32-thread blocks, which cannot exceed 0.5, where
+// particlefilter and streamcluster are fastest).
+type occFilter struct {
+	min      float64
+	relative bool
 }
 
 // occReduceCapped is occReduce; with capped, a space none of whose
@@ -200,7 +224,8 @@ func occReduce(o Options, t *Target, resources func(int) (int, int, error), minO
 // occupancy instead of failing (the multi-kernel procedures: one kernel
 // that cannot reach the threshold keeps its best distributions, the
 // paper's "distributions with higher occupancy").
-func occReduceCapped(o Options, t *Target, resources func(int) (int, int, error), minOccupancy float64, c occClocks, capped bool) ([]Candidate, []occDist, error) {
+func occReduceCapped(o Options, t *Target, resources func(int) (int, int, error), f occFilter, c occClocks, capped bool) ([]Candidate, []occDist, error) {
+	minOccupancy := f.min
 	if resources == nil {
 		return nil, nil, errors.New("the registers per thread and shared memory per thread block of every configuration are unknown: " +
 			"the spec must declare them (Gtune.Simulation.Registers and SharedMemory expressions), or the backend report them")
@@ -229,10 +254,18 @@ func occReduceCapped(o Options, t *Target, resources func(int) (int, int, error)
 	if capped && best > 0 {
 		minOccupancy = math.Min(minOccupancy, best)
 	}
+	bySize := map[int]float64{} // threads per block → the highest occupancy
+	for _, cd := range all {
+		bySize[cd.ThreadsPerBlock] = math.Max(bySize[cd.ThreadsPerBlock], cd.Occupancy)
+	}
 	var cands []Candidate
 	var kept []occDist
 	for k, cd := range all {
-		if cd.Occupancy >= minOccupancy && cd.ActiveBlocksPerSM > 0 {
+		threshold := minOccupancy
+		if f.relative {
+			threshold = minOccupancy * bySize[cd.ThreadsPerBlock]
+		}
+		if cd.Occupancy >= threshold && cd.ActiveBlocksPerSM > 0 {
 			cands = append(cands, cd)
 			kept = append(kept, ds[k])
 		}
@@ -266,10 +299,33 @@ func occReduceCapped(o Options, t *Target, resources func(int) (int, int, error)
 // occMinParam reads the hyperparameter min_occupancy (a number in
 // (0, 1], default DefaultMinOccupancy) and rejects any other name.
 func occMinParam(name string, p map[string]any) (float64, error) {
-	v := DefaultMinOccupancy
+	f, err := occFilterParams(name, p, false)
+	return f.min, err
+}
+
+// occFilterParams reads min_occupancy (a number in (0, 1], default
+// DefaultMinOccupancy) and, where filter is true, occupancy_filter
+// ("absolute", the paper's and the default, or "relative": occFilter),
+// rejecting any other name.
+func occFilterParams(name string, p map[string]any, filter bool) (occFilter, error) {
+	out := occFilter{min: DefaultMinOccupancy}
+	valid := "min_occupancy"
+	if filter {
+		valid = "min_occupancy, occupancy_filter"
+	}
 	for k, x := range p {
+		if k == "occupancy_filter" && filter {
+			switch x {
+			case "absolute":
+			case "relative":
+				out.relative = true
+			default:
+				return out, fmt.Errorf("strategy %s: occupancy_filter must be absolute or relative, got %v", name, x)
+			}
+			continue
+		}
 		if k != "min_occupancy" {
-			return 0, fmt.Errorf("strategy %s has no hyperparameter %q (valid: min_occupancy)", name, k)
+			return out, fmt.Errorf("strategy %s has no hyperparameter %q (valid: %s)", name, k, valid)
 		}
 		var f float64
 		switch n := x.(type) {
@@ -280,14 +336,14 @@ func occMinParam(name string, p map[string]any) (float64, error) {
 		case int:
 			f = float64(n)
 		default:
-			return 0, fmt.Errorf("strategy %s: min_occupancy must be a number in (0, 1], got %v (%T)", name, x, x)
+			return out, fmt.Errorf("strategy %s: min_occupancy must be a number in (0, 1], got %v (%T)", name, x, x)
 		}
 		if !(f > 0 && f <= 1) {
-			return 0, fmt.Errorf("strategy %s: min_occupancy must lie in (0, 1], got %v", name, f)
+			return out, fmt.Errorf("strategy %s: min_occupancy must lie in (0, 1], got %v", name, f)
 		}
-		v = f
+		out.min = f
 	}
-	return v, nil
+	return out, nil
 }
 
 func init() {
@@ -300,7 +356,7 @@ func newOccGreedy(o Options, energy bool) (Strategy, error) {
 	if energy {
 		name = "occupancy_greedy_energy"
 	}
-	minOcc, err := occMinParam(name, o.Params)
+	filter, err := occFilterParams(name, o.Params, true)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +371,7 @@ func newOccGreedy(o Options, energy bool) (Strategy, error) {
 	if energy && c.param < 0 {
 		return nil, fmt.Errorf("strategy %s (Algorithm 2) tunes the SM clock: the spec needs a tunable parameter %s listing the clocks in MHz", name, ClockParam)
 	}
-	cands, ds, err := occReduce(o, t, o.Resources, minOcc, c)
+	cands, ds, err := occReduceCapped(o, t, o.Resources, filter, c, false)
 	if err != nil {
 		return nil, fmt.Errorf("strategy %s: %w", name, err)
 	}

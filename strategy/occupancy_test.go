@@ -304,3 +304,55 @@ func withClocks(ps []space.Param, clocks []int) []space.Param {
 	}
 	return append(ps, p)
 }
+
+// The relative filter (occupancy_filter relative) keeps a distribution
+// whose occupancy is at least min_occupancy times the highest its
+// thread-block size reaches: on an H100, 32-thread blocks reach 0.5 at
+// most (32 blocks of one warp), so the absolute 0.8 drops them, and the
+// relative one keeps them at 32 registers a thread (0.5) and drops them
+// at 128 (16 blocks: 0.25), as it drops 256-thread blocks at 128
+// registers (2 blocks: 0.25 of their 1.0).
+func TestRelativeOccupancyFilter(t *testing.T) {
+	ps := []space.Param{{Name: "block_size_x", Values: []expr.Value{expr.Int(32), expr.Int(256)}}, {Name: "regs", Values: []expr.Value{expr.Int(32), expr.Int(128)}}}
+	sp, err := space.Build(ps, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := device.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(i, p int) int { n, _ := sp.Values(i)[p].Int(); return int(n) }
+	o := Options{Space: sp,
+		Target:    &Target{Device: d, Geometry: func(i int) (int, int, error) { return get(i, 0), occN / get(i, 0), nil }},
+		Resources: func(i int) (int, int, error) { return get(i, 1), 0, nil }}
+	keys := func(cs []Candidate) []string {
+		var k []string
+		for _, c := range cs {
+			k = append(k, sp.Key(c.Index))
+		}
+		return k
+	}
+	abs, err := Reduce(o, o.Target, o.Resources, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := ReduceRelative(o, o.Target, o.Resources, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(abs); !slices.Equal(got, []string{"256,32"}) {
+		t.Errorf("absolute: %v, want [256,32]", got)
+	}
+	if got := keys(rel); !slices.Equal(got, []string{"256,32", "32,32"}) {
+		t.Errorf("relative: %v, want [256,32 32,32]", got)
+	}
+	o.Params = map[string]any{"occupancy_filter": "relative"}
+	if _, err := New("occupancy_greedy", o); err != nil {
+		t.Errorf("occupancy_filter relative: %v", err)
+	}
+	o.Params = map[string]any{"occupancy_filter": "loose"}
+	if _, err := New("occupancy_greedy", o); err == nil || !strings.Contains(err.Error(), "absolute or relative") {
+		t.Errorf("occupancy_filter loose: %v", err)
+	}
+}

@@ -6,6 +6,17 @@
 // Usage:
 //
 //	go run ./scripts/table4 -mode time|energy -device ID -bf BF.db -alg ALG.db SPEC...
+//	go run ./scripts/table4 -mode time -device ID -bf BF.db -replay [-bf-strategy S] [-resources measured] [-filter relative] SPEC...
+//
+// With -replay there is no run of the procedure: it is replayed over the
+// brute-force evaluations themselves (every configuration it asks for
+// must be there), counting what it asks; -bf-strategy names the runs
+// that cover the space ("" for any, e.g. a random sample as large as the
+// space), -resources measured takes each configuration's registers and
+// static shared memory from what the compiler reported in those runs
+// instead of the spec's declarations, and -filter relative the
+// occupancy threshold relative to each thread-block size
+// (occupancy_filter).
 //
 // For each spec it takes the brute-force evaluations (-bf, all runs of the
 // spec) and the last run of the procedure (-alg: occupancy_greedy for
@@ -38,7 +49,14 @@ func main() {
 	bfPath := flag.String("bf", "", "database with the brute-force runs")
 	algPath := flag.String("alg", "", "database with the procedure's runs")
 	minOcc := flag.Float64("min-occupancy", strategy.DefaultMinOccupancy, "the procedure's min_occupancy, as the run used it")
+	replay := flag.Bool("replay", false, "replay the procedure over the brute-force evaluations instead of a run of it (-alg)")
+	bfStrategy := flag.String("bf-strategy", "brute_force", "the strategy of the runs that cover the space in -bf (\"\": any)")
+	resourcesFrom := flag.String("resources", "spec", "registers and shared memory: spec (Gtune.Simulation) or measured (the compiler's, recorded in -bf)")
+	filter := flag.String("filter", "absolute", "the procedure's occupancy_filter: absolute or relative")
 	flag.Parse()
+	if *replay {
+		*algPath = *bfPath
+	}
 	if *bfPath == "" || *algPath == "" || flag.NArg() == 0 || (*mode != "time" && *mode != "energy") {
 		flag.Usage()
 		os.Exit(2)
@@ -58,8 +76,9 @@ func main() {
 		fmt.Println("| kernel | space | reduced (occupancy ≥ min) | evaluations | Algorithm 1 choice | brute-force optimum | found | gap (time) |")
 		fmt.Println("|---|---|---|---|---|---|---|---|")
 	}
+	o := rowOptions{mode: *mode, minOcc: *minOcc, replay: *replay, bfStrategy: *bfStrategy, measured: *resourcesFrom == "measured", filter: *filter}
 	for _, path := range flag.Args() {
-		row(path, d, bf, alg, strat, *mode, *minOcc)
+		row(path, d, bf, alg, strat, o)
 	}
 }
 
@@ -91,7 +110,15 @@ func evals(db *store.DB, s *spec.Spec, name string) (all map[string]*store.Evalu
 	return all, last
 }
 
-func row(path string, d *device.Description, bfDB, algDB *store.DB, strat, mode string, minOcc float64) {
+// rowOptions are the flags a row reads.
+type rowOptions struct {
+	mode, bfStrategy, filter string
+	minOcc                   float64
+	replay, measured         bool
+}
+
+func row(path string, d *device.Description, bfDB, algDB *store.DB, strat string, ro rowOptions) {
+	mode := ro.mode
 	s, err := spec.Load(path)
 	check(err)
 	sp, err := s.BuildSpace()
@@ -110,11 +137,34 @@ func row(path string, d *device.Description, bfDB, algDB *store.DB, strat, mode 
 		}
 		return j.Work.Registers, j.Work.SharedMemory + j.DynamicSharedBytes, nil
 	}
-	opts := strategy.Options{Space: sp, Target: target, Resources: resources, Params: map[string]any{"min_occupancy": minOcc}}
-	reduced, err := strategy.Reduce(opts, target, resources, minOcc)
+	bf, _ := evals(bfDB, s, ro.bfStrategy)
+	if ro.measured {
+		resources = func(i int) (int, int, error) {
+			e, ok := bf[sp.Key(i)]
+			if !ok {
+				return 0, 0, fmt.Errorf("%s was not measured", sp.Key(i))
+			}
+			j, err := s.Job(sp.Values(i))
+			if err != nil {
+				return 0, 0, err
+			}
+			return int(e.Observations["registers"]), int(e.Observations["shared_memory"]) + j.DynamicSharedBytes, nil
+		}
+	}
+	opts := strategy.Options{Space: sp, Target: target, Resources: resources, Params: map[string]any{"min_occupancy": ro.minOcc, "occupancy_filter": ro.filter}}
+	reduce := strategy.Reduce
+	if ro.filter == "relative" {
+		reduce = strategy.ReduceRelative
+	}
+	reduced, err := reduce(opts, target, resources, ro.minOcc)
 	check(err)
-	bf, _ := evals(bfDB, s, "brute_force")
 	_, run := evals(algDB, s, strat)
+	if ro.replay {
+		run = nil
+		for _, e := range bf {
+			run = append(run, e)
+		}
+	}
 	if len(run) == 0 {
 		check(fmt.Errorf("%s: no %s run in the procedure's database", path, strat))
 	}
@@ -138,8 +188,12 @@ func row(path string, d *device.Description, bfDB, algDB *store.DB, strat, mode 
 		asked++
 		st.Tell(strategy.Evaluation{Index: ids[0], Valid: e.Status == "valid", Observations: e.Observations})
 	}
-	if asked != len(run) {
+	if asked != len(run) && !ro.replay {
 		check(fmt.Errorf("%s: the replay asked for %d configurations, the run measured %d", path, asked, len(run)))
+	}
+	evaluations := len(run)
+	if ro.replay {
+		evaluations = asked
 	}
 	ci, ok := st.(strategy.Chooser).Choice()
 	if !ok {
@@ -198,13 +252,13 @@ func row(path string, d *device.Description, bfDB, algDB *store.DB, strat, mode 
 			lost = fmt.Sprintf("%.1f %%", 100*(ce.Observations["time"]-f.Observations["time"])/f.Observations["time"])
 		}
 		fmt.Printf("| %s | %d | %d | %d | %s %s | %s %s | %s | %s | %s %.4g ms, %.4g J | %s | %s |\n",
-			name, sp.Len(), len(reduced)*nclocks, len(run), strings.Join(names, ","), label(choice),
+			name, sp.Len(), len(reduced)*nclocks, evaluations, strings.Join(names, ","), label(choice),
 			label(best), fmtJ(bf[best].Observations["energy"]), found, gap,
 			label(fastest), f.Observations["time"], f.Observations["energy"], saved, lost)
 		return
 	}
 	fmt.Printf("| %s | %d | %d | %d | %s %s | %s %.4g ms | %s | %s |\n",
-		name, sp.Len(), len(reduced), len(run), strings.Join(names, ","), label(choice),
+		name, sp.Len(), len(reduced), evaluations, strings.Join(names, ","), label(choice),
 		label(best), bf[best].Observations["time"], found, gap)
 }
 
