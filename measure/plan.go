@@ -372,6 +372,23 @@ func (m *Meter) setThermal(f ThermalFit) {
 	m.mu.Unlock()
 }
 
+// Inherit marks the GPU as warmed up by an earlier measuring process and
+// takes that process's leakage model (fit; nil: it fitted none): a
+// worker that replaces one killed mid-run (a timeout, a crash) finds the
+// GPU at its working temperature, where warming it up again took at
+// least the steady policy's SteadyWindow (15 s) a restart: 12 min 25 s of
+// warm-up over four H100s in a DGEMM sweep with 29 timeouts
+// (BENCHMARKS.md, "The BEAST DGEMM sweep on four H100s").
+func (m *Meter) Inherit(fit *ThermalFit) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.warmed = true
+	if fit != nil {
+		f := *fit
+		m.fit = &f
+	}
+}
+
 // Warmed reports whether a warm-up has run on this GPU (a simulated GPU
 // starts its die temperature from it).
 func (m *Meter) Warmed() bool {

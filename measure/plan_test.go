@@ -261,3 +261,37 @@ func TestLagCorrectionOfALaggingSensor(t *testing.T) {
 		t.Fatalf("corrected %v, want about 250 W", got)
 	}
 }
+
+// A Meter that inherits a warm GPU (a worker replacing one killed
+// mid-run) measures without warming up again and corrects with the
+// leakage model it was handed; a fresh one warms up first (15 s of a
+// steady temperature: SteadyWindow) and, the fake's temperature never
+// moving, corrects with the prior.
+func TestInheritSkipsTheWarmup(t *testing.T) {
+	req := Request{Iterations: 3, Energy: true, EnergyWindow: time.Second, Trials: &Protocol{Warmup: true, Thermal: ThermalBoth}}
+	get := func(out *Outcome, name string) (float64, bool) { return out.Observations.Get(name) }
+	fresh, err := Run(newFake(), &Meter{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, ok := get(fresh, "warmup_time"); !ok || w < SteadyWindow.Seconds() {
+		t.Errorf("fresh meter: warm-up %v s (%v), want at least %v", w, ok, SteadyWindow.Seconds())
+	}
+	if p, _ := get(fresh, "leakage_prior"); p != 1 {
+		t.Errorf("fresh meter: leakage prior %v, want 1 (no temperature range to fit)", p)
+	}
+	m := &Meter{}
+	m.Inherit(&ThermalFit{SlopeWPerC: 1.5, RefC: 60})
+	hot, err := Run(newFake(), m, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, ok := get(hot, "warmup_time"); ok {
+		t.Errorf("inherited meter warmed up for %v s", w)
+	}
+	s, _ := get(hot, "leakage_slope")
+	p, _ := get(hot, "leakage_prior")
+	if s != 1.5 || p != 0 || !m.Warmed() {
+		t.Errorf("inherited meter: leakage slope %v (prior %v), warmed %v; want 1.5, 0, true", s, p, m.Warmed())
+	}
+}

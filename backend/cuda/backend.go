@@ -40,6 +40,7 @@ import (
 	"github.com/gtune/gtune/backend/compileproc"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/internal/workerproc"
+	"github.com/gtune/gtune/measure"
 )
 
 // Options tunes how Open runs the worker. The zero value is usable.
@@ -118,6 +119,10 @@ type Backend struct {
 	// its warm-up (measure.Meter warms up once per worker): until then a
 	// plan's time limit is lengthened by the warm-up's longest.
 	warmedBy *workerproc.Proc
+	// fit is the leakage model the warmed worker fitted (its results'
+	// leakage_slope and temperature_ref, where not a prior), handed to a
+	// worker that replaces it.
+	fit *measure.ThermalFit
 	// refPlan is the last reference plan that ran (Measure.SaveReference),
 	// as sent to the worker: a worker that replaces this one runs it
 	// again.
@@ -494,6 +499,12 @@ func (b *Backend) Run(ctx context.Context, plan *backend.Plan) (*backend.Result,
 	if warming && valid {
 		b.warmedBy = w
 	}
+	if valid {
+		b.noteFit(rep.Result)
+	}
+	// A worker killed or dead mid-run leaves the GPU at its working
+	// temperature: its replacement is told so instead of warming up again.
+	hot := b.warmedBy == w
 	if plan.Measure.SaveReference && valid {
 		b.refPlan = wirePlan(plan) // run again by a worker that replaces this one
 	}
@@ -531,8 +542,33 @@ func (b *Backend) Run(ctx context.Context, plan *backend.Plan) (*backend.Result,
 		if rerr := b.restartLocked(context.WithoutCancel(ctx)); rerr != nil {
 			return res, fmt.Errorf("cuda: restarting the worker after %s: %w", res.Status, rerr)
 		}
+		if hot {
+			b.inheritLocked(context.WithoutCancel(ctx))
+		}
 	}
 	return res, nil
+}
+
+// noteFit keeps the leakage model a result was corrected with, where it
+// was fitted on this GPU's warm-up (not the prior).
+func (b *Backend) noteFit(r *backend.Result) {
+	slope, ok := r.Observations.Get("leakage_slope")
+	ref, okRef := r.Observations.Get("temperature_ref")
+	if prior, _ := r.Observations.Get("leakage_prior"); !ok || !okRef || prior != 0 {
+		return
+	}
+	b.fit = &measure.ThermalFit{SlopeWPerC: slope, RefC: ref}
+}
+
+// inheritLocked tells the worker that replaced a warmed one that the GPU
+// is warm (measure.Meter.Inherit), with the old worker's leakage model;
+// it counts as warmed from then on. A worker that cannot take it warms
+// up at its first energy measurement, as before.
+func (b *Backend) inheritLocked(ctx context.Context) {
+	rep, err := call(ctx, b.w, &request{Op: opInherit, Fit: b.fit}, b.opts.PrepareTimeout, b.opts.Silence)
+	if err == nil && rep.Err == "" {
+		b.warmedBy = b.w
+	}
 }
 
 // wirePlan is the plan as the worker needs it: the kernel instances'

@@ -25,6 +25,9 @@ const (
 	// opResources loads a binary's module and reads its kernel's
 	// attributes, without a launch (Backend.Resources).
 	opResources = "resources"
+	// opInherit tells a worker that replaced one killed mid-run that the
+	// GPU is warm (measure.Meter.Inherit).
+	opInherit = "inherit"
 )
 
 // request is one message from the parent.
@@ -36,6 +39,9 @@ type request struct {
 	Binary  *backend.Binary  // opResources
 	// SensorCheck holds opSensorCheck's options.
 	SensorCheck *measure.SensorCheckOptions
+	// Fit is opInherit's leakage model, the replaced worker's (nil: it
+	// fitted none).
+	Fit *measure.ThermalFit
 }
 
 // reply is the worker's answer to one request.

@@ -371,6 +371,9 @@ func (w *worker) handle(req *request) reply {
 		return reply{Result: res, Fatal: fatal, Trace: steps}
 	case opShutdown:
 		return reply{}
+	case opInherit:
+		w.meter.Inherit(req.Fit)
+		return reply{}
 	case opResources:
 		if req.Binary == nil {
 			return reply{Err: "resources without a binary"}
