@@ -1,6 +1,8 @@
 package beast
 
 import (
+	"slices"
+
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/expr"
 )
@@ -26,6 +28,17 @@ func DeviceConstants(d *device.Description) expr.MapEnv {
 		"shared_mem_per_block":     i(d.SharedMemoryPerBlock),
 		"shared_mem_per_sm":        i(d.SharedMemoryPerSM),
 	}
+}
+
+// ConstantNames are the names of DeviceConstants, sorted: the device
+// limits a declared space's filters may read.
+func ConstantNames() []string {
+	var out []string
+	for k := range DeviceConstants(&device.Description{MaxBlockDims: [3]int{1, 1, 1}}) {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // DGEMMText is the DGEMM search space of autotuning-gemm-energy-beast.md:

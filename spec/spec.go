@@ -547,6 +547,9 @@ var paramTypes = []string{"int", "uint", "float", "bool", "string"}
 func (l *loader) params() error {
 	s := l.s
 	tps := s.Raw.ConfigurationSpace.TuningParameters
+	if g := s.Raw.Gtune; g != nil && g.DeclaredSpace != "" {
+		return l.declared(g.DeclaredSpace, len(tps))
+	}
 	if len(tps) == 0 {
 		return l.errf("ConfigurationSpace.TuningParameters", "no tunable parameters")
 	}
@@ -1071,7 +1074,8 @@ func (l *loader) verification(opts LoadOptions) error {
 			continue
 		}
 		// Unnamed parameters take their Default, or their only value.
-		if d := s.Raw.ConfigurationSpace.TuningParameters[i].Default; d != nil {
+		if tps := s.Raw.ConfigurationSpace.TuningParameters; i < len(tps) && tps[i].Default != nil {
+			d := tps[i].Default
 			if x, err := expr.FromGo(d); err == nil {
 				if j := slices.IndexFunc(p.Values, x.Equal); j >= 0 {
 					cfg[i] = p.Values[j]

@@ -153,6 +153,14 @@ type Gtune struct {
 	// Plausibility changes the checks that flag impossible measurements
 	// (package plausibility).
 	Plausibility *RawPlausibility `json:"Plausibility,omitempty" yaml:"Plausibility,omitempty"`
+	// DeclaredSpace names a declared search space (package beast's Texts:
+	// "dgemm", autotuning-gemm-energy-beast.md Figure 3 and section 2.3.2)
+	// whose iterators are the tunable parameters and whose filters are
+	// restrictions, in place of ConfigurationSpace.TuningParameters (which
+	// must then be empty); its device limits are read from Constants
+	// (beast.DeviceConstants' names, e.g. max_threads_per_block), and
+	// ConfigurationSpace.Conditions still apply.
+	DeclaredSpace string `json:"DeclaredSpace,omitempty" yaml:"DeclaredSpace,omitempty"`
 }
 
 // RawPlausibility overrides the ceilings a measurement is checked against.
