@@ -94,7 +94,9 @@ func TestDeclaredSpaceErrors(t *testing.T) {
 		{func(m map[string]any) {
 			m["ConfigurationSpace"].(map[string]any)["TuningParameters"] = []any{map[string]any{"Name": "x", "Values": "[1]"}}
 		}, "leave ConfigurationSpace.TuningParameters out"},
-		{func(m map[string]any) { delete(m["Gtune"].(map[string]any)["Constants"].(map[string]any), "max_threads_per_block") }, `reads "max_threads_per_block"`},
+		{func(m map[string]any) {
+			delete(m["Gtune"].(map[string]any)["Constants"].(map[string]any), "max_threads_per_block")
+		}, `reads "max_threads_per_block"`},
 	} {
 		_, err := Load(dgemmDeclared(t, c.edit))
 		if err == nil || !strings.Contains(err.Error(), "Gtune.DeclaredSpace") || !strings.Contains(err.Error(), c.want) {
