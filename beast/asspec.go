@@ -1,6 +1,7 @@
 package beast
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -58,7 +59,7 @@ func (s *Space) AsParams(name string) ([]space.Param, []space.Restriction, error
 		slices.SortFunc(vals, func(a, b expr.Value) int {
 			x, _ := a.Float()
 			y, _ := b.Float()
-			return cmpFloat(x, y)
+			return cmp.Compare(x, y)
 		})
 		params[i] = space.Param{Name: it.Name, Values: vals}
 		if it.Values != nil {
@@ -86,14 +87,4 @@ func (s *Space) AsParams(name string) ([]space.Param, []space.Restriction, error
 		}
 	}
 	return params, rs, nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
