@@ -56,7 +56,7 @@ func (s *Space) AsParams(name string) ([]space.Param, []space.Restriction, error
 	}
 	for i, it := range s.iters {
 		vals := seen[i]
-		slices.SortFunc(vals, func(a, b expr.Value) int {
+		slices.SortStableFunc(vals, func(a, b expr.Value) int {
 			x, _ := a.Float()
 			y, _ := b.Float()
 			return cmp.Compare(x, y)
