@@ -184,34 +184,17 @@ func hullMetrics(valid []*store.Evaluation) (perf, eff string, ok bool) {
 
 // efficiencyHull is the upper-right convex hull of the points
 // (performance, efficiency), from the fastest configuration to the most
-// efficient: the configurations no mix of two others beats in both.
+// efficient: the configurations no mix of two others beats in both, the
+// upper arc up to its most efficient point.
 func efficiencyHull(valid []*store.Evaluation, perf, eff string) []*store.Evaluation {
-	pts := append([]*store.Evaluation(nil), valid...)
-	sort.SliceStable(pts, func(a, b int) bool {
-		pa, pb := pts[a].Metrics[perf], pts[b].Metrics[perf]
-		if pa != pb {
-			return pa > pb
+	arc := upperArc(valid, perf, eff)
+	top := 0
+	for i, e := range arc {
+		if e.Metrics[eff] > arc[top].Metrics[eff] {
+			top = i
 		}
-		return pts[a].Metrics[eff] > pts[b].Metrics[eff]
-	})
-	// Monotone chain over decreasing performance and increasing
-	// efficiency: the boundary runs counter-clockwise from the fastest
-	// point to the most efficient, so only left turns are kept (the hull
-	// bulges up and to the right).
-	var hull []*store.Evaluation
-	cross := func(o, a, b *store.Evaluation) float64 {
-		return (a.Metrics[perf]-o.Metrics[perf])*(b.Metrics[eff]-o.Metrics[eff]) - (a.Metrics[eff]-o.Metrics[eff])*(b.Metrics[perf]-o.Metrics[perf])
 	}
-	for _, p := range pts {
-		if len(hull) > 0 && p.Metrics[eff] <= hull[len(hull)-1].Metrics[eff] {
-			continue // slower and no more efficient: inside
-		}
-		for len(hull) >= 2 && cross(hull[len(hull)-2], hull[len(hull)-1], p) <= 0 {
-			hull = hull[:len(hull)-1]
-		}
-		hull = append(hull, p)
-	}
-	return hull
+	return arc[:top+1]
 }
 
 // bestSoFarPlot draws the best objective value so far (the largest when

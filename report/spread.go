@@ -47,37 +47,8 @@ type sweepHull struct {
 func analyseHull(valid []*store.Evaluation, perf, eff string) sweepHull {
 	x := func(e *store.Evaluation) float64 { return e.Metrics[perf] }
 	y := func(e *store.Evaluation) float64 { return e.Metrics[eff] }
-	pts := append([]*store.Evaluation(nil), valid...)
-	sort.SliceStable(pts, func(a, b int) bool {
-		if x(pts[a]) != x(pts[b]) {
-			return x(pts[a]) < x(pts[b])
-		}
-		return y(pts[a]) < y(pts[b])
-	})
-	cross := func(o, a, b *store.Evaluation) float64 {
-		return (x(a)-x(o))*(y(b)-y(o)) - (y(a)-y(o))*(x(b)-x(o))
-	}
-	// Andrew's monotone chain: the lower hull left to right, the upper
-	// hull right to left, collinear points dropped.
-	chain := func(order []*store.Evaluation) []*store.Evaluation {
-		var h []*store.Evaluation
-		for _, p := range order {
-			for len(h) >= 2 && cross(h[len(h)-2], h[len(h)-1], p) <= 0 {
-				h = h[:len(h)-1]
-			}
-			if len(h) == 1 && x(h[0]) == x(p) && y(h[0]) == y(p) {
-				continue
-			}
-			h = append(h, p)
-		}
-		return h
-	}
-	lower := chain(pts)
-	rev := make([]*store.Evaluation, len(pts))
-	for i, p := range pts {
-		rev[len(pts)-1-i] = p
-	}
-	upper := chain(rev)
+	lower := hullChain(sortedBy(valid, x, y, false), x, y)
+	upper := upperArc(valid, perf, eff)
 	h := sweepHull{Of: len(valid), Upper: upper, Fastest: upper[0], Frugal: valid[0]}
 	if len(lower) > 2 {
 		h.Lower = lower[1 : len(lower)-1] // its ends are the upper arc's
@@ -112,6 +83,53 @@ func analyseHull(valid []*store.Evaluation, perf, eff string) sweepHull {
 	lo = crossings(poly, func(e *store.Evaluation) float64 { return x(e) - x(h.Frugal) }, y)
 	if len(lo) > 0 && lo[0] > 0 {
 		h.MoreEnergyAtSameSpeed = y(h.Frugal)/lo[0] - 1
+	}
+	return h
+}
+
+// upperArc is the top of the convex hull of the points (performance,
+// efficiency), from the fastest configuration (of equally fast ones, the
+// most efficient) to the slowest: Table II's upper arc. Of repeated
+// points the first given is kept.
+func upperArc(valid []*store.Evaluation, perf, eff string) []*store.Evaluation {
+	x := func(e *store.Evaluation) float64 { return e.Metrics[perf] }
+	y := func(e *store.Evaluation) float64 { return e.Metrics[eff] }
+	return hullChain(sortedBy(valid, x, y, true), x, y)
+}
+
+// sortedBy is a copy of es sorted by x, then y, ascending or descending,
+// ties in their given order.
+func sortedBy(es []*store.Evaluation, x, y func(*store.Evaluation) float64, desc bool) []*store.Evaluation {
+	pts := append([]*store.Evaluation(nil), es...)
+	sort.SliceStable(pts, func(a, b int) bool {
+		p, q := pts[a], pts[b]
+		if desc {
+			p, q = q, p
+		}
+		if x(p) != x(q) {
+			return x(p) < x(q)
+		}
+		return y(p) < y(q)
+	})
+	return pts
+}
+
+// hullChain is Andrew's monotone chain over pts in their order (sorted
+// by x): the lower hull for ascending x, the upper for descending;
+// collinear points and repeats are dropped.
+func hullChain(pts []*store.Evaluation, x, y func(*store.Evaluation) float64) []*store.Evaluation {
+	cross := func(o, a, b *store.Evaluation) float64 {
+		return (x(a)-x(o))*(y(b)-y(o)) - (y(a)-y(o))*(x(b)-x(o))
+	}
+	var h []*store.Evaluation
+	for _, p := range pts {
+		if n := len(h); n > 0 && x(h[n-1]) == x(p) && y(h[n-1]) == y(p) {
+			continue
+		}
+		for len(h) >= 2 && cross(h[len(h)-2], h[len(h)-1], p) <= 0 {
+			h = h[:len(h)-1]
+		}
+		h = append(h, p)
 	}
 	return h
 }
