@@ -9,36 +9,36 @@ import (
 // PowerModel holds the coefficients of the board power model (see
 // Prediction). Fractions are of the dynamic range TDPW − IdlePowerW.
 //
-// Calibration of DefaultPowerModel, provisional: ClockedIdle, Memory and
-// Compute are fitted to measurements on an H100 80GB HBM3 (SXM5) at
-// 1980 MHz: 127 W with a CUDA context and no work, 393 W for a
-// device-to-device copy at 2985 GB/s, 698 W (at the 700 W limit, clock
-// 1965 MHz) for FP32 SGEMM at 50 TFLOP/s = 75 % of peak. The voltage
-// curve (knee at 71 % of the highest clock, 73 % of the top voltage below
-// it, rising as x^1.5 above it) is fitted to
-// ../shared/datasets/kernel_tuner_energy/synthetic_fp32_cache_NVIDIA_A100-PCIE-40GB.json
-// (power from 42 W at 210 MHz to 153 W at 1410 MHz): its shape, the
-// power's fall with the clock; the absolute power the model gives that
-// latency-bound kernel is 8–25 % low (model/energy_validation_test.go,
-// BENCHMARKS.md "The power model against measured energy"). Busy,
-// MemoryClocked and StaticTempCoeff are 0 there: the H100 figures do not
-// separate them from ClockedIdle, Memory and Compute. K20 boards use
-// K20PowerModel (calibration.go); PowerModelFor picks the model of a
-// device.
+// Calibrations (calibration.go), each fitted by FitPowerModel to
+// measured readings: HopperPowerModel (H100, H200; gtune probe --power on
+// an H100, DefaultPowerModel for GPUs without their own),
+// GA100PowerModel and GA10xPowerModel (A100; RTX A4000, A6000; Kernel
+// Tuner's recorded energy caches), K20PowerModel (K20 boards; the
+// thesis's Table 3.3). PowerModelFor picks a device's.
 type PowerModel struct {
-	ClockedIdle float64 // clock tree and uncore at the highest clock, no work (H100: 0.09)
+	ClockedIdle float64 // clock tree and uncore at the highest clock, no work (H100: 0.079)
 	// Busy is the SMs' activity while a kernel's blocks are resident
 	// (warp scheduling, stalled warps polling), at the highest clock, on
 	// top of ClockedIdle; it scales with s(f) and with the fraction of
-	// the launch the SMs hold blocks (H100: 0, folded into Compute/Memory).
-	Busy    float64
-	Compute float64 // SMs issuing FP32 at peak rate at the highest clock (1.2)
-	Memory  float64 // DRAM traffic at full bandwidth (0.48)
+	// the launch the SMs hold blocks (H100: 0.012).
+	Busy float64
+	// Compute is the SMs issuing FP32 FMAs of register operands at the
+	// peak rate, at the highest clock (H100: 0.762). Other instructions
+	// count as their share of the issue slots (Prediction's u_c).
+	Compute float64
+	// OnChip is on-chip data movement: shared-memory loads at the SMs'
+	// peak shared rate (32 banks × 4 B a clock), at the highest clock
+	// (H100: 0.225).
+	OnChip float64
+	Memory float64 // DRAM traffic at full bandwidth (H100: 0.432)
+	// MemoryWrite is what DRAM stores at full bandwidth draw beyond the
+	// same bytes loaded (H100: 0, stores draw what loads do).
+	MemoryWrite float64
 	// MemoryClocked is the DRAM interface and chips' background power at
 	// the highest memory clock, proportional to the memory clock (H100: 0).
 	MemoryClocked  float64
-	KneeFraction   float64 // SM clock (of the highest) below which voltage is flat (0.71)
-	MinVoltage     float64 // voltage below the knee, fraction of the top voltage (0.73)
+	KneeFraction   float64 // SM clock (of the highest) below which voltage is flat (H100: 0.71)
+	MinVoltage     float64 // voltage below the knee, fraction of the top voltage (H100: 0.73)
 	VoltageExpo    float64 // shape of the voltage rise above the knee (1.5)
 	AmbientC       float64 // temperature at 0 W, °C (28)
 	TempRiseAtTDPC float64 // steady-state temperature rise at TDP, °C (37; H100: 35 °C at 127 W, 45 °C at 393 W, 65 °C at 698 W)
@@ -49,15 +49,9 @@ type PowerModel struct {
 	StaticTempCoeff float64
 }
 
-// DefaultPowerModel returns the provisional calibration described at
-// PowerModel (the H100's).
-func DefaultPowerModel() PowerModel {
-	return PowerModel{
-		ClockedIdle: 0.09, Compute: 1.2, Memory: 0.48,
-		KneeFraction: 0.71, MinVoltage: 0.73, VoltageExpo: 1.5,
-		AmbientC: 28, TempRiseAtTDPC: 37,
-	}
-}
+// DefaultPowerModel is the power model of a GPU without a calibration of
+// its own: HopperPowerModel, the one measured on the GPUs at hand.
+func DefaultPowerModel() PowerModel { return HopperPowerModel() }
 
 // VoltageFraction is V(f)/V(fmax): flat at MinVoltage up to the knee,
 // then MinVoltage + (1−MinVoltage)·x^VoltageExpo with x the position of f
@@ -81,8 +75,16 @@ func (m PowerModel) ClockScale(f, fmax float64) float64 {
 
 // Activity is what a launch keeps busy, each a fraction in [0, 1]: SMs
 // holding blocks (u_b), FP32 issue against peak at the running clock
-// (u_c) and DRAM traffic against the full bandwidth (u_m). See Prediction.
-type Activity struct{ Busy, Compute, Memory float64 }
+// (u_c), shared-memory loads against the peak shared rate at the running
+// clock (u_s), DRAM traffic against the full bandwidth (u_m) and the part
+// of it that is stores (u_w ≤ u_m). See Prediction.
+type Activity struct {
+	Busy        float64 `json:"busy"`
+	Compute     float64 `json:"compute"`
+	Shared      float64 `json:"shared,omitempty"`
+	Memory      float64 `json:"memory"`
+	MemoryWrite float64 `json:"memory_write,omitempty"`
+}
 
 // BoardPower is the steady-state board power (W) and die temperature
 // (°C) of d running at SM clock f and memory clock mem (MHz) with activity
@@ -94,8 +96,8 @@ func (m PowerModel) BoardPower(d *device.Description, f, mem float64, a Activity
 	dyn := d.TDPW - d.IdlePowerW
 	fmax := float64(d.MaxCoreClockMHz())
 	mmax := float64(maxInt(d.MemoryClocksMHz, d.MemoryClockMHz))
-	sm := dyn * m.ClockScale(f, fmax) * (m.ClockedIdle + m.Busy*a.Busy + m.Compute*a.Compute)
-	dram := dyn * (m.MemoryClocked*mem/mmax + m.Memory*a.Memory)
+	sm := dyn * m.ClockScale(f, fmax) * (m.ClockedIdle + m.Busy*a.Busy + m.Compute*a.Compute + m.OnChip*a.Shared)
+	dram := dyn * (m.MemoryClocked*mem/mmax + m.Memory*a.Memory + m.MemoryWrite*a.MemoryWrite)
 	powerW = d.IdlePowerW + m.StaticGain(d)*(sm+dram)
 	return powerW, m.SteadyTempC(d, powerW)
 }

@@ -37,12 +37,13 @@ const (
 //
 // Board power (W), with D = TDP − IdlePowerW, memory clock m of the
 // highest mmax, and over the launch the utilisations
-// u_c = Flops / (t · PeakFP32 · f/fmax), u_m = Bytes / (t · Bandwidth)
+// u_c = Flops / (t · PeakFP32 · f/fmax), u_m = Bytes / (t · Bandwidth),
+// u_s = SharedBytes / (t · shared peak · f/fmax), u_w = WriteBytes / (t · Bandwidth)
 // and the SM-busy fraction u_b = (KernelMs / LaunchMs) · (mean fraction
 // of SMs holding a block, over the waves):
 //
-//	P_dyn = D·s(f)·(ClockedIdle + Busy·u_b + Compute·u_c)
-//	      + D·(MemoryClocked·m/mmax + Memory·u_m)
+//	P_dyn = D·s(f)·(ClockedIdle + Busy·u_b + Compute·u_c + OnChip·u_s)
+//	      + D·(MemoryClocked·m/mmax + Memory·u_m + MemoryWrite·u_w)
 //	P(f)  = IdlePowerW + g·P_dyn,   g = staticGain (leakage rising with temperature)
 //
 // If P exceeds the power limit the SM clock steps down through the
@@ -84,8 +85,16 @@ type Prediction struct {
 	ComputeUtil float64 // u_c
 	MemoryUtil  float64 // u_m
 	BusyUtil    float64 // u_b
+	SharedUtil  float64 // u_s
+	WriteUtil   float64 // u_w
 	PowerW      float64 // mean board power while launching back to back
 	TempC       float64 // steady-state temperature at PowerW
+}
+
+// Activity is the prediction's utilisations as the power model takes
+// them.
+func (p Prediction) Activity() Activity {
+	return Activity{Busy: p.BusyUtil, Compute: p.ComputeUtil, Shared: p.SharedUtil, Memory: p.MemoryUtil, MemoryWrite: p.WriteUtil}
 }
 
 // LaunchError is a configuration the GPU refuses to launch: its reason as
@@ -177,8 +186,12 @@ func Predict(d *device.Description, w *Work, j Geometry, c Conditions) (Predicti
 			p.ComputeUtil = math.Min(1, p.ComputeUtil+pipes/(t*ff/fmax))
 		}
 		p.MemoryUtil = w.Bytes / (t * d.MemoryBandwidthGBs * 1e9)
+		p.WriteUtil = min(w.WriteBytes, w.Bytes) / (t * d.MemoryBandwidthGBs * 1e9)
 		p.BusyUtil = p.KernelMs / p.LaunchMs * fill
-		p.PowerW, p.TempC = c.Power.BoardPower(d, ff, float64(memClock), Activity{Busy: p.BusyUtil, Compute: p.ComputeUtil, Memory: p.MemoryUtil})
+		if rates.shared > 0 {
+			p.SharedUtil = math.Min(1, w.SharedBytes/(t*rates.shared*ff/fmax))
+		}
+		p.PowerW, p.TempC = c.Power.BoardPower(d, ff, float64(memClock), p.Activity())
 		p.SMClockMHz = f
 	}
 	eval(clock)

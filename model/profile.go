@@ -66,6 +66,18 @@ type Profile struct {
 	IdlePowerW float64 `json:"idle_power_w,omitempty"`
 	FP32PowerW float64 `json:"fp32_power_w,omitempty"`
 	DRAMPowerW float64 `json:"dram_power_w,omitempty"`
+	// PowerReadings are the board's power at the operating points probe
+	// measures (probe's Options.Power), PowerFit the power model fitted to
+	// them (FitPowerModel; probe holds one reading out to check it). Nil:
+	// not measured.
+	PowerReadings []PowerReading `json:"power_readings,omitempty"`
+	PowerFit      *PowerFit      `json:"power_fit,omitempty"`
+}
+
+// SharedPeakGBs is the SMs' peak shared-memory load rate at SM clock
+// smMHz, GB/s: 32 banks of 4 bytes a clock per SM.
+func SharedPeakGBs(d *device.Description, smMHz float64) float64 {
+	return float64(d.SMs) * sharedBytesPerClock * smMHz / 1e3
 }
 
 // MemoryPoint is memory throughput at one occupancy (section IV-B:

@@ -11,7 +11,9 @@
 #ifndef REPEAT
 #define REPEAT 4
 #endif
+#ifndef CHAINS
 #define CHAINS 8
+#endif
 #define UNROLL 16
 
 extern "C" __global__ void probe_fp32(float *out) {
@@ -23,6 +25,30 @@ extern "C" __global__ void probe_fp32(float *out) {
 #pragma unroll
             for (int c = 0; c < CHAINS; c++)
                 asm volatile("fma.rn.f32 %0, %0, 0f3F7FFFEF, 0f33D6BF95;" : "+f"(a[c]));
+        }
+    }
+    float s = 0;
+    for (int c = 0; c < CHAINS; c++) s += a[c];
+    if (s == -1.0f) out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+// FP32 FMAs whose three operands are registers holding different values
+// (a = b·x + a, x rotating over the chains), as a GEMM's inner loop issues
+// them: the register-file reads and operand toggling that probe_fp32's
+// immediates avoid.
+extern "C" __global__ void probe_fp32r(float *out) {
+    float a[CHAINS], b[CHAINS], x[CHAINS];
+    for (int c = 0; c < CHAINS; c++) {
+        a[c] = threadIdx.x * 1e-7f + c;
+        b[c] = 0.9990f + (threadIdx.x ^ (c * 2654435761u)) * 1e-12f;
+        x[c] = __int_as_float(0x3a800000 | ((threadIdx.x * 40503u + c * 9973u) & 0x7fffff));
+    }
+    for (int i = 0; i < ITERS; i++) {
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+#pragma unroll
+            for (int c = 0; c < CHAINS; c++)
+                asm volatile("fma.rn.f32 %0, %1, %2, %0;" : "+f"(a[c]) : "f"(b[c]), "f"(x[(c + k) % CHAINS]));
         }
     }
     float s = 0;
@@ -168,3 +194,16 @@ extern "C" __global__ void probe_l2(const float4 *__restrict__ in, float *out, l
 }
 
 extern "C" __global__ void probe_empty() {}
+
+// Resident warps that issue almost nothing: each thread sleeps ITERS
+// times for about SLEEP_NS ns (PTX nanosleep, compute capability 7.0 on).
+// The board's power over it is that of SMs holding blocks without
+// issuing, the power model's Busy term; on one 32-thread block, that of
+// a GPU at its running clock with one SM busy (ClockedIdle).
+#ifndef SLEEP_NS
+#define SLEEP_NS 1000
+#endif
+extern "C" __global__ void probe_busy(float *out) {
+    for (int i = 0; i < ITERS; i++) asm volatile("nanosleep.u32 %0;" ::"n"(SLEEP_NS));
+    if (threadIdx.x == 1u << 20) out[0] = 1.0f;
+}

@@ -44,9 +44,9 @@ type Options struct {
 	Log io.Writer
 	// Now stamps the profile (default time.Now).
 	Now func() time.Time
-	// Power also measures the board's power (one energy window each) of
-	// the FP32 benchmark and of DRAM reads at full occupancy, and the
-	// idle power: two operating points of the power model.
+	// Power also measures the board's power (one energy window each) at
+	// eight operating points (runner.power) and fits the power model to
+	// six of them (Profile.PowerReadings, Profile.PowerFit).
 	Power bool
 }
 
@@ -142,17 +142,13 @@ func Run(ctx context.Context, be backend.Backend, o Options) (model.Profile, err
 	}
 	p.BlockNs = max(t-empty, 0) * 1e6 / blocksPerSM
 	for _, a := range arith {
-		b := bench{name: a.name, kernel: a.kernel, defines: map[string]int{"ITERS": iters}, grid: full, block: model.ProbeBlockSize, work: a.work, amount: a.amount,
-			energy: o.Power && a.kernel == kFP32}
+		b := bench{name: a.name, kernel: a.kernel, defines: map[string]int{"ITERS": iters}, grid: full, block: model.ProbeBlockSize, work: a.work, amount: a.amount}
 		v, obs, err := r.rate(b)
 		if err != nil {
 			return p, err
 		}
 		*a.into = v / 1e9
 		p.SMClockMHz, p.MemClockMHz = max(p.SMClockMHz, obs.sm), max(p.MemClockMHz, obs.mem)
-		if b.energy {
-			p.FP32PowerW, p.IdlePowerW = obs.powerW, obs.idleW
-		}
 	}
 	sharedBytes := threads * iters * unroll * 4
 	var conflictFree, conflicted float64
@@ -193,17 +189,13 @@ func Run(ctx context.Context, be backend.Backend, o Options) (model.Profile, err
 			{"copy", kCopy, float64(n.dram) * 16 * 2, &pt.CopyGBs},
 			{"read 4-byte", kRead32, float64(n.dram) * 16, &pt.Read4GBs},
 		} {
-			last := bps == occupancies[len(occupancies)-1]
 			b := bench{name: fmt.Sprintf("%s, %d blocks per SM", m.name, bps), kernel: m.kernel, grid: grid, block: model.ProbeBlockSize,
-				work: backend.Work{Bytes: m.bytes}, amount: m.bytes, energy: o.Power && last && m.kernel == kRead}
-			v, obs, err := r.rate(b)
+				work: backend.Work{Bytes: m.bytes}, amount: m.bytes}
+			v, _, err := r.rate(b)
 			if err != nil {
 				return p, err
 			}
 			*m.into = v / 1e9
-			if b.energy {
-				p.DRAMPowerW = obs.powerW
-			}
 		}
 		// Shared memory at this occupancy too: the conflict-free loads of
 		// the shared benchmark on this grid (section IV-B profiles local
@@ -228,7 +220,114 @@ func Run(ctx context.Context, be backend.Backend, o Options) (model.Profile, err
 		return p, err
 	}
 	p.L2GBs = v / 1e9
+	if o.Power {
+		if err := r.power(&d, &p, full, n); err != nil {
+			return p, err
+		}
+	}
 	return p, nil
+}
+
+// PowerCheck is the name of a reading probe holds out of the power fit
+// to check it: FP32 FMAs of register operands in one dependent chain a
+// thread, one 256-thread block an SM, so that every SM is busy but issues
+// a fraction of its peak (as Kernel Tuner's synthetic energy kernel
+// does). The other is "dram copy": loads and stores at once.
+const PowerCheck = "fp32, one chain"
+
+// power measures the board's power at the operating points that separate
+// the power model's terms (one energy window each, back-to-back
+// launches; PowerModel): one 32-thread block sleeping (the clocked GPU,
+// one SM busy: ClockedIdle), every SM holding sleeping warps (Busy), FP32
+// FMAs of register operands at full occupancy (Compute: probe_fp32r, not
+// the immediates of the throughput benchmark, which on an H100 draw half
+// the power a FLOP that GEMM's FMAs do: BENCHMARKS.md, "A power model
+// fitted to the probe"), conflict-free shared-memory loads (OnChip), DRAM
+// loads (Memory) and stores (MemoryWrite) at full occupancy, and two
+// held out to check the fit (PowerReading.Check): PowerCheck and a copy. Each
+// reading's activity is its measured rate over the peak at the clock it
+// ran at (FP32 and shared memory) or over the bandwidth (DRAM); an add
+// per float loaded counts as FP32 issue. The power model is then fitted
+// to all but the checks, starting from model.PowerModelFor(d) (one clock:
+// the voltage curve stays the prior's), into p.PowerFit. Errors: a
+// reading that did not run (named), or a fit that failed.
+func (r runner) power(d *device.Description, p *model.Profile, full int, n sizes) error {
+	threads := float64(full * model.ProbeBlockSize)
+	// sleeps of 1 µs: 4 ms a launch. checkIters: one 256-thread block
+	// an SM, one chain a thread, 2 warps a scheduler against a 4-cycle
+	// FMA latency, about half the issue rate for about 1 ms.
+	const sleeps, checkIters = 4096, 64 * iters
+	ops1 := threads * iters * unroll
+	shared := threads * iters * unroll * 4
+	dram := float64(n.dram) * 16
+	fmax := float64(d.MaxCoreClockMHz())
+	for _, c := range []struct {
+		name                         string
+		kernel, grid, block          int
+		defines                      map[string]int
+		flops, bytes, writes, shared float64
+		busy                         float64
+		check                        bool
+	}{
+		{"one block sleeping", kBusy, 1, 32, map[string]int{"ITERS": sleeps}, 0, 0, 0, 0, 1 / float64(d.SMs), false},
+		{"SMs sleeping", kBusy, full, model.ProbeBlockSize, map[string]int{"ITERS": sleeps}, 0, 0, 0, 0, 1, false},
+		{"fp32", kFP32R, full, model.ProbeBlockSize, map[string]int{"ITERS": iters}, 2 * ops1 * chains, 0, 0, 0, 1, false},
+		{"shared loads", kShared, full, model.ProbeBlockSize, map[string]int{"ITERS": iters, "STRIDE": 1}, shared / 4, 0, 0, shared, 1, false},
+		{"dram reads", kRead, full, model.ProbeBlockSize, nil, dram / 4, dram, 0, 0, 1, false},
+		{"dram writes", kWrite, full, model.ProbeBlockSize, nil, 0, dram, dram, 0, 1, false},
+		{PowerCheck, kFP32R, d.SMs, model.ProbeBlockSize, map[string]int{"ITERS": checkIters, "CHAINS": 1}, 2 * float64(d.SMs*model.ProbeBlockSize) * checkIters * unroll, 0, 0, 0, 1, true},
+		{"dram copy", kCopy, full, model.ProbeBlockSize, nil, 0, 2 * dram, dram, 0, 1, true},
+	} {
+		w := backend.Work{Flops: c.flops, Bytes: c.bytes, WriteBytes: c.writes, SharedBytes: c.shared, SharedConflict: 1}
+		if c.kernel == kShared {
+			w.SharedMemory = 4096
+		}
+		if c.kernel == kBusy {
+			// The simulated GPU's stand-in for sleeping: an FP32
+			// operation a sleep at a thousandth of the rate.
+			w.Flops, w.Efficiency = float64(c.grid*c.block)*sleeps, 1e-3
+		}
+		ms, obs, err := r.time(bench{name: "power: " + c.name, kernel: c.kernel, defines: c.defines, grid: c.grid, block: c.block, work: w, energy: true})
+		if err != nil {
+			return err
+		}
+		if !(obs.powerW > 0) {
+			return fmt.Errorf("probe: power: %s: no power was observed", c.name)
+		}
+		if ms > 2*r.emptyMs {
+			ms -= r.emptyMs
+		}
+		sm, mem := obs.sm, obs.mem
+		if sm <= 0 {
+			sm = fmax
+		}
+		if mem <= 0 {
+			mem = float64(d.MemoryClockMHz)
+		}
+		t := ms / 1e3
+		a := model.Activity{Busy: c.busy}
+		if d.PeakFP32GFLOPS > 0 {
+			a.Compute = min(1, c.flops/(t*d.PeakFP32GFLOPS*1e9*sm/fmax))
+		}
+		if d.MemoryBandwidthGBs > 0 {
+			a.Memory = min(1, c.bytes/(t*d.MemoryBandwidthGBs*1e9))
+			a.MemoryWrite = min(a.Memory, c.writes/(t*d.MemoryBandwidthGBs*1e9))
+		}
+		a.Shared = min(1, c.shared/(t*model.SharedPeakGBs(d, sm)*1e9))
+		p.PowerReadings = append(p.PowerReadings, model.PowerReading{Name: c.name, SMClockMHz: sm, MemClockMHz: mem, Activity: a, PowerW: obs.powerW, Check: c.check})
+		switch c.name {
+		case "fp32":
+			p.FP32PowerW, p.IdlePowerW = obs.powerW, obs.idleW
+		case "dram reads":
+			p.DRAMPowerW = obs.powerW
+		}
+	}
+	fit, err := model.FitPowerModel(d, p.PowerReadings, model.PowerModelFor(d))
+	if err != nil {
+		return fmt.Errorf("probe: %w", err)
+	}
+	p.PowerFit = &fit
+	return nil
 }
 
 // The problem's kernels, in order.
@@ -245,6 +344,8 @@ const (
 	kEmpty
 	kCopy
 	kRead32
+	kBusy
+	kFP32R
 )
 
 // sizes are the element counts of the memory buffers: float4s read from
@@ -290,6 +391,8 @@ func problem(d *device.Description) (*backend.Problem, sizes) {
 		kEmpty:   k("probe_empty"),
 		kCopy:    k("probe_copy", vec("in", "float4", dram), vec("out", "float4", dram), scalar("n", dram)),
 		kRead32:  k("probe_read32", vec("in", "float", dram*4), vec("out", "float", 1), scalar("n", dram*4)),
+		kBusy:    k("probe_busy", vec("out", "float", 1)),
+		kFP32R:   k("probe_fp32r", vec("out", "float", threads)),
 	}, Energy: true}, sizes{dram, l2} // the probe reads power too
 }
 
@@ -344,13 +447,16 @@ func (r runner) rate(b bench) (float64, clocks, error) {
 // time runs b and gives its median time, ms.
 func (r runner) time(b bench) (float64, clocks, error) {
 	j := &backend.Job{Kernel: b.kernel, Key: b.name, Grid: [3]int{b.grid, 1, 1}, Block: [3]int{b.block, 1, 1}}
-	for _, name := range []string{"ITERS", "STRIDE", "REPEAT"} {
+	for _, name := range []string{"ITERS", "STRIDE", "REPEAT", "CHAINS"} {
 		if v, ok := b.defines[name]; ok {
 			j.Defines = append(j.Defines, backend.Define{Name: name, Value: strconv.Itoa(v)})
 		}
 	}
 	w := b.work
-	w.Registers, w.Efficiency = registersGuess, 1
+	w.Registers = registersGuess
+	if w.Efficiency == 0 {
+		w.Efficiency = 1
+	}
 	j.Work = &w
 	bin, err := r.be.Compile(r.ctx, j)
 	if err != nil {

@@ -47,8 +47,27 @@ func TestProbeRecoversTheSimulatedProfile(t *testing.T) {
 	near("shared", p.SharedGBs, want.SharedGBs, 0.02)
 	near("bank conflicts", p.BankConflictSlowdown, 32, 0.02)
 	near("launch overhead", p.LaunchOverheadUs, model.DefaultLaunchOverheadUs, 1e-9)
-	if p.IdlePowerW <= 0 || p.IdlePowerW >= p.DRAMPowerW || p.DRAMPowerW >= p.FP32PowerW {
-		t.Errorf("power: idle %.0f, DRAM %.0f, FP32 %.0f W", p.IdlePowerW, p.DRAMPowerW, p.FP32PowerW)
+	// The power model fitted to the six readings is the simulator's:
+	// each coefficient within 0.01 of the dynamic range (the rates'
+	// rounding), and the held-out readings within 1 %.
+	if len(p.PowerReadings) != 8 || p.PowerFit == nil {
+		t.Fatalf("%d power readings, fit %v", len(p.PowerReadings), p.PowerFit)
+	}
+	got := p.PowerFit.Model
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"ClockedIdle", got.ClockedIdle, cool.ClockedIdle}, {"Busy", got.Busy, cool.Busy}, {"Compute", got.Compute, cool.Compute},
+		{"OnChip", got.OnChip, cool.OnChip}, {"Memory", got.Memory, cool.Memory}} {
+		if math.Abs(c.got-c.want) > 0.01 {
+			t.Errorf("fitted %s %.4f, the simulator's %.4f", c.name, c.got, c.want)
+		}
+	}
+	for _, r := range p.PowerReadings {
+		if r.Check {
+			w, _ := got.BoardPower(d, r.SMClockMHz, r.MemClockMHz, r.Activity)
+			near("held-out reading's power", w, r.PowerW, 0.01)
+		}
 	}
 	if len(p.Memory) != len(want.Memory) || len(p.Memory) != 4 {
 		t.Fatalf("memory points %+v, want %+v", p.Memory, want.Memory)

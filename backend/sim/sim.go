@@ -670,11 +670,11 @@ func (s *Sim) projected(p model.Prediction, w *backend.Work, j *backend.Job, c m
 		// The same work in another time: the utilisations scale
 		// inversely; the SMs' share of the launch is the kernel's.
 		r := old / p.LaunchMs
-		p.ComputeUtil, p.MemoryUtil = min(1, p.ComputeUtil*r), min(1, p.MemoryUtil*r)
+		p.ComputeUtil, p.MemoryUtil, p.SharedUtil, p.WriteUtil = min(1, p.ComputeUtil*r), min(1, p.MemoryUtil*r), min(1, p.SharedUtil*r), min(1, p.WriteUtil*r)
 		fill := model.SMFill(p.Blocks, s.dev.SMs*p.Occupancy.ActiveBlocksPerSM, s.dev.SMs)
 		p.BusyUtil = p.KernelMs / p.LaunchMs * fill
 	}
-	p.PowerW, p.TempC = c.Power.BoardPower(s.dev, float64(p.SMClockMHz), float64(p.MemClockMHz), model.Activity{Busy: p.BusyUtil, Compute: p.ComputeUtil, Memory: p.MemoryUtil})
+	p.PowerW, p.TempC = c.Power.BoardPower(s.dev, float64(p.SMClockMHz), float64(p.MemClockMHz), p.Activity())
 	return p, nil
 }
 

@@ -221,7 +221,10 @@ func TestEnergyAndPower(t *testing.T) {
 		min, max float64 // expected mean power, W
 	}
 	// Calibration targets: H100 idle 70–130 W, memory-bound at full
-	// bandwidth 350–450 W, heavy FP32 near the 700 W limit; K20c with a
+	// bandwidth 350–450 W, FP32 at the full issue rate 560–640 W
+	// (HopperPowerModel: 601 W; the probe's register-operand FMAs read
+	// 429–458 W at 0.64 of it), FP32 with shared-memory traffic as a GEMM
+	// has it near the 700 W limit (cuBLAS SGEMM read 675–711 W); K20c with a
 	// context and no work at 758/2600 MHz 85–100 W (K20PowerModel:
 	// 25 W + 18 W clocked SM idle + 51.4 W memory background at 2600 MHz
 	// = 94.4 W; recalibrated from the earlier 25–45 W guess), full load
@@ -229,7 +232,8 @@ func TestEnergyAndPower(t *testing.T) {
 	loads := []load{
 		{"h100 empty", "h100_sxm", backend.Work{Registers: 32}, 132, 70, 130},
 		{"h100 copy", "h100_sxm", backend.Work{Bytes: 8 << 30, Registers: 32}, 132 * 8 * 4, 350, 450},
-		{"h100 fp32", "h100_sxm", backend.Work{Flops: 1e13, Registers: 32}, 132 * 8 * 4, 650, 700},
+		{"h100 fp32", "h100_sxm", backend.Work{Flops: 1e13, Registers: 32}, 132 * 8 * 4, 560, 640},
+		{"h100 gemm", "h100_sxm", backend.Work{Flops: 1e13, SharedBytes: 4.5e12, Registers: 32}, 132 * 8 * 4, 650, 700},
 		{"k20c empty", "k20c", backend.Work{Registers: 32}, 13, 85, 100},
 		{"k20c copy", "k20c", backend.Work{Bytes: 1 << 30, Registers: 32}, 13 * 8 * 4, 100, 225},
 		{"k20c fp32", "k20c", backend.Work{Flops: 1e12, Registers: 32}, 13 * 8 * 4, 150, 225},
@@ -258,10 +262,11 @@ func TestEnergyAndPower(t *testing.T) {
 			t.Errorf("%s: energy window %+v, want %d launches", l.name, e, want)
 		}
 	}
-	// Heavy FP32 on H100 draws more than 700 W at 1980 MHz, so the clock
-	// steps down until it fits and the SW power cap reason is set.
+	// FP32 with shared-memory traffic at 0.9 of its peak on an H100
+	// draws more than 700 W at 1980 MHz (729 W), so the clock steps down
+	// until it fits and the SW power cap reason is set.
 	s := newSim(t, "h100_sxm", Options{Noise: -1})
-	j := job("cap", 132*8*4, 256, backend.Work{Flops: 1e13, Registers: 32})
+	j := job("cap", 132*8*4, 256, backend.Work{Flops: 1e13, SharedBytes: 4.5e12, Registers: 32})
 	j.Energy = true
 	r := run(t, s, j)
 	if r.Energy.SMClockMHz >= 1980 || r.Energy.ClockEventReasons&reasonSwPowerCap == 0 || r.Energy.MeanPowerW > 700 {

@@ -48,7 +48,7 @@ model answers.`,
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document: the profile, the specification's, where it was stored")
 	flagrange.Int(fl, &iterations, "iterations", 10, 1, 10_000, "timed runs of each microbenchmark (the median is taken)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the simulator")
-	fl.BoolVar(&power, "power", true, "also measure the board's power running FP32 and DRAM reads, and idle (an energy window of 1 s each), against the power model's prediction")
+	fl.BoolVar(&power, "power", true, "also measure the board's power at eight operating points (idle SMs, busy SMs, FP32 issue, shared-memory loads, DRAM loads and stores; an energy window each) and fit the power model to them (model.FitPowerModel), against gtune's model for the device")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no line per microbenchmark on stderr")
 	return c
 }
@@ -107,10 +107,8 @@ func runProbe(cmd *cobra.Command, f tuneFlags, asJSON, power bool, iterations in
 		return report.WriteJSON(cmd.OutOrStdout(), map[string]any{"profile": p, "specification": spec, "stored": sp.ID, "db": db.Path()})
 	}
 	report.Profile(cmd.OutOrStdout(), p, spec)
-	if d, err := device.Lookup(p.Device); err == nil && p.FP32PowerW > 0 {
-		if idle, fp32, dram, err := probe.ModelPower(d); err == nil {
-			fmt.Fprintf(cmd.OutOrStdout(), "power model (gtune's, the simulator's) at the specification's clocks: idle with a context at the highest clock %.0f W, FP32 %.0f W, DRAM reads %.0f W\n", idle, fp32, dram)
-		}
+	if d, err := device.Lookup(p.Device); err == nil {
+		report.PowerAgainst(cmd.OutOrStdout(), d, p.PowerReadings)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "stored as device profile %d in %s\n", sp.ID, db.Path())
 	return nil

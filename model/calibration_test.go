@@ -1,0 +1,202 @@
+package model
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/gtune/gtune/device"
+)
+
+// hopperData is model/testdata/h100_power.json: gtune probe's power
+// readings on two H100s, and two kernels measured with NVML energy whose
+// activity ncu counted.
+type hopperData struct {
+	Probes []struct {
+		GPU      string         `json:"gpu"`
+		Readings []PowerReading `json:"readings"`
+	} `json:"probes"`
+	Kernels []struct {
+		Name             string  `json:"name"`
+		WarpInstructions float64 `json:"warp_instructions"`
+		SharedWavefronts float64 `json:"shared_wavefronts"`
+		DRAMReadBytes    float64 `json:"dram_read_bytes"`
+		DRAMWriteBytes   float64 `json:"dram_write_bytes"`
+		Runs             []struct {
+			GPU        string  `json:"gpu"`
+			SMClockMHz float64 `json:"sm_clock_mhz"`
+			Ms         float64 `json:"ms"`
+			PowerW     float64 `json:"power_w"`
+		} `json:"runs"`
+	} `json:"kernels"`
+}
+
+func readHopperData(t *testing.T) (hopperData, *device.Description) {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/h100_power.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h hopperData
+	if err := json.Unmarshal(raw, &h); err != nil {
+		t.Fatal(err)
+	}
+	d, err := device.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, d
+}
+
+// curveOnly is m's voltage curve and temperatures with no coefficients:
+// the prior the calibrations are fitted from, so that the ridge pulls
+// towards nothing in particular.
+func curveOnly(m PowerModel) PowerModel {
+	return PowerModel{KneeFraction: m.KneeFraction, MinVoltage: m.MinVoltage, VoltageExpo: m.VoltageExpo, AmbientC: m.AmbientC, TempRiseAtTDPC: m.TempRiseAtTDPC}
+}
+
+func sameCoefficients(t *testing.T, what string, got, want PowerModel) {
+	t.Helper()
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"ClockedIdle", got.ClockedIdle, want.ClockedIdle}, {"Busy", got.Busy, want.Busy}, {"Compute", got.Compute, want.Compute},
+		{"OnChip", got.OnChip, want.OnChip}, {"Memory", got.Memory, want.Memory}, {"MemoryWrite", got.MemoryWrite, want.MemoryWrite},
+		{"KneeFraction", got.KneeFraction, want.KneeFraction}, {"MinVoltage", got.MinVoltage, want.MinVoltage}} {
+		if math.Abs(c.got-c.want) > 0.0015 {
+			t.Errorf("%s: fitted %s %.4f, the calibration has %.3f", what, c.name, c.got, c.want)
+		}
+	}
+}
+
+// HopperPowerModel is the fit of the first H100 probe's readings (to its
+// three decimals), and predicts every reading of both H100s within 10 %
+// (issue 50's target for probe powers), the held-out ones of the fitted
+// probe within 4 %.
+func TestHopperPowerModelIsTheProbesFit(t *testing.T) {
+	h, d := readHopperData(t)
+	fit, err := FitPowerModel(d, h.Probes[0].Readings, curveOnly(HopperPowerModel()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameCoefficients(t, "h100_sxm", fit.Model, HopperPowerModel())
+	if fit.RMS > 0.01 || len(fit.Residuals) != 8 {
+		t.Errorf("RMS %.4f over %d readings", fit.RMS, len(fit.Residuals))
+	}
+	m := HopperPowerModel()
+	worst := 0.0
+	for i, p := range h.Probes {
+		for _, r := range p.Readings {
+			w, _ := m.BoardPower(d, r.SMClockMHz, r.MemClockMHz, r.Activity)
+			res := w/r.PowerW - 1
+			t.Logf("%.12s %-20s measured %6.1f W, model %6.1f W (%+.1f %%)", p.GPU, r.Name, r.PowerW, w, 100*res)
+			worst = math.Max(worst, math.Abs(res))
+			if i == 0 && r.Check && math.Abs(res) > 0.04 {
+				t.Errorf("held-out %s: %+.1f %%", r.Name, 100*res)
+			}
+		}
+	}
+	if worst > 0.10 {
+		t.Errorf("a reading %.1f %% off", 100*worst)
+	}
+}
+
+// The fitted model against kernels it was not fitted to, on both H100s:
+// cuBLAS SGEMM and an elementwise a·x + y, each reading NVML's energy
+// over 4 s, its activity from ncu's counts of one launch: every warp
+// instruction as issue (u_c: 4 a clock per SM at most), shared-memory
+// wavefronts (one a clock per SM), DRAM bytes loaded and stored against
+// the 3,352 GB/s bandwidth. The model fitted to a GPU's own probe is
+// within 10 % on its kernels (5.9-8.1 % low); HopperPowerModel, the
+// first GPU's, is 12.4 % low on the second (a warmer board drawing 9 %
+// more at every reading), pinned at 13 %.
+func TestHopperPowerModelOnKernels(t *testing.T) {
+	h, d := readHopperData(t)
+	own := map[string]PowerModel{}
+	for _, p := range h.Probes {
+		if _, ok := own[p.GPU]; ok {
+			continue
+		}
+		fit, err := FitPowerModel(d, p.Readings, curveOnly(HopperPowerModel()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		own[p.GPU] = fit.Model
+	}
+	sms := float64(d.SMs)
+	n := 0
+	for _, k := range h.Kernels {
+		for _, r := range k.Runs {
+			s := r.Ms / 1e3
+			hz := r.SMClockMHz * 1e6
+			a := Activity{Busy: 1,
+				Compute:     math.Min(1, k.WarpInstructions/(4*sms*hz*s)),
+				Shared:      math.Min(1, k.SharedWavefronts/(sms*hz*s)),
+				Memory:      (k.DRAMReadBytes + k.DRAMWriteBytes) / s / (d.MemoryBandwidthGBs * 1e9),
+				MemoryWrite: k.DRAMWriteBytes / s / (d.MemoryBandwidthGBs * 1e9)}
+			m, ok := own[r.GPU]
+			if !ok {
+				t.Fatalf("no probe of %s", r.GPU)
+			}
+			w, _ := m.BoardPower(d, r.SMClockMHz, float64(d.MemoryClockMHz), a)
+			arch, _ := HopperPowerModel().BoardPower(d, r.SMClockMHz, float64(d.MemoryClockMHz), a)
+			res, resArch := w/r.PowerW-1, arch/r.PowerW-1
+			t.Logf("%.12s %s: %+v, measured %.1f W, its own probe's model %.1f W (%+.1f %%), HopperPowerModel %.1f W (%+.1f %%)",
+				r.GPU, k.Name, a, r.PowerW, w, 100*res, arch, 100*resArch)
+			if math.Abs(res) > 0.10 {
+				t.Errorf("%s on %s: its probe's model %.1f W against %.1f W measured (%+.1f %%)", k.Name, r.GPU, w, r.PowerW, 100*res)
+			}
+			if math.Abs(resArch) > 0.13 {
+				t.Errorf("%s on %s: HopperPowerModel %.1f W against %.1f W measured (%+.1f %%)", k.Name, r.GPU, arch, r.PowerW, 100*resArch)
+			}
+			n++
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d kernel runs, want 4", n)
+	}
+}
+
+// GA100PowerModel and GA10xPowerModel are the fits of every third
+// reading of Kernel Tuner's caches (from the Hopper model), and the
+// clocks held out are within a few per cent of the caches' energy (issue
+// 50's target: median ≤ 10 %): A100 ≤ 1 %, A4000 ≤ 3 %.
+func TestAmpereCalibrationsAreTheCachesFits(t *testing.T) {
+	for _, c := range []struct {
+		file, id string
+		want     PowerModel
+		median   float64
+	}{
+		{"synthetic_fp32_cache_NVIDIA_A100-PCIE-40GB.json", "a100_40gb", GA100PowerModel(), 0.01},
+		{"synthetic_fp32_cache_NVIDIA_RTX_A4000.json", "rtx_a4000", GA10xPowerModel(), 0.03},
+	} {
+		rs, d := kernelTunerReadings(t, c.file, c.id)
+		if len(rs) != 10 {
+			t.Fatalf("%s: %d readings", c.id, len(rs))
+		}
+		held := map[float64]bool{}
+		for i := range rs {
+			rs[i].Check = i%3 != 0
+			held[math.Round(rs[i].SMClockMHz)] = rs[i].Check
+		}
+		fit, err := FitPowerModel(d, rs, HopperPowerModel())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameCoefficients(t, c.id, fit.Model, c.want)
+		var errs []float64
+		for _, e := range checkEnergy(t, c.file, c.id, nil) {
+			if held[math.Round(e.observed)] {
+				errs = append(errs, e.energyErr)
+			}
+		}
+		if len(errs) != 6 {
+			t.Fatalf("%s: %d held-out clocks", c.id, len(errs))
+		}
+		t.Logf("%s: median |energy error| over the six held-out clocks %.2f %%", c.id, 100*medianAbs(errs))
+		if medianAbs(errs) > c.median {
+			t.Errorf("%s: median |energy error| over the held-out clocks %.3f, at most %.3f", c.id, medianAbs(errs), c.median)
+		}
+	}
+}
