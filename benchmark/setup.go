@@ -9,6 +9,7 @@ import (
 
 	"github.com/gtune/gtune/internal/badinput"
 	"github.com/gtune/gtune/space"
+	"github.com/gtune/gtune/strategy"
 )
 
 // DefaultHub is where the shared Kernel Tuner benchmark caches live,
@@ -129,4 +130,49 @@ func Work(problems []*Problem, strategies, seeds int, budgets []int, noScore boo
 		}
 	}
 	return runs, evals
+}
+
+// DefaultStrategies are the strategies a benchmark runs when none is named: all
+// but those whose declared needs (strategy.Needs) set them apart: an
+// exhaustive walk (does not depend on the seed), a multi-objective search
+// (optimises several objectives together), a need for the GPU's
+// description or compiled resources (a recorded cache has neither), for
+// other GPUs' results (a different setting, compared separately), or for
+// the kernels of a workload one by one, or a space of launch orders.
+func DefaultStrategies() []string {
+	var out []string
+	for _, n := range strategy.Names() {
+		needs, _ := strategy.NeedsOf(n)
+		if needs.Exhaustive || needs.Objectives > 1 || needs.Target || needs.Resources || needs.Priors || needs.Kernels || needs.Orders {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// Strategies checks the strategies a benchmark replays and their
+// hyperparameters (--strategy-param STRATEGY.NAME=VALUE): names
+// (DefaultStrategies where none is given) must be gtune's strategies,
+// and each hyperparameter must belong to one of them (else a typo, or a
+// forgotten --strategy, would be silently ignored). Errors are bad input.
+func Strategies(names, params []string) ([]string, map[string]map[string]any, error) {
+	if len(names) == 0 {
+		names = DefaultStrategies()
+	}
+	for _, s := range names {
+		if !slices.Contains(strategy.Names(), s) {
+			return nil, nil, badinput.New("unknown strategy %q (valid: %s)", s, strings.Join(strategy.Names(), ", "))
+		}
+	}
+	hp, err := ParseStrategyParams(params)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, kv := range params {
+		if name, _, _ := strings.Cut(kv, "."); !slices.Contains(names, name) {
+			return nil, nil, badinput.New("--strategy-param %s: %s is not among the strategies this run replays (%s)", kv, name, strings.Join(names, ", "))
+		}
+	}
+	return names, hp, nil
 }

@@ -23,6 +23,21 @@ type Schedule struct {
 	OrderName   string                  `json:"order"`
 	BlockRounds [][]schedule.RoundShare `json:"block_rounds"`
 	Ranking     *OrderRanking           `json:"ranking,omitempty"`
+	// Refined is the order that measurement refined the symbiotic
+	// order to (gtune schedule's --refine), nil where not refined.
+	Refined *Refined `json:"refined,omitempty"`
+}
+
+// Refined is the best launch order order_search measured from the
+// symbiotic order (a move taken only where the repeats of the two orders
+// differ: the Mann-Whitney U test), and its place among every order
+// measured on the GPU.
+type Refined struct {
+	Order    string        `json:"order"`
+	Measured int           `json:"measured"` // launch orders order_search measured (reused ones included)
+	Repeats  int           `json:"repeats"`  // measurements of each
+	Run      int64         `json:"run"`      // its run in the results database
+	Ranking  *OrderRanking `json:"ranking,omitempty"`
 }
 
 // OrderRanking is the order's place among the measured orders.
@@ -40,6 +55,16 @@ type OrderRanking struct {
 
 // PrintSchedule prints s as a table, or one JSON document.
 func PrintSchedule(out io.Writer, s *Schedule, asJSON bool) error {
+	if s.Refined != nil {
+		// The refinement measured the neighbours of its path, not a
+		// uniform sample of the orders: no percentile over all orders
+		// is inferred from the measured ones.
+		for _, r := range []*OrderRanking{s.Ranking, s.Refined.Ranking} {
+			if r != nil {
+				r.Sample = nil
+			}
+		}
+	}
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -71,33 +96,47 @@ func PrintSchedule(out io.Writer, s *Schedule, asJSON bool) error {
 		}
 		fmt.Fprintf(out, "  round %d: %s\n", r+1, strings.Join(parts, " "))
 	}
-	fmt.Fprintf(out, "refine it by measurement: gtune tune %s --orders --strategy order_search --strategy-param start=%s\n", s.Workload, s.OrderName)
-	if r := s.Ranking; r != nil {
-		unit := "ms"
-		if r.Objective == "energy" {
-			unit = "J"
-		}
-		what := r.Objective
-		if rp := r.Repeated; rp != nil {
-			what = fmt.Sprintf("%s, each order's %s of %d or more repeats", r.Objective, rp.Statistic, rp.Repeats)
-		}
-		fmt.Fprintf(out, "measured orders (%d, %s): best %.4g %s, median %.4g, worst %.4g; this order %.4g %s\n",
-			r.N, what, r.Best, unit, r.Median, r.Worst, r.Value, unit)
-		fmt.Fprintf(out, "  percentile %.1f, %.2f %% from the best, %.3f× over the median, %.3f× over the worst\n",
-			r.Percentile, 100*r.FromBest, r.OverMedian, r.OverWorst)
-		if rp := r.Repeated; rp != nil {
-			fmt.Fprintf(out, "  percentile from the repeats' noise: %.1f to %.1f (95 %%, bootstrap of each order's repeats, %d resamples)\n", rp.Low, rp.High, rp.Resamples)
-			if rp.SplitHalf != nil {
-				what := map[string]string{schedule.Median: "medians", schedule.Fastest: "fastest runs"}[rp.Statistic]
-				fmt.Fprintf(out, "  split-half Spearman correlation of the orders' %s (the first %d repeats against the rest): %.3f\n", what, rp.SplitHalfRepeats, *rp.SplitHalf)
-			}
-		}
-		if sm := r.Sample; sm != nil {
-			fmt.Fprintf(out, "  the measured orders are a sample of the %d: percentile over all of them %.1f to %.1f (95 %%, Clopper-Pearson)\n",
-				sm.Orders, sm.Low, sm.High)
-		}
+	if s.Refined == nil {
+		fmt.Fprintf(out, "refine it by measurement: gtune tune %s --orders --strategy order_search --strategy-param start=%s (or gtune schedule --refine N)\n", s.Workload, s.OrderName)
+	}
+	printRanking(out, "this order", s.Ranking)
+	if rf := s.Refined; rf != nil {
+		fmt.Fprintf(out, "refined by measurement (order_search from the symbiotic order, %d repeats each, a move only where they differ by the U test; %d orders measured, run %d): %s\n",
+			rf.Repeats, rf.Measured, rf.Run, rf.Order)
+		printRanking(out, "the refined order", rf.Ranking)
 	}
 	return nil
+}
+
+// printRanking prints an order's place among the measured orders; what
+// names the order.
+func printRanking(out io.Writer, what string, r *OrderRanking) {
+	if r == nil {
+		return
+	}
+	unit := "ms"
+	if r.Objective == "energy" {
+		unit = "J"
+	}
+	by := r.Objective
+	if rp := r.Repeated; rp != nil {
+		by = fmt.Sprintf("%s, each order's %s of %d or more repeats", r.Objective, rp.Statistic, rp.Repeats)
+	}
+	fmt.Fprintf(out, "measured orders (%d, %s): best %.4g %s, median %.4g, worst %.4g; %s %.4g %s\n",
+		r.N, by, r.Best, unit, r.Median, r.Worst, what, r.Value, unit)
+	fmt.Fprintf(out, "  percentile %.1f, %.2f %% from the best, %.3f× over the median, %.3f× over the worst\n",
+		r.Percentile, 100*r.FromBest, r.OverMedian, r.OverWorst)
+	if rp := r.Repeated; rp != nil {
+		fmt.Fprintf(out, "  percentile from the repeats' noise: %.1f to %.1f (95 %%, bootstrap of each order's repeats, %d resamples)\n", rp.Low, rp.High, rp.Resamples)
+		if rp.SplitHalf != nil {
+			stat := map[string]string{schedule.Median: "medians", schedule.Fastest: "fastest runs"}[rp.Statistic]
+			fmt.Fprintf(out, "  split-half Spearman correlation of the orders' %s (the first %d repeats against the rest): %.3f\n", stat, rp.SplitHalfRepeats, *rp.SplitHalf)
+		}
+	}
+	if sm := r.Sample; sm != nil {
+		fmt.Fprintf(out, "  the measured orders are a sample of the %d: percentile over all of them %.1f to %.1f (95 %%, Clopper-Pearson)\n",
+			sm.Orders, sm.Low, sm.High)
+	}
 }
 
 func balance(u float64) string {

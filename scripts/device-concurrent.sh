@@ -156,13 +156,13 @@ fi
 if has schedule; then
   for x in $EXPERIMENTS; do
     for p in ${PROFILES:-ncu model}; do
-      timed "schedule-$x-$p" "$G" schedule "$W/$x.yaml" --backend "$BACKEND" --profile "$p" --db "$DB" --json
+      timed "schedule-$x-$p" "$G" schedule "$W/$x.yaml" --refine 0 --backend "$BACKEND" --profile "$p" --db "$DB" --json
       if ! python3 -c "import json,sys; sys.exit(0 if json.load(open('$OUT/schedule-$x-$p.json')).get('ranking') else 1)" 2>/dev/null; then
         # not among the measured orders (a sample): measure it alone into a copy
         order=$(python3 -c "import json; print(json.load(open('$OUT/schedule-$x-$p.json'))['order'])") || continue
         cp "$DB" "$WORK/rank-$x-$p.db"
         timed "measure-$x-$p" "$G" tune "$W/$x.yaml" --backend "$BACKEND" --orders --energy=false --strategy order_search --strategy-param "start=$order" --max-evals 1 --db "$WORK/rank-$x-$p.db" --no-progress --json
-        timed "schedule-$x-$p" "$G" schedule "$W/$x.yaml" --backend "$BACKEND" --profile "$p" --db "$WORK/rank-$x-$p.db" --json
+        timed "schedule-$x-$p" "$G" schedule "$W/$x.yaml" --refine 0 --backend "$BACKEND" --profile "$p" --db "$WORK/rank-$x-$p.db" --json
         rm -f "$WORK/rank-$x-$p.db"
       fi
     done
@@ -174,7 +174,7 @@ if has energy; then
     LIMIT=${ELIMIT:-${LIMIT:-560}} timed "energy-$x" "$G" tune "$W/$x.yaml" --backend "$BACKEND" --strategy brute_force --orders --energy --db "$WORK/energy-$x.db" --no-progress --json
     for p in ${PROFILES:-ncu model}; do
       for o in energy time; do
-        timed "energy-schedule-$x-$p-$o" "$G" schedule "$W/$x.yaml" --backend "$BACKEND" --profile "$p" --objective "$o" --db "$WORK/energy-$x.db" --json
+        timed "energy-schedule-$x-$p-$o" "$G" schedule "$W/$x.yaml" --refine 0 --backend "$BACKEND" --profile "$p" --objective "$o" --db "$WORK/energy-$x.db" --json
       done
     done
     export_csv "$WORK/energy-$x.db" "energy-$x-"

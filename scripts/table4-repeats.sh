@@ -48,7 +48,7 @@ for x in $SIX; do
       timeout -s INT "${LIMIT:-280}" "$G" tune "$W/$x.yaml" --backend "${BACKEND:-cuda}" --strategy random_sample --max-evals "$SAMPLE" --seed 1 --orders --energy=false --repeat "$R" \
           --db "$work/$x-$sweep.db" --no-progress --json > "$OUT/t4r/$x-$sweep-tune.json" 2>> "$log"
       echo "$x sweep $sweep (sample of $SAMPLE): rc $?, $(( $(date +%s) - t0 )) s" | tee -a "$log"
-      start=$("$G" schedule "$W/$x.yaml" --backend "${BACKEND:-cuda}" --profile model --db "$work/$x-sched.db" --json 2>> "$log" | python3 -c "import json,sys; print(json.load(sys.stdin)['order'])")
+      start=$("$G" schedule "$W/$x.yaml" --refine 0 --backend "${BACKEND:-cuda}" --profile model --db "$work/$x-sched.db" --json 2>> "$log" | python3 -c "import json,sys; print(json.load(sys.stdin)['order'])")
       "$G" tune "$W/$x.yaml" --backend "${BACKEND:-cuda}" --orders --strategy order_search --strategy-param start="$start" --max-evals 1 --repeat "$R" --energy=false \
           --db "$work/$x-$sweep.db" --no-progress > /dev/null 2>> "$log"
     else
@@ -58,11 +58,11 @@ for x in $SIX; do
     fi
     csv "$work/$x-$sweep.db" "$OUT/t4r/$x-$sweep.csv"
     for stat in median fastest; do
-      "$G" schedule "$W/$x.yaml" --backend "${BACKEND:-cuda}" --profile model --db "$work/$x-$sweep.db" --statistic "$stat" --json > "$OUT/t4r/$x-$sweep-$stat.json" 2>> "$log"
+      "$G" schedule "$W/$x.yaml" --refine 0 --backend "${BACKEND:-cuda}" --profile model --db "$work/$x-$sweep.db" --statistic "$stat" --json > "$OUT/t4r/$x-$sweep-$stat.json" 2>> "$log"
     done
   done
   if [ -n "${REFINE:-}" ]; then
-    [ -s "$OUT/t4r/$x-A-median.json" ] || "$G" schedule "$W/$x.yaml" --backend "${BACKEND:-cuda}" --profile model --db "$work/$x-sched.db" --json > "$OUT/t4r/$x-A-median.json" 2>> "$log"
+    [ -s "$OUT/t4r/$x-A-median.json" ] || "$G" schedule "$W/$x.yaml" --refine 0 --backend "${BACKEND:-cuda}" --profile model --db "$work/$x-sched.db" --json > "$OUT/t4r/$x-A-median.json" 2>> "$log"
     start=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['order'])" "$OUT/t4r/$x-A-median.json" 2>/dev/null)
     t0=$(date +%s)
     timeout -s INT "${LIMIT:-280}" "$G" tune "$W/$x.yaml" --backend "${BACKEND:-cuda}" --orders --strategy order_search --strategy-param start="$start" \

@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/executor"
 	"github.com/gtune/gtune/measure"
+	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
 )
 
@@ -247,4 +249,23 @@ func (r *run) onFirstScale(obs map[string]float64, slot int) map[string]float64 
 	}
 	out["power"] = pw - dp
 	return out
+}
+
+// NoteCalibration says, on a run over several measured GPUs whose
+// objectives need energy, that each GPU measures its own energy, GPUs of
+// one model differ by a few per cent (BENCHMARKS.md: 2.9-5.3 % on four
+// H100s), and so each measures an anchor configuration through the run
+// to which its energies are calibrated (calibrate). Modelled
+// GPUs (the simulator, a projection) of one model measure alike: nothing
+// to say.
+func NoteCalibration(log io.Writer, s *spec.Spec, objectives []string, gpus int, modelled bool) {
+	if gpus < 2 || modelled {
+		return
+	}
+	for _, o := range objectives {
+		if s.ObjectiveNeedsEnergy(o) {
+			fmt.Fprintf(log, "gtune: objective %s needs energy, measured by each of the %d GPUs on itself; GPUs of one model differ by a few per cent, so each GPU also measures an anchor configuration through the run (one measurement in %d more) and its energies are calibrated to the first GPU's\n", o, gpus, AnchorEvery)
+			return
+		}
+	}
 }

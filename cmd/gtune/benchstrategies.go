@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,30 +15,10 @@ import (
 	"github.com/gtune/gtune/internal/flagrange"
 	"github.com/gtune/gtune/internal/progress"
 	"github.com/gtune/gtune/report"
-	"github.com/gtune/gtune/strategy"
 	"github.com/gtune/gtune/workload"
 )
 
 func init() { subcommands = append(subcommands, newBenchStrategiesCmd) }
-
-// benchDefaultStrategies are the strategies run when none is named: all
-// but those whose declared needs (strategy.Needs) set them apart: an
-// exhaustive walk (does not depend on the seed), a multi-objective search
-// (optimises several objectives together), a need for the GPU's
-// description or compiled resources (a recorded cache has neither), for
-// other GPUs' results (a different setting, compared separately), or for
-// the kernels of a workload one by one, or a space of launch orders.
-func benchDefaultStrategies() []string {
-	var out []string
-	for _, n := range strategy.Names() {
-		needs, _ := strategy.NeedsOf(n)
-		if needs.Exhaustive || needs.Objectives > 1 || needs.Target || needs.Resources || needs.Priors || needs.Kernels || needs.Orders {
-			continue
-		}
-		out = append(out, n)
-	}
-	return out
-}
 
 // benchFlags are bench-strategies' flags.
 type benchFlags struct {
@@ -184,26 +163,11 @@ func checkBenchFlags(cmd *cobra.Command, f *benchFlags) ([]int, map[string]map[s
 			}
 		}
 	}
-	if len(f.strategies) == 0 {
-		f.strategies = benchDefaultStrategies()
-	}
-	for _, s := range f.strategies {
-		if !slices.Contains(strategy.Names(), s) {
-			return nil, nil, badInput("unknown strategy %q (valid: %s)", s, strings.Join(strategy.Names(), ", "))
-		}
-	}
-	hp, err := benchmark.ParseStrategyParams(f.params)
+	names, hp, err := benchmark.Strategies(f.strategies, f.params)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, kv := range f.params {
-		// A hyperparameter of a strategy this run does not run would be
-		// silently ignored: a typo, or a forgotten --strategy.
-		// (parseStrategyParams checked the form.)
-		if name, _, _ := strings.Cut(kv, "."); !slices.Contains(f.strategies, name) {
-			return nil, nil, badInput("--strategy-param %s: %s is not among the strategies this run replays (%s)", kv, name, strings.Join(f.strategies, ", "))
-		}
-	}
+	f.strategies = names
 	for _, c := range f.caches {
 		// Before the spec is looked up by the cache's name: a missing
 		// file is the problem to report, not a missing spec.

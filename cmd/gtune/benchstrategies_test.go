@@ -14,6 +14,7 @@ import (
 
 	"github.com/gtune/gtune/cache"
 
+	"github.com/gtune/gtune/benchmark"
 	"github.com/gtune/gtune/internal/shared"
 )
 
@@ -98,7 +99,7 @@ func TestBenchStrategiesBadInput(t *testing.T) {
 func TestBenchStrategiesTransferPriors(t *testing.T) {
 	const hub = "../../../shared/datasets/benchmark_hub/"
 	shared.Need(t, hub+"convolution_milo_A4000.json.gz")
-	if slices.Contains(benchDefaultStrategies(), "transfer") {
+	if slices.Contains(benchmark.DefaultStrategies(), "transfer") {
 		t.Fatal("transfer is in the default (no-prior) strategy list")
 	}
 	var out, errb bytes.Buffer

@@ -4,8 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
+
 	"strings"
 	"sync"
 
@@ -14,8 +13,8 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/registry"
 	"github.com/gtune/gtune/internal/badinput"
+	"github.com/gtune/gtune/internal/flagrange"
 	"github.com/gtune/gtune/spec"
-	"github.com/gtune/gtune/tuner"
 )
 
 // gpuIndexes reads --devices: "all" (every GPU NVML counts; the
@@ -40,18 +39,7 @@ func gpuIndexes(f tuneFlags) ([]int, error) {
 		}
 		return idx, nil
 	}
-	var idx []int
-	for _, part := range strings.Split(f.devices, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil || n < 0 || n > 1023 {
-			return nil, badInput("--devices %q: want all, or GPU indexes 0-1023 separated by commas, e.g. 0,2,3", f.devices)
-		}
-		if slices.Contains(idx, n) {
-			return nil, badInput("--devices %q: GPU %d is named twice", f.devices, n)
-		}
-		idx = append(idx, n)
-	}
-	return idx, nil
+	return flagrange.GPUIndexes("--devices", f.devices, 1023)
 }
 
 // deviceOrDevices refuses --device beside --devices, whatever the index
@@ -126,23 +114,4 @@ func openBackends(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags)
 		}
 	}
 	return bes[0], bes[1:], nil
-}
-
-// noteCalibration says, on a run over several measured GPUs whose
-// objectives need energy, that each GPU measures its own energy, GPUs of
-// one model differ by a few per cent (BENCHMARKS.md: 2.9-5.3 % on four
-// H100s), and so each measures an anchor configuration through the run
-// to which its energies are calibrated (tuner's calibrate). Modelled
-// GPUs (the simulator, a projection) of one model measure alike: nothing
-// to say.
-func noteCalibration(log io.Writer, s *spec.Spec, objectives []string, gpus int, modelled bool) {
-	if gpus < 2 || modelled {
-		return
-	}
-	for _, o := range objectives {
-		if s.ObjectiveNeedsEnergy(o) {
-			fmt.Fprintf(log, "gtune: objective %s needs energy, measured by each of the %d GPUs on itself; GPUs of one model differ by a few per cent, so each GPU also measures an anchor configuration through the run (one measurement in %d more) and its energies are calibrated to the first GPU's\n", o, gpus, tuner.AnchorEvery)
-			return
-		}
-	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
+
+	"github.com/gtune/gtune/tuner"
 )
 
 // gtune tune --devices on the simulated GPU: four simulated GPUs of one
@@ -72,10 +74,10 @@ func TestTuneDevices(t *testing.T) {
 	}
 	s := builtinObjectives()
 	var b strings.Builder
-	noteCalibration(&b, s, []string{"time", "energy"}, 4, false)
-	noteCalibration(&b, s, []string{"energy"}, 4, true)
-	noteCalibration(&b, s, []string{"time"}, 4, false)
-	noteCalibration(&b, s, []string{"energy"}, 1, false)
+	tuner.NoteCalibration(&b, s, []string{"time", "energy"}, 4, false)
+	tuner.NoteCalibration(&b, s, []string{"energy"}, 4, true)
+	tuner.NoteCalibration(&b, s, []string{"time"}, 4, false)
+	tuner.NoteCalibration(&b, s, []string{"energy"}, 1, false)
 	if want := "gtune: objective energy needs energy, measured by each of the 4 GPUs on itself; GPUs of one model differ by a few per cent, so each GPU also measures an anchor configuration through the run (one measurement in 8 more) and its energies are calibrated to the first GPU's\n"; b.String() != want {
 		t.Errorf("note:\n%s\nwant\n%s", b.String(), want)
 	}

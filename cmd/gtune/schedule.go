@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +16,7 @@ import (
 	"github.com/gtune/gtune/schedule/symbiotic"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/store"
-	"github.com/gtune/gtune/tuner"
+	"github.com/gtune/gtune/workload"
 )
 
 func init() { subcommands = append(subcommands, newScheduleCmd) }
@@ -26,6 +30,8 @@ type scheduleFlags struct {
 	devLimit      float64
 	opposingOnly  bool
 	statistic     string
+	refine        int
+	refineRepeat  int
 }
 
 func newScheduleCmd() *cobra.Command {
@@ -38,7 +44,9 @@ warps and thread blocks per SM from compilation and the occupancy calculator; in
 Nsight Compute, or from the work the spec declares), the pairwise symbiosis scores and the greedy rounds of Figure 1
 of symbiotic-scheduling-concurrent-kernels.md, and the rounds the block scheduler makes of that order. With --db
 holding a run of gtune tune WORKLOAD --orders (brute force) on the same GPU, the order is ranked among every measured
-order in the columns of the paper's Table 4.`,
+order in the columns of the paper's Table 4. Then (--refine, default) the order is refined by measurement: order_search
+from it, each order measured --refine-repeat times into --db, a move taken only where the repeats differ (U test); the
+refined order is ranked as well.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSchedule(cmd.Context(), cmd, args[0], f) },
 	}
@@ -59,6 +67,8 @@ order in the columns of the paper's Table 4.`,
 	flagrange.Float(fl, &f.balance, "balance", 1, 0, 1e6, true, "U_gpu_b, the optimum utilisation balance the score aims at")
 	flagrange.Float(fl, &f.devLimit, "deviation-limit", 4, 1, 1e6, true, "U_gpu_b_devlim, how many times above or below U_gpu_b a pair's balance still scores")
 	fl.StringVar(&f.statistic, "statistic", schedule.Median, "with orders measured several times (tune --orders --repeat N): rank each order by the median or the fastest of its repeats, and give the percentile's 95 % interval from their noise and the split-half correlation of the ranking")
+	flagrange.Int(fl, &f.refine, "refine", 40, 0, 1<<20, "then refine the order by measurement: order_search from it, at most this many launch orders measured into --db, a move taken only where --refine-repeat repeats of the two orders differ (U test); 0: the symbiotic order alone")
+	flagrange.Int(fl, &f.refineRepeat, "refine-repeat", 5, 2, 1000, "with --refine: measurements of each launch order")
 	fl.BoolVar(&f.opposingOnly, "opposing-only", false, "score a pair's balance only when its two sets lie on opposite sides of U_gpu_b (the prose of section 4.3) instead of Figure 1's printed line 23")
 	return c
 }
@@ -101,11 +111,7 @@ func runSchedule(ctx context.Context, cmd *cobra.Command, path string, f schedul
 		return err
 	}
 	defer be.Close()
-	d, err := tuner.Description(be)
-	if err != nil {
-		return inputError{err}
-	}
-	dev, err := schedule.DeviceFrom(d)
+	dev, err := symbiotic.Device(be)
 	if err != nil {
 		return err
 	}
@@ -123,12 +129,61 @@ func runSchedule(ctx context.Context, cmd *cobra.Command, path string, f schedul
 		OrderName:   set.OrderName(sched.Order),
 		BlockRounds: schedule.BlockRounds(dev, ks, sched.Order),
 	}
-	rank, err := symbiotic.Rank(ctx, set, db, be.Device().UUID, cfg, sched.Order, f.tune.objective, f.statistic)
-	if err != nil {
+	uuid := be.Device().UUID
+	rank := func(order []int) (*report.OrderRanking, error) {
+		return symbiotic.Rank(ctx, set, db, uuid, cfg, order, f.tune.objective, f.statistic)
+	}
+	if f.refine > 0 {
+		be.Close() // the refinement's run opens the GPU again
+		var order []int
+		if out.Refined, order, err = refineOrder(ctx, cmd, set, out.OrderName, f); err != nil {
+			return err
+		}
+		if out.Refined.Ranking, err = rank(order); err != nil {
+			return err
+		}
+	}
+	if out.Ranking, err = rank(sched.Order); err != nil {
 		return err
 	}
-	out.Ranking = rank
 	return report.PrintSchedule(cmd.OutOrStdout(), out, f.tune.asJSON)
+}
+
+// refineOrder runs order_search from the symbiotic order start as gtune
+// tune WORKLOAD --orders --strategy order_search would, into the same
+// database on the same GPU (its progress on stderr): its best order.
+func refineOrder(ctx context.Context, cmd *cobra.Command, set *workload.Set, start string, f scheduleFlags) (*report.Refined, []int, error) {
+	args := []string{set.Path, "--orders", "--strategy", "order_search", "--strategy-param", "start=" + start, "--max-evals", strconv.Itoa(f.refine),
+		"--repeat", strconv.Itoa(f.refineRepeat), "--objective", f.tune.objective, "--energy=" + strconv.FormatBool(f.tune.objective == "energy"),
+		"--db", f.tune.db, "--backend", f.tune.backend, "--device", strconv.Itoa(f.tune.device), "--seed", strconv.FormatUint(f.tune.seed, 10), "--json", "--no-progress"}
+	if f.tune.simDevice != "" {
+		args = append(args, "--sim-device", f.tune.simDevice)
+	}
+	t := newTuneCmd()
+	var doc bytes.Buffer
+	t.SetArgs(args)
+	t.SetOut(&doc)
+	t.SetErr(cmd.ErrOrStderr())
+	if err := t.ExecuteContext(ctx); err != nil {
+		return nil, nil, err
+	}
+	var sum struct {
+		Run       int64 `json:"run"`
+		Evaluated int   `json:"evaluated"`
+		Reused    int   `json:"reused"`
+		Best      struct {
+			Params map[string]any `json:"params"`
+		} `json:"best"`
+	}
+	if err := json.Unmarshal(doc.Bytes(), &sum); err != nil {
+		return nil, nil, fmt.Errorf("schedule --refine: reading the refinement's summary: %w", err)
+	}
+	name, _ := sum.Best.Params["order"].(string)
+	order, err := set.ParseOrder(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("schedule --refine: run %d's best launch order: %w", sum.Run, err)
+	}
+	return &report.Refined{Order: name, Measured: sum.Evaluated + sum.Reused, Repeats: f.refineRepeat, Run: sum.Run}, order, nil
 }
 
 // checkScheduleFlags checks schedule's own flags: the objective (time

@@ -16,7 +16,7 @@ import (
 func TestScheduleWorkload(t *testing.T) {
 	w := twoKernelWorkload(t, "")
 	db := filepath.Join(t.TempDir(), "w.db")
-	code, out, errs := gtune(t, "schedule", w, "--backend", "sim", "--db", db)
+	code, out, errs := gtune(t, "schedule", w, "--backend", "sim", "--db", db, "--refine", "0")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -31,12 +31,23 @@ func TestScheduleWorkload(t *testing.T) {
 	if code, _, errs := gtune(t, "tune", w, "--backend", "sim", "--db", db, "--orders", "--no-progress"); code != 0 {
 		t.Fatalf("tune --orders: %s", errs)
 	}
-	code, out, errs = gtune(t, "schedule", w, "--backend", "sim", "--db", db)
+	code, out, errs = gtune(t, "schedule", w, "--backend", "sim", "--db", db, "--refine", "0")
 	if code != 0 || !strings.Contains(out, "measured orders (2, time)") || !strings.Contains(out, "percentile") {
 		t.Errorf("exit %d, %s\n%s", code, errs, out)
 	}
+	// By default the order is refined by measurement: order_search from
+	// it measures both orders 5 times each into the database (a run of
+	// its own), and both orders are ranked by the median of their
+	// repeats, the refined one first among the two.
+	code, out, errs = gtune(t, "schedule", w, "--backend", "sim", "--db", db)
+	for _, want := range []string{"refined by measurement (order_search from the symbiotic order, 5 repeats each", "2 orders measured, run 2)",
+		"measured orders (2, time, each order's median of 5 or more repeats)", "the refined order", "percentile 100.0, 0.00 % from the best"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("exit %d, output lacks %q: %s\n%s", code, want, errs, out)
+		}
+	}
 	code, out, _ = gtune(t, "schedule", w, "--backend", "sim", "--db", db, "--json")
-	if code != 0 || !strings.Contains(out, `"u_gpu_b"`) || !strings.Contains(out, `"ranking"`) {
+	if code != 0 || !strings.Contains(out, `"u_gpu_b"`) || !strings.Contains(out, `"ranking"`) || !strings.Contains(out, `"refined"`) {
 		t.Errorf("--json: exit %d\n%s", code, out)
 	}
 	if code, _, errs := gtune(t, "schedule", w, "--backend", "sim", "--db", db, "--profile", "nvprof"); code == 0 || !strings.Contains(errs, "--profile") {
@@ -45,9 +56,9 @@ func TestScheduleWorkload(t *testing.T) {
 }
 
 // A sample of the 40,320 orders of EpBsEsSw-8 on the simulated GPU: the
-// schedule's order is ranked once it is measured too, with the
-// percentile's 95 % interval over all orders (the device script's
-// orders8 and schedule stages).
+// schedule's order (not refined: --refine 0) is ranked once it is
+// measured too, with the percentile's 95 % interval over all orders (the
+// device script's orders8 and schedule stages).
 func TestScheduleSampledOrders(t *testing.T) {
 	w := filepath.Join("..", "..", "examples", "concurrent", "workloads", "epbsessw-8.yaml")
 	db := filepath.Join(t.TempDir(), "w.db")
@@ -55,7 +66,7 @@ func TestScheduleSampledOrders(t *testing.T) {
 		t.Fatalf("tune --orders: %s", errs)
 	}
 	var s report.Schedule
-	code, out, errs := gtune(t, "schedule", w, "--backend", "sim", "--db", db, "--json")
+	code, out, errs := gtune(t, "schedule", w, "--refine", "0", "--backend", "sim", "--db", db, "--json")
 	if code != 0 || json.Unmarshal([]byte(out), &s) != nil {
 		t.Fatalf("exit %d, %s\n%s", code, errs, out)
 	}
@@ -65,7 +76,7 @@ func TestScheduleSampledOrders(t *testing.T) {
 	if code, _, errs := gtune(t, "tune", w, "--backend", "sim", "--db", db, "--orders", "--strategy", "order_search", "--strategy-param", "start="+s.OrderName, "--max-evals", "1", "--no-progress"); code != 0 {
 		t.Fatalf("measuring the order: %s", errs)
 	}
-	code, out, errs = gtune(t, "schedule", w, "--backend", "sim", "--db", db, "--json")
+	code, out, errs = gtune(t, "schedule", w, "--refine", "0", "--backend", "sim", "--db", db, "--json")
 	s = report.Schedule{}
 	if code != 0 || json.Unmarshal([]byte(out), &s) != nil || s.Ranking == nil || s.Ranking.Sample == nil {
 		t.Fatalf("exit %d, %s\n%s", code, errs, out)
@@ -74,7 +85,7 @@ func TestScheduleSampledOrders(t *testing.T) {
 	if r.N != 31 || r.Sample.Orders != 40320 || !(r.Sample.Low <= r.Percentile && r.Percentile <= r.Sample.High) || r.Sample.High-r.Sample.Low < 10 {
 		t.Errorf("ranking %+v, sample %+v", r.Ranking, *r.Sample)
 	}
-	code, out, _ = gtune(t, "schedule", w, "--backend", "sim", "--db", db)
+	code, out, _ = gtune(t, "schedule", w, "--refine", "0", "--backend", "sim", "--db", db)
 	if code != 0 || !strings.Contains(out, "a sample of the 40320: percentile over all of them") {
 		t.Errorf("text: exit %d\n%s", code, out)
 	}
@@ -91,13 +102,13 @@ func TestScheduleRepeatedOrders(t *testing.T) {
 		t.Fatalf("tune --orders --repeat 4: %s", errs)
 	}
 	for _, stat := range []string{"median", "fastest"} {
-		code, out, errs := gtune(t, "schedule", w, "--backend", "sim", "--db", db, "--statistic", stat)
+		code, out, errs := gtune(t, "schedule", w, "--refine", "0", "--backend", "sim", "--db", db, "--statistic", stat)
 		if code != 0 || !strings.Contains(out, "measured orders (720, time, each order's "+stat+" of 4 or more repeats)") ||
 			!strings.Contains(out, "percentile from the repeats' noise: ") || !strings.Contains(out, "(the first 2 repeats against the rest): ") {
 			t.Errorf("--statistic %s: exit %d, %s\n%s", stat, code, errs, out)
 		}
 		var s report.Schedule
-		code, out, _ = gtune(t, "schedule", w, "--backend", "sim", "--db", db, "--statistic", stat, "--json")
+		code, out, _ = gtune(t, "schedule", w, "--refine", "0", "--backend", "sim", "--db", db, "--statistic", stat, "--json")
 		if code != 0 || json.Unmarshal([]byte(out), &s) != nil || s.Ranking == nil || s.Ranking.Repeated == nil {
 			t.Fatalf("--json: exit %d\n%s", code, out)
 		}
@@ -107,7 +118,7 @@ func TestScheduleRepeatedOrders(t *testing.T) {
 			t.Errorf("%s: %+v, percentile %v", stat, *rp, s.Ranking.Percentile)
 		}
 	}
-	if code, _, errs := gtune(t, "schedule", w, "--backend", "sim", "--db", db, "--statistic", "mean"); code != 2 || !strings.Contains(errs, `--statistic "mean": median or fastest`) {
+	if code, _, errs := gtune(t, "schedule", w, "--refine", "0", "--backend", "sim", "--db", db, "--statistic", "mean"); code != 2 || !strings.Contains(errs, `--statistic "mean": median or fastest`) {
 		t.Errorf("--statistic mean: exit %d, %s", code, errs)
 	}
 }

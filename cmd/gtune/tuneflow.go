@@ -85,7 +85,7 @@ func openRunGPUs(ctx context.Context, cmd *cobra.Command, f *tuneFlags, s, lead 
 	for i, o := range objs {
 		names[i] = o.Name
 	}
-	noteCalibration(cmd.ErrOrStderr(), lead, names, 1+len(more), backend.TraitsOf(be).Modelled)
+	tuner.NoteCalibration(cmd.ErrOrStderr(), lead, names, 1+len(more), backend.TraitsOf(be).Modelled)
 	return r, nil
 }
 

@@ -182,3 +182,24 @@ func OnlyWith(cmd interface{ Flags() *pflag.FlagSet }, what string, names ...str
 	}
 	return nil
 }
+
+// GPUIndexes reads a flag's list of distinct GPU indexes 0..max
+// separated by commas ("0,2,3": --devices, beside its "all"). Errors are
+// bad input naming the flag: a part that is not such an index, an index
+// named twice.
+func GPUIndexes(flag, text string, max int) ([]int, error) {
+	var idx []int
+	for _, part := range strings.Split(text, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 0 || n > max {
+			return nil, badinput.New("%s %q: want all, or GPU indexes 0-%d separated by commas, e.g. 0,2,3", flag, text, max)
+		}
+		for _, m := range idx {
+			if m == n {
+				return nil, badinput.New("%s %q: GPU %d is named twice", flag, text, n)
+			}
+		}
+		idx = append(idx, n)
+	}
+	return idx, nil
+}

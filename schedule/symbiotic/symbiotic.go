@@ -216,3 +216,14 @@ func ProfileSource(be backend.Backend, flag, ncu string) string {
 	}
 	return "model"
 }
+
+// Device is the scheduler's view of be's GPU (schedule.DeviceFrom of its
+// description). Errors: a GPU the device database does not know (bad
+// input), or one without the limits the scheduler needs.
+func Device(be backend.Backend) (schedule.Device, error) {
+	d, err := tuner.Description(be)
+	if err != nil {
+		return schedule.Device{}, badinput.Wrap(err)
+	}
+	return schedule.DeviceFrom(d)
+}
