@@ -367,9 +367,9 @@ func (s *Spec) grid(cfg []expr.Value, d int, block int64) (int64, error) {
 
 // simFields are Gtune.Simulation's expression fields in Simulation.bound
 // order: simNumbers numbers, then three flags.
-var simFields = [11]string{"Flops", "Bytes", "Registers", "SharedMemory", "Efficiency", "FP64Flops", "WriteBytes", "L2Bytes", "Invalid", "CompileFails", "CompileCrashes"}
+var simFields = [12]string{"Flops", "Bytes", "Registers", "SharedMemory", "Efficiency", "FP64Flops", "WriteBytes", "L2Bytes", "SharedBytes", "Invalid", "CompileFails", "CompileCrashes"}
 
-const simNumbers = 8
+const simNumbers = 9
 
 func (s *Spec) work(cfg []expr.Value, sim *Simulation) (*backend.Work, error) {
 	names := simFields
@@ -411,6 +411,8 @@ func (s *Spec) work(cfg []expr.Value, sim *Simulation) (*backend.Work, error) {
 			w.WriteBytes = f
 		case 7:
 			w.L2Bytes = f
+		case 8:
+			w.SharedBytes = f
 		}
 	}
 	if w.WriteBytes > w.Bytes {

@@ -150,10 +150,11 @@ type Simulation struct {
 	Efficiency   *expr.Expr // 0..1 (default 1)
 	// FP64Flops are double-precision operations per launch (an FMA is 2),
 	// run at the GPU's FP64 rate; WriteBytes the part of Bytes that is
-	// stored; L2Bytes the bytes through L2 (model.Work). Optional.
-	FP64Flops, WriteBytes, L2Bytes *expr.Expr
-	Invalid                        *expr.Expr // true: the configuration computes a wrong answer
-	CompileFails                   *expr.Expr // true: the configuration fails to compile
+	// stored; L2Bytes the bytes through L2; SharedBytes the shared-memory
+	// bytes loaded (model.Work). Optional.
+	FP64Flops, WriteBytes, L2Bytes, SharedBytes *expr.Expr
+	Invalid                                     *expr.Expr // true: the configuration computes a wrong answer
+	CompileFails                                *expr.Expr // true: the configuration fails to compile
 	// CompileCrashes: true when the compiler's process dies on the
 	// configuration.
 	CompileCrashes *expr.Expr
@@ -166,7 +167,7 @@ type Simulation struct {
 	// ColdStartC (°C, 0: none) starts a cold GPU (sim.Options.ColdStart).
 	ColdStartC float64
 
-	bound [11]*expr.Bound // in simFields order, nil when absent
+	bound [12]*expr.Bound // in simFields order, nil when absent
 }
 
 // Spec is a loaded, validated kernel specification. Every expression in it
@@ -1273,9 +1274,9 @@ func (l *loader) gtune() error {
 		if sm.Noise == 0 {
 			sim.Noise = DefaultSimNoise
 		}
-		srcs := [11]string{sm.Flops, sm.Bytes, sm.Registers, sm.SharedMemory, sm.Efficiency, sm.FP64Flops, sm.WriteBytes, sm.L2Bytes, sm.Invalid, sm.CompileFails, sm.CompileCrashes}
+		srcs := [12]string{sm.Flops, sm.Bytes, sm.Registers, sm.SharedMemory, sm.Efficiency, sm.FP64Flops, sm.WriteBytes, sm.L2Bytes, sm.SharedBytes, sm.Invalid, sm.CompileFails, sm.CompileCrashes}
 		fields := simFields
-		dst := [11]**expr.Expr{&sim.Flops, &sim.Bytes, &sim.Registers, &sim.SharedMemory, &sim.Efficiency, &sim.FP64Flops, &sim.WriteBytes, &sim.L2Bytes, &sim.Invalid, &sim.CompileFails, &sim.CompileCrashes}
+		dst := [12]**expr.Expr{&sim.Flops, &sim.Bytes, &sim.Registers, &sim.SharedMemory, &sim.Efficiency, &sim.FP64Flops, &sim.WriteBytes, &sim.L2Bytes, &sim.SharedBytes, &sim.Invalid, &sim.CompileFails, &sim.CompileCrashes}
 		for i, src := range srcs {
 			field := "Gtune.Simulation." + fields[i]
 			if strings.TrimSpace(src) == "" {

@@ -223,10 +223,13 @@ type RawSimulation struct {
 	Efficiency   string `json:"Efficiency,omitempty" yaml:"Efficiency,omitempty"`     // 0..1 factor on achievable throughput (default 1)
 	// FP64Flops: double-precision operations per launch (an FMA is 2),
 	// run at the GPU's FP64 rate; WriteBytes: the part of Bytes that is
-	// stored; L2Bytes: bytes loaded and stored through L2 per launch.
+	// stored; L2Bytes: bytes loaded and stored through L2 per launch;
+	// SharedBytes: shared-memory bytes loaded per launch (the power
+	// model's on-chip term, a third bound on time).
 	FP64Flops    string `json:"FP64Flops,omitempty" yaml:"FP64Flops,omitempty"`
 	WriteBytes   string `json:"WriteBytes,omitempty" yaml:"WriteBytes,omitempty"`
 	L2Bytes      string `json:"L2Bytes,omitempty" yaml:"L2Bytes,omitempty"`
+	SharedBytes  string `json:"SharedBytes,omitempty" yaml:"SharedBytes,omitempty"`
 	Invalid      string `json:"Invalid,omitempty" yaml:"Invalid,omitempty"`           // true: the configuration computes a wrong answer
 	CompileFails string `json:"CompileFails,omitempty" yaml:"CompileFails,omitempty"` // true: the configuration fails to compile
 	// CompileCrashes: true when the compiler's process dies on the
