@@ -32,6 +32,32 @@ type energyCheck struct {
 	cappedAt                     int
 }
 
+// energyCache is a Kernel Tuner energy cache of the synthetic FP32
+// kernel: its problem size and one point a clock.
+type energyCache struct {
+	ProblemSize []int                  `json:"problem_size"`
+	Cache       map[string]energyPoint `json:"cache"`
+}
+
+// readEnergyCache reads file of ../shared/datasets/kernel_tuner_energy
+// (the test skips where it is absent) and the device id it was recorded on.
+func readEnergyCache(t *testing.T, file, id string) (energyCache, *device.Description) {
+	t.Helper()
+	raw, err := os.ReadFile(shared.Path(t, "kernel_tuner_energy/"+file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c energyCache
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	d, err := device.Lookup(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, d
+}
+
 // checkEnergy runs the model over Kernel Tuner's synthetic FP32 kernel
 // (kernel_tuner/energy/energy.py's fp32_kernel: 1,024-thread blocks, a
 // grid of problem_size blocks, nr_outer × nr_inner dependent FMAs per
@@ -41,21 +67,7 @@ type energyCheck struct {
 // everything else is the model's.
 func checkEnergy(t *testing.T, file, id string, pm *PowerModel) []energyCheck {
 	t.Helper()
-	raw, err := os.ReadFile(shared.Path(t, "kernel_tuner_energy/"+file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c struct {
-		ProblemSize []int                  `json:"problem_size"`
-		Cache       map[string]energyPoint `json:"cache"`
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
-		t.Fatal(err)
-	}
-	d, err := device.Lookup(id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, d := readEnergyCache(t, file, id)
 	var pts []energyPoint
 	for _, p := range c.Cache {
 		pts = append(pts, p)
@@ -150,21 +162,7 @@ func TestPowerModelAgainstKernelTunerEnergy(t *testing.T) {
 // many waves), FP32 issue as the measured time gives it.
 func kernelTunerReadings(t *testing.T, file, id string) ([]PowerReading, *device.Description) {
 	t.Helper()
-	raw, err := os.ReadFile(shared.Path(t, "kernel_tuner_energy/"+file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c struct {
-		ProblemSize []int                  `json:"problem_size"`
-		Cache       map[string]energyPoint `json:"cache"`
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
-		t.Fatal(err)
-	}
-	d, err := device.Lookup(id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, d := readEnergyCache(t, file, id)
 	flops := 2.0 * 64 * 1024 * float64(c.ProblemSize[0]*c.ProblemSize[1]) * 1024
 	var out []PowerReading
 	for _, p := range c.Cache {
