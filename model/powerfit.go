@@ -12,8 +12,8 @@ import (
 // PowerReading is one measured operating point of a board: the SM and
 // memory clocks it ran at (MHz), what the launch kept busy (Activity,
 // each a fraction in [0, 1]) and the mean board power over it (W). gtune
-// probe --power measures six (Profile.PowerReadings); a Kernel Tuner
-// energy cache gives one a clock.
+// probe --power measures eight (Profile.PowerReadings, two of them held
+// out); a Kernel Tuner energy cache gives one a clock.
 type PowerReading struct {
 	Name        string   `json:"name"`
 	SMClockMHz  float64  `json:"sm_clock_mhz"`
@@ -65,12 +65,13 @@ const (
 //
 // with D = TDP − IdlePowerW and g the static gain. The coefficients are
 // fitted by least squares on the relative residuals (model ÷ measured −
-// 1), non-negative (every subset of coefficients is solved and the best
-// feasible one kept: six unknowns),
-// solved by a truncated SVD around prior so that coefficients the readings
-// cannot separate (a column of zeros: no reading moved shared memory;
-// collinear columns: one kernel at several clocks) keep the prior's
-// values or change least. MemoryClocked, the temperature terms and
+// 1), solved by a truncated SVD around prior: directions of the
+// coefficients the readings do not determine (a column of zeros: no
+// reading moved shared memory; nearly collinear columns: one kernel at
+// several clocks) keep the prior's values, the change least. Where that
+// solution has a negative coefficient, every subset of the coefficients
+// is solved with the others at zero and the best non-negative one kept
+// (six unknowns: 64 subsets). MemoryClocked, the temperature terms and
 // VoltageExpo stay the prior's: probing does not vary the memory clock.
 // Where the readings span SM clocks more than 15 % apart (three
 // distinct clocks at least), the voltage curve's knee and the voltage
@@ -82,8 +83,8 @@ const (
 // Readings marked Check are left out of the fit; Residuals has one for
 // every reading all the same.
 //
-// Errors: no readings, a reading with non-positive power or clock, or
-// readings no non-negative model fits (every subset singular).
+// Errors: no readings to fit, a reading with non-positive power or
+// clock, or readings no non-negative model fits (every subset singular).
 func FitPowerModel(d *device.Description, all []PowerReading, prior PowerModel) (PowerFit, error) {
 	var readings []PowerReading
 	for _, r := range all {
@@ -94,7 +95,7 @@ func FitPowerModel(d *device.Description, all []PowerReading, prior PowerModel) 
 	if len(readings) == 0 {
 		return PowerFit{}, errors.New("power fit: no readings")
 	}
-	for i, r := range readings {
+	for i, r := range all {
 		if !(r.PowerW > 0) || !(r.SMClockMHz > 0) {
 			return PowerFit{}, fmt.Errorf("power fit: reading %d (%q): power %.1f W at %.0f MHz; both must be positive", i, r.Name, r.PowerW, r.SMClockMHz)
 		}
@@ -147,9 +148,9 @@ func (m *PowerModel) term(i int) *float64 {
 
 // fitLinear fits the linear coefficients of m (its voltage curve fixed)
 // to the readings: non-negative least squares on relative residuals with
-// the directions the readings do not determine held at m's own values. ok
-// is false when no subset of
-// coefficients gives a non-negative solution.
+// the directions the readings do not determine held at m's own values.
+// ok is false when no subset of coefficients gives a non-negative
+// solution.
 func fitLinear(d *device.Description, readings []PowerReading, m PowerModel) (PowerFit, bool) {
 	const k = len(powerTerms)
 	dyn := d.TDPW - d.IdlePowerW
@@ -177,7 +178,7 @@ func fitLinear(d *device.Description, readings []PowerReading, m PowerModel) (Po
 	for j := range k {
 		prior[j] = *m.term(j)
 	}
-	bestRSS := math.Inf(1)
+	bestObj := math.Inf(1)
 	var bestBeta [k]float64
 	// Every excited coefficient free first: where that solution is
 	// non-negative it is the fit (the least squares, or, where the
@@ -237,11 +238,11 @@ func fitLinear(d *device.Description, readings []PowerReading, m PowerModel) (Po
 				obj += 1e-9 * (beta[j] - prior[j]) * (beta[j] - prior[j])
 			}
 		}
-		if obj < bestRSS {
-			bestRSS, bestBeta = obj, beta
+		if obj < bestObj {
+			bestObj, bestBeta = obj, beta
 		}
 	}
-	if math.IsInf(bestRSS, 1) {
+	if math.IsInf(bestObj, 1) {
 		return PowerFit{}, false
 	}
 	out := PowerFit{Model: m}
