@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/gtune/gtune/internal/badinput"
 	"github.com/gtune/gtune/internal/shared"
 	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/tuner"
 )
 
@@ -70,5 +72,33 @@ func TestLoadRefusesAWorkloadCacheWithoutItsFile(t *testing.T) {
 	c := &cache.Cache{Path: "w.json", ParamNames: []string{"lud.block_size_x"}}
 	if _, _, err := Load(context.Background(), c, ""); !badinput.Is(err) {
 		t.Errorf("err %v, want bad input", err)
+	}
+}
+
+// A replay loads the spec with its kernel source where the file is
+// there, so that its hash is a tuning run's (what the run kept, the PTX
+// transfer's prior=projection emulates, is found); without the file it
+// loads the spec all the same, its hash then its own.
+func TestLoadSpecKeepsTheRunsHash(t *testing.T) {
+	path := filepath.Join("..", "examples", "stencil", "spec.json")
+	want, err := spec.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := loadSpec(nil, path)
+	if err != nil || got.Hash != want.Hash {
+		t.Fatalf("hash %v, want %s (%v)", got, want.Hash, err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := filepath.Join(t.TempDir(), "spec.json") // kernel.cu is not beside it
+	if err := os.WriteFile(alone, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err = loadSpec(nil, alone)
+	if err != nil || got.Hash == "" || got.Hash == want.Hash {
+		t.Errorf("without the kernel file: %v, %v", got, err)
 	}
 }

@@ -66,11 +66,20 @@ func DeclaredResources(s *spec.Spec, sp *space.Space) func(int) (int, int, error
 // unknown (the message lists the known ones).
 func Description(be backend.Backend) (*device.Description, error) {
 	d := be.Device()
-	// A backend whose description carries no peak throughput has a GPU
-	// the database does not know (a simulated or projected one is its
-	// database entry): LookupName says which it knows.
-	if d.PeakFP32GFLOPS <= 0 && device.MatchName(d.Local.Name) == nil {
-		return device.LookupName(d.Local.Name)
+	// A backend whose description carries no peak throughput reports
+	// only its GPU's name: a replay of a recorded run, or a GPU the
+	// database does not know (a simulated or projected one is its
+	// database entry). The database's description of the name stands for
+	// it, with the backend's own state kept (a replayed H100 needs the
+	// H100's limits and peaks for occupancy and the projection);
+	// LookupName's error lists the names it knows.
+	if d.PeakFP32GFLOPS <= 0 {
+		known, err := device.LookupName(d.Local.Name)
+		if err != nil {
+			return nil, err
+		}
+		known.Local = d.Local
+		return known, nil
 	}
 	return &d, nil
 }
