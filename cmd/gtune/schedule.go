@@ -160,6 +160,7 @@ func refineOrder(ctx context.Context, cmd *cobra.Command, set *workload.Set, sta
 		args = append(args, "--sim-device", f.tune.simDevice)
 	}
 	t := newTuneCmd()
+	t.SilenceUsage, t.SilenceErrors = true, true // the error is schedule's to report
 	var doc bytes.Buffer
 	t.SetArgs(args)
 	t.SetOut(&doc)
