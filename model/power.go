@@ -23,14 +23,14 @@ type PowerModel struct {
 	// the launch the SMs hold blocks (H100: 0.012).
 	Busy float64
 	// Compute is the SMs issuing FP32 FMAs of register operands at the
-	// peak rate, at the highest clock (H100: 0.762). Other instructions
+	// peak rate, at the highest clock (H100: 0.752). Other instructions
 	// count as their share of the issue slots (Prediction's u_c).
 	Compute float64
 	// OnChip is on-chip data movement: shared-memory loads at the SMs'
 	// peak shared rate (32 banks × 4 B a clock), at the highest clock
-	// (H100: 0.225).
+	// (H100: 0.227).
 	OnChip float64
-	Memory float64 // DRAM traffic at full bandwidth (H100: 0.432)
+	Memory float64 // DRAM traffic at full bandwidth (H100: 0.431)
 	// MemoryWrite is what DRAM stores at full bandwidth draw beyond the
 	// same bytes loaded (H100: 0, stores draw what loads do).
 	MemoryWrite float64
