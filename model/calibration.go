@@ -58,10 +58,11 @@ func K20PowerModel() PowerModel {
 // coefficients rounded to three decimals. Held out: FP32 FMAs at 0.4 of
 // the issue rate +3.1 %, a DRAM copy −0.7 %; the same probe repeated
 // within 2.1 %; another H100 (GPU-56e27bae…, warmer: idle 133 W against
-// 122 W) within 8.7 %, four more on one host within 6.1 %; cuBLAS SGEMM and an elementwise a·x + y, their
-// activity counted by ncu, 5.8 and 8.1 % low on the first GPU, 12.4 and
-// 11.4 % on the second (calibration_test.go; BENCHMARKS.md, "A power
-// model fitted to the probe"). The H200 takes it unmeasured.
+// 122 W) within 8.7 %, four more on one host within 6.1 %; cuBLAS SGEMM
+// and an elementwise a·x + y, their activity counted by ncu, 5.8 and
+// 8.1 % low on the first GPU, 12.4 and 11.4 % on the second
+// (calibration_test.go; BENCHMARKS.md, "A power model fitted to the
+// probe"). The H200 takes it unmeasured.
 //
 // What the readings say: SMs holding sleeping warps draw 7 W more than
 // one SM (Busy 0.012), so the power of a latency-bound kernel is its
