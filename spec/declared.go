@@ -9,7 +9,8 @@ import (
 
 // declared builds the tunable parameters and restrictions of the declared
 // space name (Gtune.DeclaredSpace) (beast.Texts) with the spec's
-// constants as its device limits (beast.Space.AsParams): a spec that
+// constants as its device limits, or LoadOptions.Device's where given
+// (beast.Space.AsParams): a spec that
 // tunes BEAST's DGEMM space for the GPU whose limits its constants give,
 // where `gtune space --beast` only counts it. rawParams is how many
 // ConfigurationSpace.TuningParameters the file gives: none may be given
@@ -30,6 +31,13 @@ func (l *loader) declared(name string, rawParams int) error {
 	}
 	if rawParams > 0 {
 		return l.errf(field, "the declared space %s gives the tunable parameters: leave ConfigurationSpace.TuningParameters out", name)
+	}
+	if l.device != nil {
+		// The GPU tuned: its limits in place of the Constants' (which
+		// keep the names the filters read).
+		for k, v := range beast.DeviceConstants(l.device) {
+			s.Constants[k] = v
+		}
 	}
 	bs, err := beast.Parse(text, s.Constants)
 	if err == nil {

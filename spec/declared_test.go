@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gtune/gtune/device"
 )
 
 // dgemmDeclared writes examples/dgemm/spec.json with its parameters and
@@ -102,5 +104,50 @@ func TestDeclaredSpaceErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "Gtune.DeclaredSpace") || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want Gtune.DeclaredSpace and %q", err, c.want)
 		}
+	}
+}
+
+// With LoadOptions.Device a declared space takes the device limits of the
+// GPU tuned instead of the spec's Constants: the H100's give the same 889
+// configurations as the Constants (which are the H100's), the K20c's (48
+// KiB of shared memory a block) 693 — beast's own K20c space, 1,693, less
+// the tiles that do not divide 4096 — every one within its limits.
+func TestDeclaredSpaceOfTheGPUTuned(t *testing.T) {
+	p := dgemmDeclared(t, nil)
+	count := func(id string) (*Spec, int) {
+		t.Helper()
+		d, err := device.Lookup(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := LoadWith(p, LoadOptions{Device: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := s.BuildSpace()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, sp.Len()
+	}
+	if _, n := count("h100_sxm"); n != 889 {
+		t.Errorf("H100: %d configurations, want 889", n)
+	}
+	s, n := count("k20c")
+	if n != 693 {
+		t.Errorf("K20c: %d configurations, want 693", n)
+	}
+	sp, _ := s.BuildSpace()
+	for i := range sp.Len() {
+		v := map[string]int64{}
+		for j, p := range s.Params {
+			v[p.Name], _ = sp.Values(i)[j].Int()
+		}
+		if shared := 8 * (v["blk_m"]*v["blk_k"] + v["blk_k"]*v["blk_n"]); shared > 48<<10 || v["dim_m"]*v["dim_n"] > 1024 {
+			t.Fatalf("%s: %d bytes of shared memory, %d threads", sp.Key(i), shared, v["dim_m"]*v["dim_n"])
+		}
+	}
+	if s.DeclaredSpace() != "dgemm" {
+		t.Errorf("DeclaredSpace %q", s.DeclaredSpace())
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/internal/bounded"
 	"github.com/gtune/gtune/measure"
@@ -260,6 +261,11 @@ type LoadOptions struct {
 	// NoSource skips reading the kernel source and the argument data files
 	// (for specs whose kernels are not at hand, e.g. to build the space).
 	NoSource bool
+	// Device, for a spec with a Gtune.DeclaredSpace, is the GPU whose
+	// limits (beast.DeviceConstants) replace the Constants of those names:
+	// the declared space of the GPU tuned rather than of the GPU the
+	// Constants describe. Nil: the Constants.
+	Device *device.Description
 }
 
 // Load reads and validates the spec at path (JSON, or YAML when the name
@@ -279,8 +285,9 @@ var pyKeywords = map[string]bool{"and": true, "or": true, "not": true, "in": tru
 func validName(s string) bool { return identRE.MatchString(s) && !pyKeywords[s] }
 
 type loader struct {
-	file string
-	s    *Spec
+	file   string
+	s      *Spec
+	device *device.Description // LoadOptions.Device
 }
 
 func (l *loader) errf(field, format string, a ...any) *Error {
@@ -301,7 +308,7 @@ func (l *loader) parse(field, src string) (*expr.Expr, error) {
 
 // LoadWith is Load with options.
 func LoadWith(path string, opts LoadOptions) (*Spec, error) {
-	l := &loader{file: path}
+	l := &loader{file: path, device: opts.Device}
 	data, err := bounded.ReadFile(path, bounded.Text, "a spec")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -544,6 +551,15 @@ func (l *loader) readsParam(src string) bool {
 }
 
 var paramTypes = []string{"int", "uint", "float", "bool", "string"}
+
+// DeclaredSpace is the name of the declared search space the spec tunes
+// (Gtune.DeclaredSpace, package beast), "" for none.
+func (s *Spec) DeclaredSpace() string {
+	if g := s.Raw.Gtune; g != nil {
+		return g.DeclaredSpace
+	}
+	return ""
+}
 
 func (l *loader) params() error {
 	s := l.s

@@ -405,3 +405,24 @@ func TestTuneDefaultStrategy(t *testing.T) {
 		t.Fatalf("strategy %q (%v), want brute_force", doc.Strategy, err)
 	}
 }
+
+// A spec that declares BEAST's DGEMM space (testdata/dgemm-declared.json:
+// examples/dgemm's kernel, its device limits the H100's Constants) is
+// tuned in the space of the GPU tuned: 889 configurations on the
+// simulated H100, 693 on the simulated K20c (beast's 1,693 less the tiles
+// that do not divide 4096), not the Constants' 889 everywhere.
+func TestTuneDeclaredSpaceOfTheGPU(t *testing.T) {
+	for _, c := range []struct {
+		dev  string
+		want int
+	}{{"h100_sxm", 889}, {"k20c", 693}} {
+		code, out, errs := gtune(t, "tune", filepath.Join("testdata", "dgemm-declared.json"), "--backend", "sim", "--sim-device", c.dev,
+			"--strategy", "random_sample", "--max-evals", "2", "--db", filepath.Join(t.TempDir(), "d.db"), "--json", "--no-progress")
+		var sum struct {
+			Space, Evaluated int
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || sum.Space != c.want || sum.Evaluated != 2 {
+			t.Errorf("%s: exit %d, %+v, want a space of %d: %s", c.dev, code, sum, c.want, errs)
+		}
+	}
+}

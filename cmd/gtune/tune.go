@@ -189,6 +189,17 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	// The configurations' geometry against this GPU's launch limits, as
 	// check does against the simulated one.
 	if d, err := tuner.Description(g.be); err == nil {
+		if s.DeclaredSpace() != "" { // this GPU's space: its limits, not the spec's Constants
+			if s, err = spec.LoadWith(path, spec.LoadOptions{Device: d}); err != nil {
+				return err
+			}
+			if err := applyKernelFlags(cmd, f, s); err != nil {
+				return err
+			}
+			if pre.sp, err = checkedSpace(ctx, s, f); err != nil {
+				return err
+			}
+		}
 		w, err := check.GeometryFit(ctx, s, pre.sp, d, "")
 		if err != nil {
 			return err
