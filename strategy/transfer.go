@@ -47,8 +47,13 @@ func init() { Register("transfer", Needs{Priors: true}, newTransfer) }
 //     of the space; configurations of the space a cache lacks count as
 //     failed there. "projection" (or "projection:ID", a GPU of the device
 //     database) is the projected times on the run's GPU (or ID) instead
-//     (the tuner's Config.Provide, model.Project): a run that starts from
-//     the configurations projected best. "database" is the kernel's
+//     (the tuner's Config.Provide, model.Project over the GPU's profile
+//     in the results database, each configuration's work emulated from
+//     the PTX a run kept there, else the spec's declared work): a run
+//     that starts from the configurations projected best. With
+//     initial_samples=8 random_initial=0 its first 8 are the 8 projected
+//     fastest: on an H100, within 2 % of the optimum on 6 of 7 kernels
+//     (BENCHMARKS.md, seed 000). "database" is the kernel's
 //     results on every other GPU of the run's results database
 //     (tuner.DatabasePriors: tune, replay and import runs of the same
 //     spec, each GPU from MinPriorValid valid configurations on); gtune
