@@ -178,72 +178,24 @@ func fitLinear(d *device.Description, readings []PowerReading, m PowerModel) (Po
 	for j := range k {
 		prior[j] = *m.term(j)
 	}
-	bestObj := math.Inf(1)
-	var bestBeta [k]float64
 	// Every excited coefficient free first: where that solution is
 	// non-negative it is the fit (the least squares, or, where the
 	// readings leave directions undetermined, the least change from the
 	// prior among them; a subset would trade the undetermined
-	// coefficients on the readings' noise). Else every subset of the
-	// excited coefficients is free and the others are held at zero (a
-	// coefficient no reading excites keeps the prior's value: it does
-	// not enter the residuals), the best feasible one kept.
+	// coefficients on the readings' noise). Else the best non-negative
+	// solution over the subsets (bestSubset). A coefficient no reading
+	// excites keeps the prior's value: it does not enter the residuals.
 	all := 0
 	for j := range k {
 		if excited[j] {
 			all |= 1 << j
 		}
 	}
-	masks := []int{all}
-	if beta, ok := tsvdSolve(x, y, bits(all, k), prior); !ok || !nonNegative(beta) {
-		masks = masks[:0]
-		for mask := range 1 << k {
-			masks = append(masks, mask)
+	bestBeta, ok := tsvdSolve(x, y, bits(all, k), prior)
+	if !ok || !nonNegative(bestBeta) {
+		if bestBeta, ok = bestSubset(x, y, all, prior); !ok {
+			return PowerFit{}, false
 		}
-	}
-	for _, mask := range masks {
-		var free []int
-		skip := false
-		for j := range k {
-			if mask&(1<<j) != 0 {
-				if !excited[j] {
-					skip = true
-				}
-				free = append(free, j)
-			}
-		}
-		if skip {
-			continue
-		}
-		beta, ok := tsvdSolve(x, y, free, prior)
-		if !ok || !nonNegative(beta) {
-			continue
-		}
-		// The residual, and a vanishing distance from the prior over
-		// every excited coefficient (one held at zero pays its distance
-		// too) so that of subsets fitting equally well the one changing
-		// the prior least wins.
-		var obj float64
-		for i := range n {
-			r := -y[i]
-			for j := range k {
-				if excited[j] {
-					r += x.At(i, j) * beta[j]
-				}
-			}
-			obj += r * r
-		}
-		for j := range k {
-			if excited[j] {
-				obj += 1e-9 * (beta[j] - prior[j]) * (beta[j] - prior[j])
-			}
-		}
-		if obj < bestObj {
-			bestObj, bestBeta = obj, beta
-		}
-	}
-	if math.IsInf(bestObj, 1) {
-		return PowerFit{}, false
 	}
 	out := PowerFit{Model: m}
 	for j := range k {
@@ -261,6 +213,38 @@ func fitLinear(d *device.Description, readings []PowerReading, m PowerModel) (Po
 	}
 	out.RMS = math.Sqrt(sq / float64(n))
 	return out, true
+}
+
+// bestSubset is the best non-negative solution with the coefficients of
+// a subset of all (a bit mask) free and the others of all held at zero:
+// the least residual, and of subsets fitting equally well the one
+// changing the prior least (a vanishing distance from it, which a
+// coefficient held at zero pays too). ok is false when none is
+// non-negative.
+func bestSubset(x *mat.Dense, y []float64, all int, prior [len(powerTerms)]float64) (best [len(powerTerms)]float64, ok bool) {
+	const k = len(powerTerms)
+	bestObj := math.Inf(1)
+	for mask := all; ; mask = (mask - 1) & all {
+		if beta, solved := tsvdSolve(x, y, bits(mask, k), prior); solved && nonNegative(beta) {
+			var obj float64
+			for i := range y {
+				r := -y[i]
+				for _, j := range bits(all, k) {
+					r += x.At(i, j) * beta[j]
+				}
+				obj += r * r
+			}
+			for _, j := range bits(all, k) {
+				obj += 1e-9 * (beta[j] - prior[j]) * (beta[j] - prior[j])
+			}
+			if obj < bestObj {
+				bestObj, best, ok = obj, beta, true
+			}
+		}
+		if mask == 0 {
+			return best, ok
+		}
+	}
 }
 
 // bits lists the set bits of mask below k.

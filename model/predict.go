@@ -305,7 +305,7 @@ func specRates(d *device.Description) classRates {
 	hz := float64(d.MaxCoreClockMHz()) * 1e6
 	sms := float64(d.SMs)
 	return classRates{fp64: d.PeakFP64GFLOPS * 1e9, int32: sms * intPerClock(d.ComputeMajor) * hz,
-		sfu: sms * sfuPerClock(d.ComputeMajor) * hz, shared: sms * sharedBytesPerClock * hz}
+		sfu: sms * sfuPerClock(d.ComputeMajor) * hz, shared: SharedPeakGBs(d, float64(d.MaxCoreClockMHz())) * 1e9}
 }
 
 // otherTime is the time (s) of w's FP64, integer and special-function

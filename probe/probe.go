@@ -495,30 +495,3 @@ func (r runner) time(b bench) (float64, clocks, error) {
 	}
 	return ms, c, nil
 }
-
-// ModelPower is what the power model (model.PowerModelFor(d), the
-// simulator's) predicts for the operating points Options.Power measures,
-// W: idle with a context at the highest clocks, the FP32 benchmark and
-// DRAM reads at full occupancy, each at the specification's clocks and
-// default power limit (capping included). For checking the model against
-// a GPU's probe.
-func ModelPower(d *device.Description) (idleW, fp32W, dramW float64, err error) {
-	dd := *d
-	fillDefaults(&dd)
-	pm := model.PowerModelFor(&dd)
-	c := model.Conditions{ClockMHz: dd.MaxCoreClockMHz(), MemClockMHz: dd.MemoryClockMHz, PowerLimitW: dd.PowerLimitDefaultW, Power: pm, OverheadMs: model.DefaultLaunchOverheadUs / 1e3}
-	idleW, _ = pm.BoardPower(&dd, float64(c.ClockMHz), float64(c.MemClockMHz), model.Activity{})
-	full := dd.SMs * (dd.MaxThreadsPerSM / model.ProbeBlockSize)
-	threads := float64(full * model.ProbeBlockSize)
-	j := &backend.Job{Grid: [3]int{full, 1, 1}, Block: [3]int{model.ProbeBlockSize, 1, 1}}
-	fp32, err := model.Predict(&dd, &backend.Work{Flops: 2 * threads * iters * unroll * chains, Registers: registersGuess, Efficiency: 1}, j.Geometry(), c)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	n := sizesOf(&dd)
-	dram, err := model.Predict(&dd, &backend.Work{Bytes: float64(n.dram) * 16, Registers: registersGuess, Efficiency: 1}, j.Geometry(), c)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	return idleW, fp32.PowerW, dram.PowerW, nil
-}

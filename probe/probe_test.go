@@ -89,9 +89,12 @@ func TestProbeRecoversTheSimulatedProfile(t *testing.T) {
 	}
 }
 
-// The power the probe reads on the simulated H100 (its default power
-// model, FP32 at the 700 W limit) is what ModelPower predicts for the same
-// operating points.
+// The power the probe reads on the simulated H100 is what the
+// simulator's model (model.PowerModelFor: HopperPowerModel) gives each
+// reading's clocks and activity, within 3 % at every operating point
+// (the activities probe derives from its rates against the utilisations
+// the simulator charged), and the profile's FP32 and DRAM powers are
+// those readings'.
 func TestProbePowerIsTheModels(t *testing.T) {
 	d, err := device.Lookup("h100_sxm")
 	if err != nil {
@@ -103,11 +106,17 @@ func TestProbePowerIsTheModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, fp32, dram, err := ModelPower(d)
-	if err != nil {
-		t.Fatal(err)
+	pm := model.PowerModelFor(d)
+	if len(p.PowerReadings) != 8 {
+		t.Fatalf("%d power readings, want 8", len(p.PowerReadings))
 	}
-	if math.Abs(p.FP32PowerW/fp32-1) > 0.03 || math.Abs(p.DRAMPowerW/dram-1) > 0.03 {
-		t.Errorf("probe read FP32 %.1f W and DRAM %.1f W; the model says %.1f and %.1f W", p.FP32PowerW, p.DRAMPowerW, fp32, dram)
+	for _, r := range p.PowerReadings {
+		w, _ := pm.BoardPower(d, r.SMClockMHz, r.MemClockMHz, r.Activity)
+		if math.Abs(w/r.PowerW-1) > 0.03 {
+			t.Errorf("%s: probe read %.1f W; the model says %.1f W", r.Name, r.PowerW, w)
+		}
+		if (r.Name == "fp32" && r.PowerW != p.FP32PowerW) || (r.Name == "dram reads" && r.PowerW != p.DRAMPowerW) {
+			t.Errorf("%s read %.1f W, the profile keeps FP32 %.1f W, DRAM %.1f W", r.Name, r.PowerW, p.FP32PowerW, p.DRAMPowerW)
+		}
 	}
 }

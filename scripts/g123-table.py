@@ -22,12 +22,8 @@ def best(path):
     with open(path) as f:
         cache = json.load(f)["cache"]
     rows = [r for r in cache.values() if isinstance(r.get("time"), (int, float)) and isinstance(r.get("energy"), (int, float))]
-    eff = next((k for k in rows[0] if k.endswith("/W")), None)
-    perf = eff[:-2] if eff else None
-    if perf == "GFLOPS":
-        perf = "GFLOP/s"
-    if perf == "GB/s" or perf not in rows[0]:
-        perf = next(k for k in ("GB/s", "GFLOP/s") if k in rows[0])
+    eff = next(k for k in rows[0] if k.endswith("/W"))  # GB/s/W, GFLOPS/W or GFLOP/s/W
+    perf = "GB/s" if eff == "GB/s/W" else "GFLOP/s"
     e = min(rows, key=lambda r: r["energy"])
     x = max(rows, key=lambda r: r[eff])
     p = max(rows, key=lambda r: r[perf])

@@ -153,8 +153,8 @@ func TestEpGridOrderDoesNotMatter(t *testing.T) {
 		if !ok {
 			continue
 		}
-		if per := e["ep12.n"].(float64) / (12 * 132 * 128); per != 1024 {
-			t.Fatalf("ep12: %v floats a thread", per)
+		if n, _ := e["ep12.n"].(float64); n/(12*132*128) != 1024 {
+			t.Fatalf("ep12: n = %v, not 1,024 floats a thread", e["ep12.n"])
 		}
 		lo, hi, n = math.Min(lo, ms), math.Max(hi, ms), n+1
 	}
