@@ -40,6 +40,10 @@ type HTMLRun struct {
 	// "run N". Runs of several databases need names that tell them apart
 	// (gtune report FILE:N names them after their files).
 	Name string
+	// References are runs of library routines (store.SettingLibrary) of
+	// the same database measured on one of this run's GPUs: the report
+	// draws them beside its hull (ReadRuns finds them).
+	References []HTMLRun
 }
 
 // name is r's Name, or "run N".
@@ -628,6 +632,12 @@ func hullSection(runs []HTMLRun) (htmlSection, error) {
 		c := chart{Title: r.name() + ": " + perf + " × " + eff, XLabel: perf, YLabel: eff,
 			Series: []series{{Name: "configurations", Points: all, Color: col}, {Name: "whole hull", Points: outline, Line: true, Color: col},
 				{Name: "upper-right hull", Points: hp, Marked: true, Color: col}}}
+		refs := references(r, perf, eff)
+		for k, ref := range refs {
+			c.Series = append(c.Series, series{Name: "reference: " + ref.name(), Marked: true, Color: palette[(i+1+k)%len(palette)],
+				Points: []point{{X: ref.eval.Metrics[perf], Y: ref.eval.Metrics[eff], of: ref.eval, runName: ref.run.name()}}})
+			s.Notes = append(s.Notes, r.name()+": "+referenceLine(ref, sw, perf, eff))
+		}
 		if err := s.add(c); err != nil {
 			return s, err
 		}

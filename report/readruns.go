@@ -96,13 +96,21 @@ func readDBRuns(dbPath string, args []string) ([]HTMLRun, error) {
 		}
 		args = []string{strconv.FormatInt(newest.ID, 10)}
 	}
+	all, err := db.Runs()
+	if err != nil {
+		return nil, err
+	}
 	var runs []HTMLRun
 	for _, a := range args {
 		run, evals, err := StoredRun(db, a)
 		if err != nil {
 			return nil, err
 		}
-		runs = append(runs, HTMLRun{Run: run, Evals: evals})
+		refs, err := libraryRuns(db, all, run)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, HTMLRun{Run: run, Evals: evals, References: refs})
 	}
 	return runs, nil
 }

@@ -22,6 +22,12 @@ import (
 // the best objective so far against the evaluations, in the order they
 // were made. evals are the run's evaluations in that order.
 func RunReport(w io.Writer, run *store.Run, evals []*store.Evaluation) {
+	runReport(w, run, evals, nil)
+}
+
+// runReport is RunReport with the runs of library routines that are
+// reference points on the hull (HTMLRun.References).
+func runReport(w io.Writer, run *store.Run, evals []*store.Evaluation, refs []HTMLRun) {
 	byStatus := map[string]int{}
 	var valid []*store.Evaluation
 	for _, e := range evals {
@@ -75,7 +81,11 @@ func RunReport(w io.Writer, run *store.Run, evals []*store.Evaluation) {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%+.1f %%\t%+.1f %%\t\n", e.Key, Format(p), Format(q), 100*(p/p0-1), 100*(q/e0-1))
 		}
 		tw.Flush()
-		writeSweepHull(w, analyseHull(valid, perf, eff), perf, eff)
+		h := analyseHull(valid, perf, eff)
+		writeSweepHull(w, h, perf, eff)
+		for _, ref := range references(HTMLRun{Run: run, Evals: evals, References: refs}, perf, eff) {
+			fmt.Fprintln(w, referenceLine(ref, h, perf, eff))
+		}
 	}
 
 	maximize := run.Settings["objective_direction"] == "maximize"

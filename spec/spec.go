@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/library"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/internal/bounded"
@@ -233,6 +234,7 @@ type Spec struct {
 	BracketsChecked string
 
 	paramIndex map[string]int
+	routine    *library.Routine // the library routine a cuBLAS spec names; nil for a kernel
 	args       []backend.Arg
 	verify     *backend.Verification
 	refConfig  []expr.Value // nil when no Gtune.Reference
@@ -364,8 +366,14 @@ func (l *loader) load(data []byte, opts LoadOptions) error {
 	if ks.KernelName == "" {
 		return l.errf("KernelSpecification.KernelName", "missing")
 	}
-	if ks.KernelFile == "" {
+	// A library routine (Language cuBLAS) has no source: KernelName
+	// names the routine (package library).
+	lib := library.Is(ks.Language)
+	switch {
+	case ks.KernelFile == "" && !lib:
 		return l.errf("KernelSpecification.KernelFile", "missing")
+	case ks.KernelFile != "" && lib:
+		return l.errf("KernelSpecification.KernelFile", "%s: a %s routine has no kernel source; remove KernelFile (KernelName names the routine)", ks.KernelFile, ks.Language)
 	}
 	s.KernelName, s.Language = ks.KernelName, ks.Language
 	s.CompilerOptions = ks.CompilerOptions
@@ -373,14 +381,25 @@ func (l *loader) load(data []byte, opts LoadOptions) error {
 	if f.General != nil && f.General.BenchmarkName != "" {
 		s.Name = f.General.BenchmarkName
 	}
-	s.KernelFile = l.resolvePath(ks.KernelFile)
+	if lib {
+		r, err := library.Lookup(ks.KernelName)
+		if err != nil {
+			return l.errf("KernelSpecification.KernelName", "%v", err)
+		}
+		if len(ks.CompilerOptions) > 0 {
+			return l.errf("KernelSpecification.CompilerOptions", "a %s routine is not compiled; remove them", ks.Language)
+		}
+		s.routine = r
+	} else {
+		s.KernelFile = l.resolvePath(ks.KernelFile)
+	}
 	h := sha256.New()
 	// How a file is compiled and launched is part of what its results
 	// mean: results measured under an older reading of the same file
 	// (before Kernel Tuner's grid and define rules) must not be reused.
 	h.Write([]byte(hashVersion))
 	h.Write(data)
-	if !opts.NoSource {
+	if !opts.NoSource && !lib {
 		// Only a kernel about to be compiled must be CUDA: replay, import
 		// and space read the parameters of any T1 file.
 		if err := l.checkLanguage(); err != nil {
@@ -414,7 +433,12 @@ func (l *loader) load(data []byte, opts LoadOptions) error {
 	if err := l.arguments(opts); err != nil {
 		return err
 	}
-	if !opts.NoSource {
+	switch {
+	case s.routine != nil:
+		if err := l.checkRoutine(); err != nil {
+			return err
+		}
+	case !opts.NoSource:
 		if err := l.checkSource(); err != nil {
 			return err
 		}
@@ -1135,7 +1159,9 @@ func (l *loader) gtune() error {
 	if g == nil {
 		g = &Gtune{}
 	}
-	s.ktDefines = g.KernelTunerDefines == nil || *g.KernelTunerDefines
+	// A library routine is not compiled: Kernel Tuner's defines would
+	// only be noise among its options.
+	s.ktDefines = (g.KernelTunerDefines == nil || *g.KernelTunerDefines) && s.routine == nil
 	if s.ktDefines {
 		s.unrollRE = map[string]*regexp.Regexp{}
 		for _, p := range s.Params {

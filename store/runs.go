@@ -43,6 +43,11 @@ type Run struct {
 	Host string
 }
 
+// SettingLibrary is the run setting (Run.Settings) that names the
+// library routine a run measured ("cublasDgemm": a spec whose Language is
+// cuBLAS, package backend/library); absent for a kernel.
+const SettingLibrary = "library"
+
 // BeginRun records a new run with status "running", started now, owned by
 // this process (MarkInterrupted uses the owner to tell a live run from an
 // abandoned one). It sets r.ID, r.StartedAt, r.Status and r.Host and clears r.EndedAt.

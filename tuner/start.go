@@ -240,6 +240,9 @@ func runRecord(c Config, sub Subject, req measure.Request, maxEvals int, timeLim
 		}
 		sr.Settings["objectives"] = names
 	}
+	if x, ok := sub.(specSubject); ok && x.s.Routine() != nil {
+		sr.Settings[store.SettingLibrary] = x.s.Routine().Name
+	}
 	if set, lay := sub.workloadSet(); set != nil {
 		sr.Settings["kernels"] = len(set.Members)
 		sr.Settings["orders"] = lay.Order >= 0

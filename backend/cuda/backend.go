@@ -417,6 +417,7 @@ func (b *Backend) compileRequest(j *backend.Job) (CompileRequest, error) {
 		Defines:      j.Defines,
 		ComputeMajor: dev.ComputeMajor,
 		ComputeMinor: dev.ComputeMinor,
+		Language:     k.Language,
 	}, nil
 }
 

@@ -139,6 +139,7 @@ type driver struct {
 	cuEventCreate       func(ev *uintptr, flags uint32) cuResult
 	cuEventRecord       func(ev uintptr, stream uintptr) cuResult
 	cuEventSynchronize  func(ev uintptr) cuResult
+	cuEventQuery        func(ev uintptr) cuResult
 	cuEventElapsedTime  func(ms *float32, start, end uintptr) cuResult
 	cuEventDestroy      func(ev uintptr) cuResult
 	// Streams of a plan of several launches (cuStreamCreate flags:
@@ -201,6 +202,7 @@ func loadDriver() (*driver, error) {
 			{[]string{"cuEventCreate"}, &d.cuEventCreate, true},
 			{[]string{"cuEventRecord"}, &d.cuEventRecord, true},
 			{[]string{"cuEventSynchronize"}, &d.cuEventSynchronize, true},
+			{[]string{"cuEventQuery"}, &d.cuEventQuery, true},
 			{[]string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}, &d.cuEventElapsedTime, true},
 			{[]string{"cuEventDestroy_v2"}, &d.cuEventDestroy, true},
 			{[]string{"cuStreamCreate"}, &d.cuStreamCreate, true},

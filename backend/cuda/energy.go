@@ -69,6 +69,14 @@ func (s sensors) InstantPowerW() (float64, error) {
 // load launches a kernel back to back for package measure: Pump keeps
 // about queueAhead of work queued (from the per-launch estimate), in
 // batches of about batchTime; events around the run give its GPU time.
+//
+// The estimate alone is open loop: a kernel at the power limit slows as
+// the GPU heats (an H100 running cublasDgemm from 1980 MHz cold to
+// 1770 MHz at 72 °C), so work queued by the cold estimate piles up, and
+// over a 90 s warm-up the pile grew past the configuration's deadline
+// (BENCHMARKS.md, "cuBLAS through purego"). An event recorded after each
+// batch closes the loop: Pump queues nothing while maxBatchesAhead
+// batches are still unfinished on the GPU.
 type load struct {
 	d        *driver
 	launch   func() error
@@ -76,14 +84,21 @@ type load struct {
 	evs      [2]uintptr
 	queued   time.Time // when the queued work should end
 	launches int
+	// marks are events recorded after each batch still unfinished as
+	// far as Pump last looked, oldest first; spare are events to reuse.
+	marks, spare []uintptr
 }
 
 // queueAhead rides out a polling thread that the scheduler delays while
 // the compile pool keeps every other core busy: with 30 ms the GPU went
 // idle now and then, and the idle gaps entered the energy per launch.
+// maxBatchesAhead bounds the unfinished batches: twice queueAhead by the
+// estimate, so the bound holds the queue only when the GPU has fallen
+// behind the estimate.
 const (
-	queueAhead = 50 * time.Millisecond
-	batchTime  = 5 * time.Millisecond
+	queueAhead      = 50 * time.Millisecond
+	batchTime       = 5 * time.Millisecond
+	maxBatchesAhead = 2 * int(queueAhead/batchTime)
 )
 
 func newLoad(d *driver, launch func() error, estMs float64) (*load, error) {
@@ -104,11 +119,12 @@ func (l *load) Close() error {
 }
 
 func (l *load) destroy() {
-	for _, e := range l.evs {
+	for _, e := range append(append(l.evs[:], l.marks...), l.spare...) {
 		if e != 0 {
 			l.d.cuEventDestroy(e)
 		}
 	}
+	l.marks, l.spare = nil, nil
 }
 
 func (l *load) Start() error {
@@ -120,17 +136,60 @@ func (l *load) Start() error {
 func (l *load) Pump() error {
 	batch := max(1, int(batchTime/l.est))
 	for time.Until(l.queued) < queueAhead {
+		behind, err := l.behind()
+		if err != nil || behind {
+			return err
+		}
 		for range batch {
 			if err := l.launch(); err != nil {
 				return err
 			}
 		}
 		l.launches += batch
+		if err := l.mark(); err != nil {
+			return err
+		}
 		if now := time.Now(); l.queued.Before(now) {
 			l.queued = now
 		}
 		l.queued = l.queued.Add(time.Duration(batch) * l.est)
 	}
+	return nil
+}
+
+// behind drops the batches the GPU has finished and reports whether
+// maxBatchesAhead are still unfinished (cuEventQuery: no wait).
+func (l *load) behind() (bool, error) {
+	for len(l.marks) > 0 {
+		r := l.d.cuEventQuery(l.marks[0])
+		if r == cuErrorNotReady {
+			break
+		}
+		if err := l.d.check("cuEventQuery", r); err != nil {
+			return false, err
+		}
+		l.spare = append(l.spare, l.marks[0])
+		l.marks = l.marks[1:]
+	}
+	return len(l.marks) >= maxBatchesAhead, nil
+}
+
+// eventDisableTiming is CU_EVENT_DISABLE_TIMING: a mark is only queried.
+const eventDisableTiming = 2
+
+// mark records an event after the batch just queued.
+func (l *load) mark() error {
+	var e uintptr
+	if n := len(l.spare); n > 0 {
+		e, l.spare = l.spare[n-1], l.spare[:n-1]
+	} else if err := l.d.check("cuEventCreate", l.d.cuEventCreate(&e, eventDisableTiming)); err != nil {
+		return err
+	}
+	if err := l.d.check("cuEventRecord", l.d.cuEventRecord(e, 0)); err != nil {
+		l.spare = append(l.spare, e)
+		return err
+	}
+	l.marks = append(l.marks, e)
 	return nil
 }
 

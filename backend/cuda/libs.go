@@ -14,24 +14,43 @@ import (
 // Environment variables that override where the libraries are found. When
 // one is set, only that path is tried.
 const (
-	EnvLibCUDA  = "GTUNE_LIBCUDA"
-	EnvLibNVRTC = "GTUNE_LIBNVRTC"
+	EnvLibCUDA   = "GTUNE_LIBCUDA"
+	EnvLibNVRTC  = "GTUNE_LIBNVRTC"
+	EnvLibCuBLAS = "GTUNE_LIBCUBLAS"
 )
 
 // cudaCandidates lists the paths tried for libcuda.so.1, in order
 // (driverlib.Candidates).
 func cudaCandidates() []string { return driverlib.Candidates(EnvLibCUDA, "libcuda.so.1") }
 
-// nvrtcSonames are NVRTC's names, newest first (CUDA 11's soname is
-// libnvrtc.so.11.2).
-var nvrtcSonames = []string{"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"}
+// toolkitLib is a CUDA toolkit library as installed: its unversioned
+// name, the major versions tried newest first, and where Python wheels put
+// it (under site-packages).
+type toolkitLib struct {
+	env      string   // override variable: only that path is tried
+	base     string   // "libnvrtc.so"
+	sonames  []string // tried through the dynamic loader, in order
+	versions []string // "13", "12", "11": globbed as base.V* in each directory
+	wheels   []string // "nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"
+}
 
-// nvrtcCandidates lists the paths tried for NVRTC, in order: $CUDA_HOME/lib64,
-// $CUDA_PATH/lib64 and /usr/local/cuda/lib64 (libnvrtc.so, then .so.13*,
-// .so.12*, .so.11*), then the dynamic loader, then the wheels of Python
-// packages (nvidia/cuda_nvrtc/lib, nvidia/cu13/lib) as a last resort.
-func nvrtcCandidates() []string {
-	if p := os.Getenv(EnvLibNVRTC); p != "" {
+// nvrtcLibrary is NVRTC (CUDA 11's soname is libnvrtc.so.11.2).
+var nvrtcLibrary = toolkitLib{
+	env: EnvLibNVRTC, base: "libnvrtc.so",
+	sonames:  []string{"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"},
+	versions: []string{"13", "12", "11"},
+	wheels:   []string{"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"},
+}
+
+// nvrtcCandidates lists the paths tried for NVRTC (toolkitLib.candidates).
+func nvrtcCandidates() []string { return nvrtcLibrary.candidates() }
+
+// candidates lists the paths tried for the library, in order:
+// $CUDA_HOME/lib64, $CUDA_PATH/lib64 and /usr/local/cuda/lib64 (base,
+// then base.13*, .12*, .11*), then the dynamic loader's sonames, then
+// the wheels of Python packages as a last resort.
+func (t toolkitLib) candidates() []string {
+	if p := os.Getenv(t.env); p != "" {
 		return []string{p}
 	}
 	var dirs []string
@@ -50,9 +69,9 @@ func nvrtcCandidates() []string {
 		}
 	}
 	inDir := func(d string) {
-		add(filepath.Join(d, "libnvrtc.so"))
-		for _, v := range []string{"13", "12", "11"} {
-			m, _ := filepath.Glob(filepath.Join(d, "libnvrtc.so."+v+"*"))
+		add(filepath.Join(d, t.base))
+		for _, v := range t.versions {
+			m, _ := filepath.Glob(filepath.Join(d, t.base+"."+v+"*"))
 			sort.Sort(sort.Reverse(sort.StringSlice(m)))
 			for _, p := range m {
 				add(p)
@@ -62,7 +81,7 @@ func nvrtcCandidates() []string {
 	for _, d := range dirs {
 		inDir(d)
 	}
-	for _, s := range nvrtcSonames {
+	for _, s := range t.sonames {
 		add(s)
 	}
 	for _, pat := range []string{
@@ -76,7 +95,7 @@ func nvrtcCandidates() []string {
 	} {
 		sites, _ := filepath.Glob(pat)
 		for _, s := range sites {
-			for _, sub := range []string{"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"} {
+			for _, sub := range t.wheels {
 				d := filepath.Join(s, sub)
 				if _, err := os.Stat(d); err == nil {
 					inDir(d)

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/gtune/gtune/backend"
+	"github.com/gtune/gtune/backend/library"
 )
 
 type nvrtcResult int32
@@ -160,6 +161,10 @@ type CompileRequest struct {
 	Defines      []backend.Define // passed as -DNAME=VALUE, in order
 	ComputeMajor int              // target compute capability
 	ComputeMinor int
+	// Language is the kernel's (backend.Kernel.Language): a library's
+	// (library.Is) makes Compile resolve the routine KernelName names
+	// instead of calling NVRTC.
+	Language string
 }
 
 // compileOptions builds NVRTC's option list: the target, then one
@@ -227,6 +232,9 @@ func Compile(ctx context.Context, r CompileRequest) (*backend.Binary, error) {
 	}
 	if r.KernelName == "" {
 		return nil, errors.New("cuda: Compile: empty kernel name")
+	}
+	if library.Is(r.Language) {
+		return compileRoutine(r)
 	}
 	n, err := loadNVRTC()
 	if err != nil {

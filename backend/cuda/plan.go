@@ -36,6 +36,9 @@ type loaded struct {
 	ka           *kernelArgs
 	kernelName   string
 	streamNumber int
+	// call, for a library routine (formatLibrary), issues it on a stream
+	// in place of cuLaunchKernel (loadRoutine); mod and fn are 0.
+	call func(stream uintptr) error
 }
 
 // runPlan measures a plan: it loads each launch's module, checks it
@@ -149,6 +152,13 @@ func (w *worker) load(pl backend.Launch, pin *runtime.Pinner) (l *loaded, lr bac
 	}
 	if len(payload) == 0 {
 		return badBinary(fail(backend.StatusLaunchFailed, "binary image is empty"))
+	}
+	if format == formatLibrary {
+		l = &loaded{grid: j.Grid, block: j.Block}
+		if r, fatal := w.loadRoutine(l, lowered, payload, ka, pin); r != nil {
+			return l, lr, r, fatal
+		}
+		return l, lr, nil, false
 	}
 	if format == formatPTX && payload[len(payload)-1] != 0 {
 		payload = append(payload, 0)
@@ -265,6 +275,9 @@ func (x *cudaExec) Launches() int { return len(x.ls) }
 func (x *cudaExec) Sync() error { return x.w.sync() }
 
 func (x *cudaExec) launch(l *loaded) error {
+	if l.call != nil {
+		return l.call(l.stream)
+	}
 	return x.w.d.check("cuLaunchKernel", x.w.d.cuLaunchKernel(l.fn,
 		uint32(l.grid[0]), uint32(l.grid[1]), uint32(l.grid[2]),
 		uint32(l.block[0]), uint32(l.block[1]), uint32(l.block[2]),

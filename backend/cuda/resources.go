@@ -79,6 +79,11 @@ func (w *worker) resources(bin *backend.Binary) (*backend.Resources, error) {
 	if len(payload) == 0 {
 		return nil, errors.New("binary image is empty")
 	}
+	if format == formatLibrary {
+		// A library routine chooses its own kernels at each call:
+		// nothing is compiled beforehand to read.
+		return &backend.Resources{}, nil
+	}
 	if format == formatPTX && payload[len(payload)-1] != 0 {
 		payload = append(payload, 0)
 	}

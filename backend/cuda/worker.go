@@ -171,9 +171,13 @@ type worker struct {
 	nd        nvml.Device
 	hasEnergy bool
 
-	prob  *backend.Problem
-	ks    []*kernelArgs // indexed like prob.Kernels
-	idleW float64       // idle power after Prepare, W (0: unknown)
+	prob *backend.Problem
+	ks   []*kernelArgs // indexed like prob.Kernels
+	// cublas is the worker's cuBLAS handle (0 until a plan loads a
+	// library routine: cublasHandle), cublasLib the library it is of.
+	cublas    uintptr
+	cublasLib *cublasLib
+	idleW     float64 // idle power after Prepare, W (0: unknown)
 	// meter is what measure.Run keeps across plans on this GPU: idle power
 	// per device state, warm-up, the energy counter's pooled period.
 	meter measure.Meter
@@ -334,6 +338,7 @@ func (w *worker) close() {
 	w.streams = nil
 	if w.d != nil {
 		w.unloadCompare()
+		w.closeCuBLAS()
 	}
 	if w.d != nil && w.ctx != 0 {
 		w.d.cuDevicePrimaryCtxRel(w.dev)

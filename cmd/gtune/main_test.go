@@ -426,3 +426,25 @@ func TestTuneDeclaredSpaceOfTheGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneLibraryRoutine: cuBLAS's DGEMM tuned as a kernel (its math
+// mode the tunable parameter, the pedantic mode its reference), on the
+// simulated GPU through the same seam; the run records the routine, and
+// the report of a BEAST run on the same GPU places it beside the hull.
+func TestTuneLibraryRoutine(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "d.db")
+	code, out, errs := gtune(t, "tune", filepath.Join("..", "..", "examples", "dgemm", "cublas.json"), "--backend", "sim", "--db", db, "--json", "--no-progress")
+	var sum struct{ Space, Evaluated, Invalid int }
+	if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || sum.Space != 2 || sum.Evaluated != 2 || sum.Invalid != 0 {
+		t.Fatalf("exit %d, %+v: %s", code, sum, errs)
+	}
+	code, _, errs = gtune(t, "tune", filepath.Join("..", "..", "examples", "dgemm", "spec.json"), "--backend", "sim", "--strategy", "random_sample",
+		"--max-evals", "5", "--energy", "--db", db, "--no-progress")
+	if code != 0 {
+		t.Fatalf("dgemm: exit %d: %s", code, errs)
+	}
+	code, out, errs = gtune(t, "report", "--db", db, "--text", "2")
+	if code != 0 || strings.Count(out, "\nreference cublasDgemm (run 1) ") != 2 {
+		t.Fatalf("report: exit %d: %s%s", code, out, errs)
+	}
+}

@@ -91,12 +91,7 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 		}
 	}
 	if f.asText {
-		for i, r := range runs {
-			if i > 0 {
-				fmt.Fprintln(cmd.OutOrStdout())
-			}
-			report.RunReport(cmd.OutOrStdout(), r.Run, r.Evals)
-		}
+		report.RunsReport(cmd.OutOrStdout(), runs)
 		return nil
 	}
 	opts := report.HTMLOptions{Pareto: [2]string{a, b}, Generated: time.Now()}
