@@ -1,3 +1,9 @@
+#!/bin/sh
+# cuBLAS on one GPU (run on the device machine from the repository root;
+# OUT is where results go): the GPU test of the library path, then
+# examples/dgemm/cublas.json tuned twice, five repeats, into a fresh
+# database (the second run on the GPU the first warmed); gtune probe
+# --power too where the GPU is an H200. Read-only.
 set -u
 R=$OUT/r; mkdir -p $R
 nvidia-smi --query-gpu=index,uuid,name,power.limit,temperature.gpu --format=csv > $R/smi.csv

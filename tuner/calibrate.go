@@ -9,6 +9,7 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/executor"
+	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
@@ -31,7 +32,22 @@ type anchors struct {
 	// offsets are each slot's offset once calibrate has run (W; the
 	// first slot's none), for the re-measurements after it.
 	offsets map[int]float64
+	// capped counts the valid configurations passed over as the anchor
+	// for drawing too near the power limit (AnchorHeadroom).
+	capped int
 }
+
+// AnchorHeadroom is how far under the power limit an anchor must draw, as
+// a fraction of it. A configuration at the limit reads what the power
+// limiter lets through in the window, not what the GPU would draw: on a
+// four-H100 host a DGEMM anchor at the 700 W limit read 93 W apart on GPUs
+// whose own readings of the same 450 configurations lay within 3 %, and
+// the calibration moved their energies by that; in the next run on the
+// same GPUs another capped anchor put them 24 W apart the other way
+// (BENCHMARKS.md, "cuBLAS through purego, and the sweep measured twice").
+// Windows of 0.3-0.5 s on capped DGEMMs read up to 15 % over the limit,
+// so the anchor stays 10 % under it.
+const AnchorHeadroom = 0.10
 
 // calibrating says whether the run calibrates its GPUs' energies on an
 // anchor: Config.Calibrate, or by itself where it measures energy on
@@ -49,6 +65,10 @@ func (r *run) calibrating() bool {
 // AnchorEvery configurations.
 func (r *run) setAnchor(p *pending, o *Evaluation) {
 	if r.anchor.key != "" || !o.Valid() || !r.calibrating() {
+		return
+	}
+	if pw, limit := o.Observations["power"], r.powerLimit(o); limit > 0 && pw >= (1-AnchorHeadroom)*limit {
+		r.anchor.capped++
 		return
 	}
 	a := *p.plan
@@ -107,7 +127,13 @@ func anchorPower(ps []float64) float64 { return measure.Median(ps) }
 // while the GPU warms", energy comparable across GPUs). Sets
 // Summary.ThermalNote's calibration part. Errors: the database's.
 func (r *run) calibrate() error {
-	if !r.calibrating() || r.anchor.key == "" {
+	if !r.calibrating() {
+		return nil
+	}
+	if r.anchor.key == "" {
+		if r.anchor.capped > 0 {
+			r.note(fmt.Sprintf("calibration: no anchor, all %d valid configurations drew within %.0f %% of the power limit: energies are as each GPU measured them", r.anchor.capped, 100*AnchorHeadroom))
+		}
 		return nil
 	}
 	slots := make([]int, 0, len(r.anchor.points))
@@ -149,6 +175,18 @@ func (r *run) calibrate() error {
 		ws[r.slotGPU(s)] = offsets[s]
 	}
 	return r.c.DB.SetRunSettings(r.store.ID, map[string]any{"calibration_anchor": r.anchor.key, "calibration_offsets_w": ws})
+}
+
+// powerLimit is the power limit o ran under, W: its nvml_pwr_limit, else
+// the GPU's as found (0: unknown).
+func (r *run) powerLimit(o *Evaluation) float64 {
+	limit := r.sum.Device.PowerLimitW
+	for _, q := range o.Params {
+		if w, ok := gpuctl.PowerLimitOf(q.Name, q.Value); ok {
+			limit = w
+		}
+	}
+	return limit
 }
 
 // slotGPU is the UUID of slot s's GPU.

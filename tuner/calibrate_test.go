@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -245,5 +246,67 @@ func TestCalibratedConfirmation(t *testing.T) {
 		if hi/lo-1 > 1e-4 { // without noise, the same energy on either GPU
 			t.Errorf("%s: values %v apart by %.3g %%", c.Key, c.Values, 100*(hi/lo-1))
 		}
+	}
+}
+
+// cappedAt is a simulated GPU whose measurements of the configurations
+// in keys (all of them when keys is nil) read as drawing powerW.
+type cappedAt struct {
+	*sim.Sim
+	keys   map[string]bool
+	powerW float64
+}
+
+func (c *cappedAt) Run(ctx context.Context, p *backend.Plan) (*backend.Result, error) {
+	res, err := c.Sim.Run(ctx, p)
+	if err != nil || c.keys != nil && !c.keys[p.Key] {
+		return res, err
+	}
+	for i, x := range res.Observations {
+		if x.Launch == measure.PlanScope && x.Name == "power" {
+			res.Observations[i].Value = c.powerW
+		}
+	}
+	return res, nil
+}
+
+// A configuration drawing within AnchorHeadroom of the power limit is
+// not the anchor: the next one is, and the calibration is the same; a
+// run whose configurations all draw that much has no anchor and says so.
+func TestAnchorUnderThePowerLimit(t *testing.T) {
+	apart := sim.Options{PowerOffsetW: 25}
+	one, _ := energyRun(t, false, nil, sim.Options{})
+	first := ""
+	for _, o := range one.Evaluations {
+		if o.Valid() {
+			first = o.Key
+			break
+		}
+	}
+	capFirst := func(s *sim.Sim) backend.Backend {
+		return &cappedAt{Sim: s, keys: map[string]bool{first: true}, powerW: 695}
+	}
+	two, _ := energyRun(t, true, capFirst, sim.Options{}, apart)
+	if !strings.HasPrefix(two.ThermalNote, "calibration: anchor ") || strings.HasPrefix(two.ThermalNote, "calibration: anchor "+first+" ") || !strings.HasSuffix(two.ThermalNote, "+25.0 W") {
+		t.Fatalf("the first configuration, %s, drew 695 W of 700 W; note %q", first, two.ThermalNote)
+	}
+	want := energies(one)
+	delete(want, first)
+	if d := worstApart(energies(two), want); d > 1e-4 {
+		t.Errorf("calibrated on the second configuration, two GPUs are %.3g %% from one", 100*d)
+	}
+	all := func(s *sim.Sim) backend.Backend { return &cappedAt{Sim: s, powerW: 640} }
+	none, _ := energyRun(t, true, all, sim.Options{}, apart)
+	valid := 0
+	for _, o := range none.Evaluations {
+		if o.Valid() {
+			valid++
+			if _, ok := o.Observations["gpu_offset"]; ok {
+				t.Errorf("%s corrected without an anchor", o.Key)
+			}
+		}
+	}
+	if w := "calibration: no anchor, all " + fmt.Sprint(valid) + " valid configurations drew within 10 % of the power limit: energies are as each GPU measured them"; none.ThermalNote != w {
+		t.Errorf("every configuration at 640 W of 700 W: note %q, want %q", none.ThermalNote, w)
 	}
 }
