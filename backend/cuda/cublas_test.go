@@ -3,7 +3,6 @@ package cuda
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -36,19 +35,7 @@ func TestCompileRoutine(t *testing.T) {
 // TestCuBLASCandidates: libcublas is searched where the toolkit puts it,
 // newest major version first, and GTUNE_LIBCUBLAS alone when set.
 func TestCuBLASCandidates(t *testing.T) {
-	home := t.TempDir()
-	lib := filepath.Join(home, "lib64")
-	if err := os.MkdirAll(lib, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"libcublas.so.12.9.1.4", "libcublas.so.13", "libcublas.so.13.1.0.3"} {
-		if err := os.WriteFile(filepath.Join(lib, f), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv(EnvLibCuBLAS, "")
-	t.Setenv("CUDA_HOME", home)
-	t.Setenv("CUDA_PATH", "")
+	lib := fakeToolkit(t, EnvLibCuBLAS, "libcublas.so.12.9.1.4", "libcublas.so.13", "libcublas.so.13.1.0.3")
 	got := cublasLibrary.candidates()
 	want := []string{
 		filepath.Join(lib, "libcublas.so"),

@@ -34,20 +34,28 @@ func TestCUDACandidates(t *testing.T) {
 	}
 }
 
-func TestNVRTCCandidates(t *testing.T) {
+// fakeToolkit makes CUDA_HOME a toolkit whose lib64 holds empty files of
+// the names given (env, the library's override, unset) and returns lib64.
+func fakeToolkit(t *testing.T, env string, names ...string) string {
+	t.Helper()
 	home := t.TempDir()
 	lib := filepath.Join(home, "lib64")
 	if err := os.MkdirAll(lib, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"libnvrtc.so.12.4.99", "libnvrtc.so.13", "libnvrtc.so.13.0.48", "libnvrtc.so.11.2"} {
+	for _, f := range names {
 		if err := os.WriteFile(filepath.Join(lib, f), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv(EnvLibNVRTC, "")
+	t.Setenv(env, "")
 	t.Setenv("CUDA_HOME", home)
 	t.Setenv("CUDA_PATH", "")
+	return lib
+}
+
+func TestNVRTCCandidates(t *testing.T) {
+	lib := fakeToolkit(t, EnvLibNVRTC, "libnvrtc.so.12.4.99", "libnvrtc.so.13", "libnvrtc.so.13.0.48", "libnvrtc.so.11.2")
 	got := nvrtcCandidates()
 	want := []string{
 		filepath.Join(lib, "libnvrtc.so"),

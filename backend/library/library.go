@@ -121,8 +121,9 @@ type Gemm struct {
 	TransA, TransB int32 // cublasOperation_t: 0 N, 1 T, 2 C
 	M, N, K        int32
 	LDA, LDB, LDC  int32
-	// Alpha, A, LDAArg ... are indices into the argument list: Alpha and
-	// Beta of the scalar arguments, A, B and C of the buffers.
+	// Alpha, A, B, Beta and C are indices into the argument list: Alpha
+	// and Beta of the scalars (host pointers to one element at the
+	// call), A, B and C of the buffers.
 	Alpha, A, B, Beta, C int
 }
 
