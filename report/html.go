@@ -58,7 +58,7 @@ func (r HTMLRun) name() string {
 // order (the id of each <section>); BenchSection follows them when the
 // report has bench-strategies results. A test and scripts/report-check
 // read them.
-var Sections = []string{"facts", "best", "pareto", "hull", "gpu-settings", "progress", "parameters", "correlations"}
+var Sections = []string{"facts", "best", "pareto", "hull", "gpu-settings", "progress", "parameters", "correlations", "metric-classes"}
 
 // BenchSection is the section of bench-strategies results.
 const BenchSection = "strategies"
@@ -138,7 +138,7 @@ func WriteHTML(w io.Writer, runs []HTMLRun, bench []BenchDoc, opts HTMLOptions) 
 	if len(runs) > 0 {
 		pareto := func(runs []HTMLRun) (htmlSection, error) { return paretoSection(runs, opts.Pareto) }
 		for _, build := range []func([]HTMLRun) (htmlSection, error){
-			factsSection, bestSection, pareto, hullSection, settingsSection, progressSection, parametersSection, correlationSection,
+			factsSection, bestSection, pareto, hullSection, settingsSection, progressSection, parametersSection, correlationSection, classesSection,
 		} {
 			s, err := build(runs)
 			if err != nil {

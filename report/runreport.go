@@ -86,6 +86,7 @@ func runReport(w io.Writer, run *store.Run, evals []*store.Evaluation, refs []HT
 		for _, ref := range references(HTMLRun{Run: run, Evals: evals, References: refs}, perf, eff) {
 			fmt.Fprintln(w, referenceLine(ref, h, perf, eff))
 		}
+		writeMetricClasses(w, metricClasses(valid, perf, eff), perf, eff)
 	}
 
 	maximize := run.Settings["objective_direction"] == "maximize"
