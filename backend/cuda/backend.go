@@ -281,6 +281,9 @@ func (b *Backend) Prepare(ctx context.Context, p *backend.Problem) error {
 	if p == nil {
 		return errors.New("cuda: Prepare: nil problem")
 	}
+	if err := routinesAvailable(p); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/ebitengine/purego"
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/library"
 )
@@ -115,6 +116,31 @@ func loadCuBLAS() (*cublasLib, error) {
 		cublasL = c
 	})
 	return cublasL, cublasErr
+}
+
+// routinesAvailable checks, in the calling process and without touching
+// the GPU, that the library of every routine among p's kernels loads with
+// the routine's symbol: a spec of cuBLAS on a host without libcublas is
+// one error before the run, not a failed launch per configuration.
+// Errors name the kernel and what was searched.
+func routinesAvailable(p *backend.Problem) error {
+	for _, k := range p.Kernels {
+		if !library.Is(k.Language) {
+			continue
+		}
+		rt, err := library.Lookup(k.KernelName)
+		if err != nil {
+			return err
+		}
+		h, path, err := openLibrary("cuda", "libcublas", EnvLibCuBLAS, cublasLibrary.candidates())
+		if err != nil {
+			return fmt.Errorf("kernel %s is a cuBLAS routine: %w", k.KernelName, err)
+		}
+		if _, err := purego.Dlsym(h, rt.Symbol); err != nil {
+			return fmt.Errorf("kernel %s: %s has no %s (library too old or not cuBLAS)", k.KernelName, path, rt.Symbol)
+		}
+	}
+	return nil
 }
 
 // cublasError is a routine's status other than CUBLAS_STATUS_SUCCESS.

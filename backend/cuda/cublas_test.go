@@ -56,6 +56,21 @@ func TestCuBLASCandidates(t *testing.T) {
 	}
 }
 
+// TestRoutinesAvailable: a problem of a cuBLAS routine on a host whose
+// libcublas does not load is refused before the run, naming the kernel
+// and where it was looked for; a problem of compiled kernels is not
+// checked.
+func TestRoutinesAvailable(t *testing.T) {
+	t.Setenv(EnvLibCuBLAS, "/nonexistent/libcublas.so.13")
+	err := routinesAvailable(backend.Single(backend.Kernel{KernelName: "cublasDgemm", Language: "cuBLAS"}))
+	if err == nil || err.Error() != "kernel cublasDgemm is a cuBLAS routine: cuda: libcublas not found (searched /nonexistent/libcublas.so.13; set GTUNE_LIBCUBLAS)" {
+		t.Fatalf("no libcublas: %v", err)
+	}
+	if err := routinesAvailable(backend.Single(backend.Kernel{KernelName: "vector_add", Language: "CUDA"})); err != nil {
+		t.Fatalf("a compiled kernel: %v", err)
+	}
+}
+
 // TestIntegrationCuBLAS runs cublasDgemm through the backend as a
 // kernel: C (256×128) = A^T·B with A stored 64×256 and every element of
 // A 0.5, of B 0.25, so every element of C is 64·0.125 = 8 exactly;
