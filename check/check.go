@@ -86,11 +86,15 @@ func File(ctx context.Context, path string, f Options) report.CheckFile {
 	if err != nil {
 		return fail(err)
 	}
-	cf.Checked = append(cf.Checked, "spec keys and values", "kernel source: "+strings.Join(slices.DeleteFunc([]string{"text", "KernelName", s.BracketsChecked, "arguments against the kernel's parameters"}, func(x string) bool { return x == "" }), ", "))
-	if s.BracketsChecked == "" {
-		cf.NotChecked = append(cf.NotChecked, "the kernel source's brackets (see the warning)")
+	if rt := s.Routine(); rt != nil {
+		cf.Checked = append(cf.Checked, "spec keys and values", fmt.Sprintf("the arguments against %s's parameters (%s), leading dimensions and buffer sizes", rt.Name, rt.Signature()))
+	} else {
+		cf.Checked = append(cf.Checked, "spec keys and values", "kernel source: "+strings.Join(slices.DeleteFunc([]string{"text", "KernelName", s.BracketsChecked, "arguments against the kernel's parameters"}, func(x string) bool { return x == "" }), ", "))
+		if s.BracketsChecked == "" {
+			cf.NotChecked = append(cf.NotChecked, "the kernel source's brackets (see the warning)")
+		}
+		includes(s, &cf)
 	}
-	includes(s, &cf)
 	cf.Warnings = append(cf.Warnings, s.Warnings...)
 	if _, err := objective.ResolveList(s, ""); err != nil {
 		cf.Problems = append(cf.Problems, Problems(err)...)
@@ -137,6 +141,21 @@ func File(ctx context.Context, path string, f Options) report.CheckFile {
 func compile(ctx context.Context, s *spec.Spec, sp *space.Space, d *device.Description, n int, cf *report.CheckFile) {
 	if !d.IsCUDA() {
 		cf.NotChecked = append(cf.NotChecked, fmt.Sprintf("compilation: %s is not a CUDA GPU", d.Name))
+		return
+	}
+	if rt := s.Routine(); rt != nil {
+		// A library routine is not compiled: what a run needs is its
+		// library.
+		p, err := s.Problem()
+		if err == nil {
+			err = cuda.RoutinesAvailable(p)
+		}
+		if err != nil {
+			msg, _, _ := strings.Cut(err.Error(), " (searched")
+			cf.NotChecked = append(cf.NotChecked, "the library: "+msg)
+			return
+		}
+		cf.Checked = append(cf.Checked, fmt.Sprintf("the library: %s loads, with %s", "libcublas", rt.Symbol))
 		return
 	}
 	idx := []int{0}

@@ -281,7 +281,7 @@ func (b *Backend) Prepare(ctx context.Context, p *backend.Problem) error {
 	if p == nil {
 		return errors.New("cuda: Prepare: nil problem")
 	}
-	if err := routinesAvailable(p); err != nil {
+	if err := RoutinesAvailable(p); err != nil {
 		return err
 	}
 	b.mu.Lock()

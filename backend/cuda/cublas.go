@@ -118,12 +118,12 @@ func loadCuBLAS() (*cublasLib, error) {
 	return cublasL, cublasErr
 }
 
-// routinesAvailable checks, in the calling process and without touching
+// RoutinesAvailable checks, in the calling process and without touching
 // the GPU, that the library of every routine among p's kernels loads with
 // the routine's symbol: a spec of cuBLAS on a host without libcublas is
 // one error before the run, not a failed launch per configuration.
 // Errors name the kernel and what was searched.
-func routinesAvailable(p *backend.Problem) error {
+func RoutinesAvailable(p *backend.Problem) error {
 	for _, k := range p.Kernels {
 		if !library.Is(k.Language) {
 			continue

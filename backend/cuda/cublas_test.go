@@ -62,11 +62,11 @@ func TestCuBLASCandidates(t *testing.T) {
 // checked.
 func TestRoutinesAvailable(t *testing.T) {
 	t.Setenv(EnvLibCuBLAS, "/nonexistent/libcublas.so.13")
-	err := routinesAvailable(backend.Single(backend.Kernel{KernelName: "cublasDgemm", Language: "cuBLAS"}))
+	err := RoutinesAvailable(backend.Single(backend.Kernel{KernelName: "cublasDgemm", Language: "cuBLAS"}))
 	if err == nil || err.Error() != "kernel cublasDgemm is a cuBLAS routine: cuda: libcublas not found (searched /nonexistent/libcublas.so.13; set GTUNE_LIBCUBLAS)" {
 		t.Fatalf("no libcublas: %v", err)
 	}
-	if err := routinesAvailable(backend.Single(backend.Kernel{KernelName: "vector_add", Language: "CUDA"})); err != nil {
+	if err := RoutinesAvailable(backend.Single(backend.Kernel{KernelName: "vector_add", Language: "CUDA"})); err != nil {
 		t.Fatalf("a compiled kernel: %v", err)
 	}
 }

@@ -448,3 +448,15 @@ func TestTuneLibraryRoutine(t *testing.T) {
 		t.Fatalf("report: exit %d: %s%s", code, out, errs)
 	}
 }
+
+// TestCheckLibraryRoutine: gtune check says what it checked of a spec
+// of a library routine (its arguments against the routine), and claims
+// nothing of a kernel source it does not have.
+func TestCheckLibraryRoutine(t *testing.T) {
+	t.Setenv("GTUNE_LIBCUBLAS", "/nonexistent/libcublas.so")
+	code, out, errs := gtune(t, "check", filepath.Join("..", "..", "examples", "dgemm", "cublas.json"))
+	if code != 0 || !strings.Contains(out, "  checked: the arguments against cublasDgemm's parameters (int32 transa, ") ||
+		strings.Contains(out, "kernel source") || !strings.Contains(out, "  not checked: the library: kernel cublasDgemm is a cuBLAS routine: cuda: libcublas not found") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
+	}
+}

@@ -574,8 +574,13 @@ func openBackend(ctx context.Context, log io.Writer, s *spec.Spec, f tuneFlags) 
 		fmt.Fprintf(log, "gtune: no CUDA driver here; tuning on the simulated GPU %s (--backend cuda says why)\n", be.Device().Name)
 	}
 	// The flags' ranges are checked where they are parsed: -1 (the
-	// default) lets gtune decide, 0 compiles in this process.
-	return registry.WithCompileProcesses(be, f.compileProcs, f.compileTimeout)
+	// default) lets gtune decide, 0 compiles in this process; a library
+	// routine is not compiled, so it starts no compile process.
+	procs := f.compileProcs
+	if procs == -1 && s != nil && s.Routine() != nil {
+		procs = 0
+	}
+	return registry.WithCompileProcesses(be, procs, f.compileTimeout)
 }
 
 // allowSettings says whether the run may change GPU settings: the
