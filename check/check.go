@@ -155,7 +155,7 @@ func compile(ctx context.Context, s *spec.Spec, sp *space.Space, d *device.Descr
 			cf.NotChecked = append(cf.NotChecked, "the library: "+msg)
 			return
 		}
-		cf.Checked = append(cf.Checked, fmt.Sprintf("the library: %s loads, with %s", "libcublas", rt.Symbol))
+		cf.Checked = append(cf.Checked, fmt.Sprintf("the library: libcublas loads, with %s", rt.Symbol))
 		return
 	}
 	idx := []int{0}

@@ -63,6 +63,11 @@ type Remeasurement struct {
 	Observations measure.Observations
 	Metrics      map[string]float64
 	Objective    *float64
+	// GPU, when set, is the UUID of the GPU that re-measured it (in a
+	// run over several, another than the first measurement's, maybe):
+	// the evaluation's GPU becomes it, since its observations are that
+	// GPU's now.
+	GPU string
 }
 
 // Remeasured replaces each evaluation's measurement in rs by its
@@ -114,6 +119,11 @@ func (db *DB) replace(rs []Remeasurement, metrics bool) error {
 		}
 		if err := replaceTx(ctx, tx, r.ID, r.Observations, m, r.Objective); err != nil {
 			return err
+		}
+		if r.GPU != "" {
+			if _, err := tx.ExecContext(ctx, `UPDATE evaluations SET gpu = ? WHERE id = ?`, r.GPU, r.ID); err != nil {
+				return fmt.Errorf("store: GPU of evaluation %d: %v", r.ID, err)
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {

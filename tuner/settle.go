@@ -217,7 +217,11 @@ func (r *run) resettle(o *Evaluation, outs []executor.Outcome, kept, how string)
 	if e, ok := o.Observations["energy"]; ok {
 		plan = append(plan, measure.Observation{Name: kept, Unit: "J", Value: e, Launch: measure.PlanScope, Method: how})
 	}
-	if err := r.c.DB.Remeasured(store.Remeasurement{ID: o.evalID, Observations: plan, Metrics: metrics, Objective: &v}); err != nil {
+	rm := store.Remeasurement{ID: o.evalID, Observations: plan, Metrics: metrics, Objective: &v}
+	if len(r.c.GPUs) > 0 {
+		rm.GPU = out.GPU
+	}
+	if err := r.c.DB.Remeasured(rm); err != nil {
 		return false, err
 	}
 	for _, x := range plan {
