@@ -55,8 +55,8 @@ func references(r HTMLRun, perf, eff string) []reference {
 	return out
 }
 
-// libraryRuns are the runs of library routines in db measured on one of
-// r's GPUs, r and the runs in skip aside; none for a library run.
+// libraryRuns are the runs of library routines among all (db's runs)
+// measured on one of r's GPUs, read from db; none for a library run.
 func libraryRuns(db *store.DB, all []*store.Run, r *store.Run) ([]HTMLRun, error) {
 	if r.Settings[store.SettingLibrary] != nil {
 		return nil, nil
