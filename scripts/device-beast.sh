@@ -9,7 +9,9 @@
 # each into its own database, and `gtune merge dgemm.db beast1.db
 # beast2.db` joins them on the CPU machine (the runs of one GPU model
 # become one). LIMIT bounds each shard (default 8m). Read-only: the GPUs
-# run as found, nothing is set.
+# run as found, nothing is set. Carry .bin with gtune and cuda.test
+# (CGO_ENABLED=0 GOOS=linux go test -c -ldflags "-s -w" -o .bin/cuda.test
+# ./backend/cuda).
 set -u
 R=$OUT/r
 mkdir -p "$R"
