@@ -472,13 +472,7 @@ func cappingReport(sum *tuner.Summary) map[string]any {
 		if !o.Valid() || !ok {
 			continue
 		}
-		cap := sum.Device.PowerLimitW
-		for _, q := range o.Params {
-			if w, ok := gpuctl.PowerLimitOf(q.Name, q.Value); ok {
-				cap = w
-			}
-		}
-		samples = append(samples, gpuctl.CapSample{PowerW: p, CapW: cap})
+		samples = append(samples, gpuctl.CapSample{PowerW: p, CapW: o.PowerLimit(sum.Device.PowerLimitW)})
 	}
 	if len(samples) == 0 {
 		return nil

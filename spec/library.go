@@ -26,7 +26,7 @@ func (l *loader) checkRoutine() error {
 		case library.MathModeParam:
 			for _, v := range p.Values {
 				if _, err := library.OptionsOf([]backend.Define{{Name: p.Name, Value: defineValue(v)}}); err != nil || v.Kind() != expr.KindString {
-					return l.errf(field, "%s is not a math mode (the values are strings: %s)", v, `"default", "pedantic"`)
+					return l.errf(field, "%s is not a math mode (the values are strings: \"%s\")", v, strings.Join(library.MathModeNames(), `", "`))
 				}
 			}
 			continue

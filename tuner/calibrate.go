@@ -9,7 +9,6 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/executor"
-	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/spec"
 	"github.com/gtune/gtune/store"
@@ -67,7 +66,7 @@ func (r *run) setAnchor(p *pending, o *Evaluation) {
 	if r.anchor.key != "" || !o.Valid() || !r.calibrating() {
 		return
 	}
-	if pw, limit := o.Observations["power"], r.powerLimit(o); limit > 0 && pw >= (1-AnchorHeadroom)*limit {
+	if pw, limit := o.Observations["power"], o.PowerLimit(r.sum.Device.PowerLimitW); limit > 0 && pw >= (1-AnchorHeadroom)*limit {
 		r.anchor.capped++
 		return
 	}
@@ -175,18 +174,6 @@ func (r *run) calibrate() error {
 		ws[r.slotGPU(s)] = offsets[s]
 	}
 	return r.c.DB.SetRunSettings(r.store.ID, map[string]any{"calibration_anchor": r.anchor.key, "calibration_offsets_w": ws})
-}
-
-// powerLimit is the power limit o ran under, W: its nvml_pwr_limit, else
-// the GPU's as found (0: unknown).
-func (r *run) powerLimit(o *Evaluation) float64 {
-	limit := r.sum.Device.PowerLimitW
-	for _, q := range o.Params {
-		if w, ok := gpuctl.PowerLimitOf(q.Name, q.Value); ok {
-			limit = w
-		}
-	}
-	return limit
 }
 
 // slotGPU is the UUID of slot s's GPU.

@@ -9,6 +9,7 @@ import (
 	"github.com/gtune/gtune/compilecache"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/executor"
+	"github.com/gtune/gtune/gpuctl"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/plausibility"
@@ -214,6 +215,17 @@ type Evaluation struct {
 
 // Valid reports whether the configuration ran and verified.
 func (o *Evaluation) Valid() bool { return o.Status == backend.StatusValid }
+
+// PowerLimit is the power limit o ran under, W: its nvml_pwr_limit, else
+// deviceW, the GPU's as found (0: unknown).
+func (o *Evaluation) PowerLimit(deviceW float64) float64 {
+	for _, q := range o.Params {
+		if w, ok := gpuctl.PowerLimitOf(q.Name, q.Value); ok {
+			return w
+		}
+	}
+	return deviceW
+}
 
 // Summary is the result of a run.
 type Summary struct {

@@ -248,14 +248,15 @@ func OptionsOf(defines []backend.Define) (Options, error) {
 		v := strings.Trim(d.Value, `"'`)
 		m, ok := MathModes[v]
 		if !ok {
-			return o, fmt.Errorf("tunable parameter %s is %q; its values are %s", MathModeParam, d.Value, strings.Join(mathModeNames(), ", "))
+			return o, fmt.Errorf("tunable parameter %s is %q; its values are %s", MathModeParam, d.Value, strings.Join(MathModeNames(), ", "))
 		}
 		o.MathMode = m
 	}
 	return o, nil
 }
 
-func mathModeNames() []string {
+// MathModeNames are MathModes' values, sorted.
+func MathModeNames() []string {
 	var out []string
 	for k := range MathModes {
 		out = append(out, k)
