@@ -25,8 +25,17 @@ func (r reference) name() string {
 	return fmt.Sprintf("%s (%s) %s", r.run.Run.Settings[store.SettingLibrary], r.run.name(), r.eval.Key)
 }
 
+// evalGPU is the GPU that measured e, a configuration of run r: its own
+// record, else the run's device.
+func evalGPU(r *store.Run, e *store.Evaluation) string {
+	if e.GPU != "" {
+		return e.GPU
+	}
+	return r.DeviceUUID
+}
+
 // runGPUs are the GPUs a run measured on: its device, and every GPU of a
-// run over several (the setting "gpus").
+// run over several (the setting "gpus", which a merged run's also holds).
 func runGPUs(r *store.Run) []string {
 	out := []string{r.DeviceUUID}
 	if gs, ok := r.Settings["gpus"].([]any); ok {
@@ -56,7 +65,9 @@ func references(r HTMLRun, perf, eff string) []reference {
 }
 
 // libraryRuns are the runs of library routines among all (db's runs)
-// measured on one of r's GPUs, read from db; none for a library run.
+// that measured on one of r's GPUs, read from db, each with only the
+// configurations measured there (a merged run holds several GPUs'); none
+// for a library run.
 func libraryRuns(db *store.DB, all []*store.Run, r *store.Run) ([]HTMLRun, error) {
 	if r.Settings[store.SettingLibrary] != nil {
 		return nil, nil
@@ -64,14 +75,18 @@ func libraryRuns(db *store.DB, all []*store.Run, r *store.Run) ([]HTMLRun, error
 	gpus := runGPUs(r)
 	var out []HTMLRun
 	for _, o := range all {
-		if o.ID == r.ID || o.Settings[store.SettingLibrary] == nil || !slices.Contains(gpus, o.DeviceUUID) {
+		if o.ID == r.ID || o.Settings[store.SettingLibrary] == nil ||
+			!slices.ContainsFunc(runGPUs(o), func(g string) bool { return slices.Contains(gpus, g) }) {
 			continue
 		}
 		run, evals, err := StoredRun(db, fmt.Sprint(o.ID))
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, HTMLRun{Run: run, Evals: evals})
+		evals = slices.DeleteFunc(evals, func(e *store.Evaluation) bool { return !slices.Contains(gpus, evalGPU(run, e)) })
+		if len(evals) > 0 {
+			out = append(out, HTMLRun{Run: run, Evals: evals})
+		}
 	}
 	return out, nil
 }
@@ -82,7 +97,7 @@ func libraryRuns(db *store.DB, all []*store.Run, r *store.Run) ([]HTMLRun, error
 func referenceLine(ref reference, h sweepHull, perf, eff string) string {
 	p, q := ref.eval.Metrics[perf], ref.eval.Metrics[eff]
 	return fmt.Sprintf("reference %s, measured on %s: %s %s, %s %s: %.2f× the fastest's %s, %.2f× the most efficient's %s",
-		ref.name(), ref.run.Run.DeviceUUID, Format(p), perf, Format(q), eff, p/h.Fastest.Metrics[perf], perf, q/h.Frugal.Metrics[eff], eff)
+		ref.name(), evalGPU(ref.run.Run, ref.eval), Format(p), perf, Format(q), eff, p/h.Fastest.Metrics[perf], perf, q/h.Frugal.Metrics[eff], eff)
 }
 
 // RunsReport prints every run for a terminal (RunReport), each kernel's

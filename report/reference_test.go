@@ -40,13 +40,21 @@ func TestLibraryReference(t *testing.T) {
 		ev("default", 250, 5.0, 1, 1), ev("pedantic", 200, 4.0, 1, 1))
 	add(&store.Run{Kernel: "cublasDgemm", DeviceUUID: "GPU-c", Settings: map[string]any{store.SettingLibrary: "cublasDgemm"}},
 		ev("default", 300, 6.0, 1, 1))
+	// A merged library run (gtune merge) whose device is GPU-c holds a
+	// configuration measured on GPU-b, the kernel run's second GPU: that
+	// one is a reference, the one of GPU-c not.
+	onB, onC := ev("default", 260, 5.2, 1, 1), ev("pedantic", 210, 4.2, 1, 1)
+	onB.GPU, onC.GPU = "GPU-b", "GPU-c"
+	add(&store.Run{Kernel: "cublasDgemm", DeviceUUID: "GPU-c", Settings: map[string]any{store.SettingLibrary: "cublasDgemm", "gpus": []string{"GPU-c", "GPU-b"}}},
+		onB, onC)
 	db.Close()
 
 	runs, err := ReadRuns(path, []string{"1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 1 || len(runs[0].References) != 1 || runs[0].References[0].Run.ID != 2 {
+	if len(runs) != 1 || len(runs[0].References) != 2 || runs[0].References[0].Run.ID != 2 || runs[0].References[1].Run.ID != 4 ||
+		len(runs[0].References[1].Evals) != 1 {
 		t.Fatalf("references of run 1: %+v", runs[0].References)
 	}
 	var buf bytes.Buffer
@@ -60,6 +68,7 @@ func TestLibraryReference(t *testing.T) {
 	want := []string{
 		"reference cublasDgemm (run 2) default, measured on GPU-b: 250 GFLOP/s, 5 GFLOP/s/W: 2.50× the fastest's GFLOP/s, 2.50× the most efficient's GFLOP/s/W",
 		"reference cublasDgemm (run 2) pedantic, measured on GPU-b: 200 GFLOP/s, 4 GFLOP/s/W: 2.00× the fastest's GFLOP/s, 2.00× the most efficient's GFLOP/s/W",
+		"reference cublasDgemm (run 4) default, measured on GPU-b: 260 GFLOP/s, 5.2 GFLOP/s/W: 2.60× the fastest's GFLOP/s, 2.60× the most efficient's GFLOP/s/W",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("reference lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -106,6 +106,15 @@ func mergeGroup(out *store.DB, g []source, version string) (Merged, error) {
 	var provenance []any
 	var gpus []string
 	strategy := first.Strategy
+	// The GPUs are every source run's, a run over several included
+	// (its setting "gpus"), so that what was measured where stays
+	// known: a report matches a library routine's reference runs to
+	// a kernel's by them.
+	addGPU := func(g string) {
+		if g != "" && !slices.Contains(gpus, g) {
+			gpus = append(gpus, g)
+		}
+	}
 	// Each shard database's newest run says whether the shard finished:
 	// a resumed shard's earlier runs stay interrupted.
 	newest := map[string]*store.Run{}
@@ -126,13 +135,19 @@ func mergeGroup(out *store.DB, g []source, version string) (Merged, error) {
 			p["shard"] = sh
 		}
 		provenance = append(provenance, p)
-		if !slices.Contains(gpus, s.run.DeviceUUID) {
-			gpus = append(gpus, s.run.DeviceUUID)
+		addGPU(s.run.DeviceUUID)
+		if gs, ok := s.run.Settings["gpus"].([]any); ok {
+			for _, g := range gs {
+				if u, ok := g.(string); ok {
+					addGPU(u)
+				}
+			}
 		}
 		for _, e := range evs {
 			if e.GPU == "" {
 				e.GPU = s.run.DeviceUUID
 			}
+			addGPU(e.GPU)
 			old, ok := best[e.Key]
 			if !ok {
 				keys = append(keys, e.Key)
@@ -158,7 +173,7 @@ func mergeGroup(out *store.DB, g []source, version string) (Merged, error) {
 	}
 	sort.SliceStable(evs, func(a, b int) bool { return evs[a].FinishedAt.Before(evs[b].FinishedAt) })
 	settings := map[string]any{"merged_from": provenance, "gpus": gpus, "duplicates": m.Duplicates}
-	for _, k := range []string{"seed", "energy", "iterations", "objective_direction", "objectives", "kernels", "orders"} {
+	for _, k := range []string{"seed", "energy", "iterations", "objective_direction", "objectives", "kernels", "orders", store.SettingLibrary} {
 		if v, ok := first.Settings[k]; ok {
 			settings[k] = v
 		}

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
@@ -49,7 +50,8 @@ func TestMergeKeepsEverything(t *testing.T) {
 		}
 		defer db.Close()
 		r := &store.Run{SpecHash: "h", SpecPath: "s.json", Kernel: "k", Objective: "time", Strategy: "brute_force",
-			DeviceName: "NVIDIA H100", DeviceUUID: uuid, Driver: "580", Backend: "cuda", GtuneVersion: "t", Settings: map[string]any{"shard": name}}
+			DeviceName: "NVIDIA H100", DeviceUUID: uuid, Driver: "580", Backend: "cuda", GtuneVersion: "t",
+			Settings: map[string]any{"shard": name, "gpus": []string{uuid, uuid + "2"}, store.SettingLibrary: "cublasDgemm"}}
 		if err := db.BeginRun(r); err != nil {
 			t.Fatal(err)
 		}
@@ -81,6 +83,13 @@ func TestMergeKeepsEverything(t *testing.T) {
 	ms, err := Merge(out, []string{a, b}, "t", io.Discard)
 	if err != nil || len(ms) != 1 || ms[0].Duplicates != 1 || ms[0].Evaluations != 1 {
 		t.Fatalf("Merge = %+v, %v", ms, err)
+	}
+	// The merged run's GPUs are every GPU of both runs over two GPUs, and
+	// it stays a library routine's run (the report's reference points).
+	runs, err := out.Runs()
+	if err != nil || len(runs) != 1 || fmt.Sprint(runs[0].Settings["gpus"]) != "[GPU-a GPU-a2 GPU-b GPU-b2]" ||
+		runs[0].Settings[store.SettingLibrary] != "cublasDgemm" {
+		t.Fatalf("merged run %+v, %v", runs, err)
 	}
 	evs, err := out.Evaluations(ms[0].RunID)
 	if err != nil || len(evs) != 1 || evs[0].Status != "valid" || evs[0].GPU != "GPU-a" {
