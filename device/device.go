@@ -72,11 +72,15 @@ type Description struct {
 	TDPW               float64 `json:"tdp_w"`
 	IdlePowerW         float64 `json:"idle_power_w"` // board power with no work and the SM clock gated
 
-	PeakFP32GFLOPS     float64 `json:"peak_fp32_gflops"` // at the boost (max) SM clock
-	PeakFP64GFLOPS     float64 `json:"peak_fp64_gflops"`
-	MemoryBandwidthGBs float64 `json:"memory_bandwidth_gbs"` // at the default memory clock
-	L2Bytes            int64   `json:"l2_bytes"`
-	MemoryBytes        int64   `json:"memory_bytes"`
+	PeakFP32GFLOPS float64 `json:"peak_fp32_gflops"` // at the boost (max) SM clock
+	PeakFP64GFLOPS float64 `json:"peak_fp64_gflops"`
+	// PeakFP64TensorGFLOPS is the FP64 rate of the tensor cores (DMMA,
+	// what cuBLAS's DGEMM runs on), GFLOP/s at the boost clock; 0 on a
+	// GPU without them.
+	PeakFP64TensorGFLOPS float64 `json:"peak_fp64_tensor_gflops,omitempty"`
+	MemoryBandwidthGBs   float64 `json:"memory_bandwidth_gbs"` // at the default memory clock
+	L2Bytes              int64   `json:"l2_bytes"`
+	MemoryBytes          int64   `json:"memory_bytes"`
 
 	HasPowerSensor bool `json:"has_power_sensor"`
 	// SensorCapacitanceS is the constant C of the power-sensor lag correction
@@ -259,6 +263,9 @@ func (d *Description) Validate() error {
 	}
 	if d.L2Bytes < 0 || d.SensorCapacitanceS < 0 {
 		return fail("l2_bytes/sensor_capacitance_s", "must be >= 0 (0: none)")
+	}
+	if d.PeakFP64TensorGFLOPS < 0 || (d.PeakFP64TensorGFLOPS > 0 && d.PeakFP64TensorGFLOPS < d.PeakFP64GFLOPS) {
+		return fail("peak_fp64_tensor_gflops", "%v: 0 (no FP64 tensor cores) or at least peak_fp64_gflops %v", d.PeakFP64TensorGFLOPS, d.PeakFP64GFLOPS)
 	}
 	if d.Vendor == "NVIDIA" {
 		if err := d.validateCUDA(fail); err != nil {

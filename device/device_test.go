@@ -44,7 +44,7 @@ func TestKnownValues(t *testing.T) {
 	}
 	if h.SMs != 132 || h.ComputeMajor != 9 || h.ComputeMinor != 0 || h.MaxCoreClockMHz() != 1980 ||
 		h.MemoryClockMHz != 2619 || h.MemoryBandwidthGBs != 3352 || h.PeakFP32GFLOPS != 66900 ||
-		h.PeakFP64GFLOPS != 33500 || h.L2Bytes != 50<<20 || h.PowerLimitMinW != 200 ||
+		h.PeakFP64GFLOPS != 33500 || h.PeakFP64TensorGFLOPS != 66900 || h.L2Bytes != 50<<20 || h.PowerLimitMinW != 200 ||
 		h.PowerLimitDefaultW != 700 || h.PowerLimitMaxW != 700 || h.SharedMemoryPerSM != 228<<10 ||
 		h.SharedMemoryPerBlockOptin != 227<<10 || h.RegistersPerSM != 65536 || h.MaxWarpsPerSM != 64 ||
 		h.MaxBlocksPerSM != 32 {
@@ -105,6 +105,7 @@ func TestParseRejects(t *testing.T) {
 		"shared_memory_per_block_optin": func(d *Description) { d.SharedMemoryPerBlockOptin = 1 },
 		"power_limit_default_w":         func(d *Description) { d.PowerLimitDefaultW = 900 },
 		"sources":                       func(d *Description) { d.Sources = nil },
+		"peak_fp64_tensor_gflops":       func(d *Description) { d.PeakFP64TensorGFLOPS = 20000 }, // below the CUDA cores' 33,500
 	}
 	for field, mutate := range cases {
 		d := h.clone()

@@ -299,22 +299,33 @@ func abs(x int) int {
 // than FP32 and of shared memory at its highest SM clock, per second
 // (SpecProfile's figures, without building a profile: Predict runs for
 // every launch the simulated GPU measures).
-type classRates struct{ fp64, int32, sfu, shared float64 }
+type classRates struct{ fp64, fp64Tensor, int32, sfu, shared float64 }
 
 func specRates(d *device.Description) classRates {
 	hz := float64(d.MaxCoreClockMHz()) * 1e6
 	sms := float64(d.SMs)
-	return classRates{fp64: d.PeakFP64GFLOPS * 1e9, int32: sms * intPerClock(d.ComputeMajor) * hz,
+	return classRates{fp64: d.PeakFP64GFLOPS * 1e9, fp64Tensor: fp64TensorGFLOPS(d) * 1e9, int32: sms * intPerClock(d.ComputeMajor) * hz,
 		sfu: sms * sfuPerClock(d.ComputeMajor) * hz, shared: SharedPeakGBs(d, float64(d.MaxCoreClockMHz())) * 1e9}
 }
 
-// otherTime is the time (s) of w's FP64, integer and special-function
+// fp64TensorGFLOPS is the rate (GFLOP/s) FP64 tensor-core work
+// (Work.FP64TensorFlops) runs at on d: its tensor cores' peak, or its
+// FP64 peak where it has none (a library's DGEMM then runs on the CUDA
+// cores).
+func fp64TensorGFLOPS(d *device.Description) float64 {
+	if d.PeakFP64TensorGFLOPS > 0 {
+		return d.PeakFP64TensorGFLOPS
+	}
+	return d.PeakFP64GFLOPS
+}
+
+// otherTime is the time (s) of w's FP64 (CUDA and tensor cores), integer and special-function
 // operations at the fraction h of the peak rates (clock, efficiency,
 // latency hiding), and the same at the full rates (s), the pipes' busy
 // time for the power model. A class the device has no rate for counts
 // nothing (no device in the database lacks one that a kernel uses).
 func (r classRates) otherTime(w *Work, h float64) (t, pipes float64) {
-	for _, c := range [...]struct{ n, rate float64 }{{w.FP64Flops, r.fp64}, {w.IntOps, r.int32}, {w.SFUOps, r.sfu}} {
+	for _, c := range [...]struct{ n, rate float64 }{{w.FP64Flops, r.fp64}, {w.FP64TensorFlops, r.fp64Tensor}, {w.IntOps, r.int32}, {w.SFUOps, r.sfu}} {
 		if c.n > 0 && c.rate > 0 {
 			t += c.n / (c.rate * h)
 			pipes += c.n / c.rate

@@ -74,7 +74,7 @@ var ErrNoWork = errors.New("model: the kernel's work is unknown (no FLOP, operat
 // GPU refuses.
 func Project(d *device.Description, p Profile, w *Work, j Geometry) (Projection, error) {
 	out := Projection{Device: p.Device, Name: p.Name, Source: p.Source}
-	if w == nil || w.Flops+w.FP64Flops+w.IntOps+w.SFUOps+w.Bytes+w.SharedBytes <= 0 {
+	if w == nil || w.Flops+w.FP64Flops+w.FP64TensorFlops+w.IntOps+w.SFUOps+w.Bytes+w.SharedBytes <= 0 {
 		return out, ErrNoWork
 	}
 	threads := j.Block[0] * j.Block[1] * j.Block[2]
@@ -100,7 +100,10 @@ func Project(d *device.Description, p Profile, w *Work, j Geometry) (Projection,
 	}
 	h := math.Min(1, out.Occupancy/computeSaturationOccupancy)
 	var tc float64
-	for _, c := range [...]struct{ n, gps float64 }{{w.Flops, p.FP32GFLOPS}, {w.FP64Flops, p.FP64GFLOPS}, {w.IntOps, p.Int32GOPS}, {w.SFUOps, p.SFUGOPS}} {
+	// The probe measures no tensor core: FP64 tensor work runs at d's
+	// specified rate.
+	tensor := fp64TensorGFLOPS(d)
+	for _, c := range [...]struct{ n, gps float64 }{{w.Flops, p.FP32GFLOPS}, {w.FP64Flops, p.FP64GFLOPS}, {w.FP64TensorFlops, tensor}, {w.IntOps, p.Int32GOPS}, {w.SFUOps, p.SFUGOPS}} {
 		if c.n <= 0 {
 			continue
 		}

@@ -195,3 +195,46 @@ func TestProjectSharedCurve(t *testing.T) {
 		t.Errorf("shared %v ms over the curve, %v; want 1 ms", after.SharedMs, err)
 	}
 }
+
+// FP64 tensor-core work (a library's DGEMM) runs at the tensor cores'
+// rate where the GPU has them, twice the FP64 CUDA cores' on the H100
+// (66.9 against 33.5 TFLOP/s), and at the FP64 rate on a GPU without
+// them (the V100): in the projection and in the simulated GPU's
+// prediction alike, on a full-occupancy grid of one wave.
+func TestFP64TensorRate(t *testing.T) {
+	for _, c := range []struct {
+		id         string
+		tensor     float64 // GFLOP/s the tensor work runs at
+		tensorFast bool
+	}{{"h100_sxm", 66900, true}, {"v100_sxm2", 7800, false}} {
+		d, err := device.Lookup(c.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := geometry(d.SMs*4, 256) // one wave, occupancy 1 at 32 registers
+		const flops = 1e12
+		onTensor, err := Project(d, SpecProfile(d), &Work{FP64TensorFlops: flops, Registers: 32}, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := flops / (c.tensor * 1e9) * 1e3
+		if math.Abs(onTensor.ComputeMs-want) > 1e-9*want {
+			t.Errorf("%s: projected %.6g ms of tensor work, want %.6g", c.id, onTensor.ComputeMs, want)
+		}
+		conds := Conditions{ClockMHz: d.MaxCoreClockMHz(), MemClockMHz: d.MemoryClockMHz, PowerLimitW: 1e6, Power: HopperPowerModel()}
+		pt, err := Predict(d, &Work{FP64TensorFlops: flops, Registers: 32}, g, conds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc, err := Predict(d, &Work{FP64Flops: flops, Registers: 32}, g, conds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(pt.ComputeMs-want) > 1e-9*want {
+			t.Errorf("%s: predicted %.6g ms of tensor work, want %.6g", c.id, pt.ComputeMs, want)
+		}
+		if r := pc.ComputeMs / pt.ComputeMs; c.tensorFast != (r > 1.5) {
+			t.Errorf("%s: the CUDA cores' FP64 takes %.3g× the tensor cores' time", c.id, r)
+		}
+	}
+}

@@ -24,16 +24,20 @@ type Work struct {
 	// of package probe): FP64 operations, 32-bit integer multiply-adds,
 	// special-function operations (__sinf, exp2, rsqrt), shared-memory
 	// bytes loaded (SharedConflict-way bank conflicts: 1 or 0 none).
-	FP64Flops      float64 `json:"fp64_flops,omitempty"`
-	IntOps         float64 `json:"int_ops,omitempty"`
-	SFUOps         float64 `json:"sfu_ops,omitempty"`
-	SharedBytes    float64 `json:"shared_bytes,omitempty"`
-	SharedConflict int     `json:"shared_conflict,omitempty"`
-	Registers      int     `json:"registers"`     // registers per thread
-	SharedMemory   int     `json:"shared_memory"` // static shared memory per thread block, bytes
-	Efficiency     float64 `json:"efficiency"`    // 0..1
-	Invalid        bool    `json:"invalid"`       // computes a wrong answer
-	CompileFails   bool    `json:"compile_fails"`
+	FP64Flops float64 `json:"fp64_flops,omitempty"`
+	// FP64TensorFlops are FP64 operations on the tensor cores (DMMA: what
+	// cuBLAS's DGEMM issues on sm_80 and later), run at the GPU's FP64
+	// tensor-core rate, or at its FP64 rate where it has none.
+	FP64TensorFlops float64 `json:"fp64_tensor_flops,omitempty"`
+	IntOps          float64 `json:"int_ops,omitempty"`
+	SFUOps          float64 `json:"sfu_ops,omitempty"`
+	SharedBytes     float64 `json:"shared_bytes,omitempty"`
+	SharedConflict  int     `json:"shared_conflict,omitempty"`
+	Registers       int     `json:"registers"`     // registers per thread
+	SharedMemory    int     `json:"shared_memory"` // static shared memory per thread block, bytes
+	Efficiency      float64 `json:"efficiency"`    // 0..1
+	Invalid         bool    `json:"invalid"`       // computes a wrong answer
+	CompileFails    bool    `json:"compile_fails"`
 	// CompileCrashes: the compiler's process dies on this configuration
 	// (a compile worker crashes; in-process it is a compile failure).
 	CompileCrashes bool `json:"compile_crashes,omitempty"`

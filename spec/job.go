@@ -367,9 +367,9 @@ func (s *Spec) grid(cfg []expr.Value, d int, block int64) (int64, error) {
 
 // simFields are Gtune.Simulation's expression fields in Simulation.bound
 // order: simNumbers numbers, then three flags.
-var simFields = [12]string{"Flops", "Bytes", "Registers", "SharedMemory", "Efficiency", "FP64Flops", "WriteBytes", "L2Bytes", "SharedBytes", "Invalid", "CompileFails", "CompileCrashes"}
+var simFields = [...]string{"Flops", "Bytes", "Registers", "SharedMemory", "Efficiency", "FP64Flops", "FP64TensorFlops", "WriteBytes", "L2Bytes", "SharedBytes", "Invalid", "CompileFails", "CompileCrashes"}
 
-const simNumbers = 9
+const simNumbers = 10
 
 func (s *Spec) work(cfg []expr.Value, sim *Simulation) (*backend.Work, error) {
 	names := simFields
@@ -408,10 +408,12 @@ func (s *Spec) work(cfg []expr.Value, sim *Simulation) (*backend.Work, error) {
 		case 5:
 			w.FP64Flops = f
 		case 6:
-			w.WriteBytes = f
+			w.FP64TensorFlops = f
 		case 7:
-			w.L2Bytes = f
+			w.WriteBytes = f
 		case 8:
+			w.L2Bytes = f
+		case 9:
 			w.SharedBytes = f
 		}
 	}

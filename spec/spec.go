@@ -151,12 +151,13 @@ type Simulation struct {
 	SharedMemory *expr.Expr // static shared memory per thread block, bytes (default 0)
 	Efficiency   *expr.Expr // 0..1 (default 1)
 	// FP64Flops are double-precision operations per launch (an FMA is 2),
-	// run at the GPU's FP64 rate; WriteBytes the part of Bytes that is
+	// run at the GPU's FP64 rate; FP64TensorFlops those on the tensor
+	// cores (DMMA), at their rate; WriteBytes the part of Bytes that is
 	// stored; L2Bytes the bytes through L2; SharedBytes the shared-memory
 	// bytes loaded (model.Work). Optional.
-	FP64Flops, WriteBytes, L2Bytes, SharedBytes *expr.Expr
-	Invalid                                     *expr.Expr // true: the configuration computes a wrong answer
-	CompileFails                                *expr.Expr // true: the configuration fails to compile
+	FP64Flops, FP64TensorFlops, WriteBytes, L2Bytes, SharedBytes *expr.Expr
+	Invalid                                                      *expr.Expr // true: the configuration computes a wrong answer
+	CompileFails                                                 *expr.Expr // true: the configuration fails to compile
 	// CompileCrashes: true when the compiler's process dies on the
 	// configuration.
 	CompileCrashes *expr.Expr
@@ -169,7 +170,7 @@ type Simulation struct {
 	// ColdStartC (°C, 0: none) starts a cold GPU (sim.Options.ColdStart).
 	ColdStartC float64
 
-	bound [12]*expr.Bound // in simFields order, nil when absent
+	bound [len(simFields)]*expr.Bound // in simFields order, nil when absent
 }
 
 // Spec is a loaded, validated kernel specification. Every expression in it
@@ -1316,9 +1317,9 @@ func (l *loader) gtune() error {
 		if sm.Noise == 0 {
 			sim.Noise = DefaultSimNoise
 		}
-		srcs := [12]string{sm.Flops, sm.Bytes, sm.Registers, sm.SharedMemory, sm.Efficiency, sm.FP64Flops, sm.WriteBytes, sm.L2Bytes, sm.SharedBytes, sm.Invalid, sm.CompileFails, sm.CompileCrashes}
+		srcs := [len(simFields)]string{sm.Flops, sm.Bytes, sm.Registers, sm.SharedMemory, sm.Efficiency, sm.FP64Flops, sm.FP64TensorFlops, sm.WriteBytes, sm.L2Bytes, sm.SharedBytes, sm.Invalid, sm.CompileFails, sm.CompileCrashes}
 		fields := simFields
-		dst := [12]**expr.Expr{&sim.Flops, &sim.Bytes, &sim.Registers, &sim.SharedMemory, &sim.Efficiency, &sim.FP64Flops, &sim.WriteBytes, &sim.L2Bytes, &sim.SharedBytes, &sim.Invalid, &sim.CompileFails, &sim.CompileCrashes}
+		dst := [len(simFields)]**expr.Expr{&sim.Flops, &sim.Bytes, &sim.Registers, &sim.SharedMemory, &sim.Efficiency, &sim.FP64Flops, &sim.FP64TensorFlops, &sim.WriteBytes, &sim.L2Bytes, &sim.SharedBytes, &sim.Invalid, &sim.CompileFails, &sim.CompileCrashes}
 		for i, src := range srcs {
 			field := "Gtune.Simulation." + fields[i]
 			if strings.TrimSpace(src) == "" {

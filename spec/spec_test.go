@@ -598,7 +598,7 @@ func TestSimulationFP64AndTraffic(t *testing.T) {
 	p := writeSpec(t, func(m map[string]any) {
 		sim := obj(m, "Gtune", "Simulation").(map[string]any)
 		sim["FP64Flops"], sim["WriteBytes"], sim["L2Bytes"] = "2*ProblemSize[0]", "4*ProblemSize[0]", "24*ProblemSize[0]"
-		sim["SharedBytes"] = "32*ProblemSize[0]"
+		sim["SharedBytes"], sim["FP64TensorFlops"] = "32*ProblemSize[0]", "3*ProblemSize[0]"
 	})
 	s, err := Load(p)
 	if err != nil {
@@ -612,7 +612,7 @@ func TestSimulationFP64AndTraffic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := j.Work; w.FP64Flops != 2e6 || w.WriteBytes != 4e6 || w.L2Bytes != 24e6 || w.Bytes != 12e6 || w.SharedBytes != 32e6 {
+	if w := j.Work; w.FP64Flops != 2e6 || w.FP64TensorFlops != 3e6 || w.WriteBytes != 4e6 || w.L2Bytes != 24e6 || w.Bytes != 12e6 || w.SharedBytes != 32e6 {
 		t.Errorf("work %+v", w)
 	}
 	p = writeSpec(t, func(m map[string]any) {

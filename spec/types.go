@@ -226,12 +226,17 @@ type RawSimulation struct {
 	// stored; L2Bytes: bytes loaded and stored through L2 per launch;
 	// SharedBytes: shared-memory bytes loaded per launch (the power
 	// model's on-chip term, a third bound on time).
-	FP64Flops    string `json:"FP64Flops,omitempty" yaml:"FP64Flops,omitempty"`
-	WriteBytes   string `json:"WriteBytes,omitempty" yaml:"WriteBytes,omitempty"`
-	L2Bytes      string `json:"L2Bytes,omitempty" yaml:"L2Bytes,omitempty"`
-	SharedBytes  string `json:"SharedBytes,omitempty" yaml:"SharedBytes,omitempty"`
-	Invalid      string `json:"Invalid,omitempty" yaml:"Invalid,omitempty"`           // true: the configuration computes a wrong answer
-	CompileFails string `json:"CompileFails,omitempty" yaml:"CompileFails,omitempty"` // true: the configuration fails to compile
+	FP64Flops string `json:"FP64Flops,omitempty" yaml:"FP64Flops,omitempty"`
+	// FP64TensorFlops: double-precision operations per launch on the
+	// tensor cores (DMMA, a library's DGEMM), run at the GPU's FP64
+	// tensor-core rate (device.Description.PeakFP64TensorGFLOPS), at its
+	// FP64 rate where it has none.
+	FP64TensorFlops string `json:"FP64TensorFlops,omitempty" yaml:"FP64TensorFlops,omitempty"`
+	WriteBytes      string `json:"WriteBytes,omitempty" yaml:"WriteBytes,omitempty"`
+	L2Bytes         string `json:"L2Bytes,omitempty" yaml:"L2Bytes,omitempty"`
+	SharedBytes     string `json:"SharedBytes,omitempty" yaml:"SharedBytes,omitempty"`
+	Invalid         string `json:"Invalid,omitempty" yaml:"Invalid,omitempty"`           // true: the configuration computes a wrong answer
+	CompileFails    string `json:"CompileFails,omitempty" yaml:"CompileFails,omitempty"` // true: the configuration fails to compile
 	// CompileCrashes: true when the compiler's process dies on the
 	// configuration (tests a compile pool's crash handling).
 	CompileCrashes string  `json:"CompileCrashes,omitempty" yaml:"CompileCrashes,omitempty"`

@@ -434,9 +434,21 @@ func TestTuneDeclaredSpaceOfTheGPU(t *testing.T) {
 func TestTuneLibraryRoutine(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "d.db")
 	code, out, errs := gtune(t, "tune", filepath.Join("..", "..", "examples", "dgemm", "cublas.json"), "--backend", "sim", "--db", db, "--json", "--no-progress")
-	var sum struct{ Space, Evaluated, Invalid int }
+	var sum struct {
+		Space, Evaluated, Invalid int
+		Best                      struct {
+			Key        string
+			Objectives map[string]float64
+		}
+	}
 	if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || sum.Space != 2 || sum.Evaluated != 2 || sum.Invalid != 0 {
 		t.Fatalf("exit %d, %+v: %s", code, sum, errs)
+	}
+	// The routine runs on the simulated H100's FP64 tensor cores, above
+	// the 33.5 TFLOP/s of its FP64 CUDA cores, the default mode fastest
+	// (the H100 measured 53.3 and 45.3 TFLOP/s; the spec's efficiencies).
+	if g := sum.Best.Objectives["GFLOP/s"]; sum.Best.Key != "default" || g < 45000 || g > 58000 {
+		t.Errorf("best %s at %.0f GFLOP/s; want the default mode near the H100's 53,260", sum.Best.Key, g)
 	}
 	code, _, errs = gtune(t, "tune", filepath.Join("..", "..", "examples", "dgemm", "spec.json"), "--backend", "sim", "--strategy", "random_sample",
 		"--max-evals", "5", "--energy", "--db", db, "--no-progress")
