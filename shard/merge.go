@@ -3,6 +3,7 @@ package shard
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"sort"
 	"time"
@@ -175,6 +176,15 @@ func mergeGroup(out *store.DB, g []source, version string) (Merged, error) {
 	settings := map[string]any{"merged_from": provenance, "gpus": gpus, "duplicates": m.Duplicates}
 	for _, k := range []string{"seed", "energy", "iterations", "objective_direction", "objectives", "kernels", "orders", store.SettingLibrary} {
 		if v, ok := first.Settings[k]; ok {
+			settings[k] = v
+		}
+	}
+	// How each configuration was measured holds for the merged run only
+	// where every source run measured alike (the report says "measured N
+	// times" by the setting repeat).
+	for _, k := range []string{"repeat", "repeat_until", "repeat_aggregate", "thermal"} {
+		v, ok := first.Settings[k]
+		if ok && !slices.ContainsFunc(g, func(s source) bool { return !reflect.DeepEqual(s.run.Settings[k], v) }) {
 			settings[k] = v
 		}
 	}

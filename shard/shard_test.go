@@ -51,7 +51,7 @@ func TestMergeKeepsEverything(t *testing.T) {
 		defer db.Close()
 		r := &store.Run{SpecHash: "h", SpecPath: "s.json", Kernel: "k", Objective: "time", Strategy: "brute_force",
 			DeviceName: "NVIDIA H100", DeviceUUID: uuid, Driver: "580", Backend: "cuda", GtuneVersion: "t",
-			Settings: map[string]any{"shard": name, "gpus": []string{uuid, uuid + "2"}, store.SettingLibrary: "cublasDgemm"}}
+			Settings: map[string]any{"shard": name, "gpus": []string{uuid, uuid + "2"}, store.SettingLibrary: "cublasDgemm", "repeat": 5, "thermal": name}}
 		if err := db.BeginRun(r); err != nil {
 			t.Fatal(err)
 		}
@@ -84,11 +84,13 @@ func TestMergeKeepsEverything(t *testing.T) {
 	if err != nil || len(ms) != 1 || ms[0].Duplicates != 1 || ms[0].Evaluations != 1 {
 		t.Fatalf("Merge = %+v, %v", ms, err)
 	}
-	// The merged run's GPUs are every GPU of both runs over two GPUs, and
-	// it stays a library routine's run (the report's reference points).
+	// The merged run's GPUs are every GPU of both runs over two GPUs, it
+	// stays a library routine's run (the report's reference points), and
+	// it keeps how its configurations were measured where both runs
+	// agree (repeat), not where they differ (thermal).
 	runs, err := out.Runs()
 	if err != nil || len(runs) != 1 || fmt.Sprint(runs[0].Settings["gpus"]) != "[GPU-a GPU-a2 GPU-b GPU-b2]" ||
-		runs[0].Settings[store.SettingLibrary] != "cublasDgemm" {
+		runs[0].Settings[store.SettingLibrary] != "cublasDgemm" || runs[0].Settings["repeat"] != 5.0 || runs[0].Settings["thermal"] != nil {
 		t.Fatalf("merged run %+v, %v", runs, err)
 	}
 	evs, err := out.Evaluations(ms[0].RunID)
