@@ -75,6 +75,20 @@ func readPowerData(t *testing.T, file, id string) (hopperData, *device.Descripti
 	return h, d
 }
 
+// eachReading logs every probe reading of h against m's power on d and
+// passes it on with its probe's index and its relative residual.
+func eachReading(t *testing.T, d *device.Description, m PowerModel, h hopperData, each func(probe int, r PowerReading, res float64)) {
+	t.Helper()
+	for i, p := range h.Probes {
+		for _, r := range p.Readings {
+			w, _ := m.BoardPower(d, r.SMClockMHz, r.MemClockMHz, r.Activity)
+			res := w/r.PowerW - 1
+			t.Logf("%.12s %-20s measured %6.1f W, model %6.1f W (%+.1f %%)", p.GPU, r.Name, r.PowerW, w, 100*res)
+			each(i, r, res)
+		}
+	}
+}
+
 // curveOnly is m's voltage curve and temperatures with no coefficients:
 // the prior the calibrations are fitted from, so that the ridge pulls
 // towards nothing in particular.
@@ -110,19 +124,13 @@ func TestHopperPowerModelIsTheProbesFit(t *testing.T) {
 	if fit.RMS > 0.01 || len(fit.Residuals) != 8 {
 		t.Errorf("RMS %.4f over %d readings", fit.RMS, len(fit.Residuals))
 	}
-	m := HopperPowerModel()
 	worst := 0.0
-	for i, p := range h.Probes {
-		for _, r := range p.Readings {
-			w, _ := m.BoardPower(d, r.SMClockMHz, r.MemClockMHz, r.Activity)
-			res := w/r.PowerW - 1
-			t.Logf("%.12s %-20s measured %6.1f W, model %6.1f W (%+.1f %%)", p.GPU, r.Name, r.PowerW, w, 100*res)
-			worst = math.Max(worst, math.Abs(res))
-			if i == 0 && r.Check && math.Abs(res) > 0.04 {
-				t.Errorf("held-out %s: %+.1f %%", r.Name, 100*res)
-			}
+	eachReading(t, d, HopperPowerModel(), h, func(i int, r PowerReading, res float64) {
+		worst = math.Max(worst, math.Abs(res))
+		if i == 0 && r.Check && math.Abs(res) > 0.04 {
+			t.Errorf("held-out %s: %+.1f %%", r.Name, 100*res)
 		}
-	}
+	})
 	if worst > 0.10 {
 		t.Errorf("a reading %.1f %% off", 100*worst)
 	}
@@ -187,15 +195,10 @@ func TestHopperPowerModelOnH200(t *testing.T) {
 	h, d := readPowerData(t, "testdata/h200_power.json", "h200")
 	m := HopperPowerModel()
 	n, worst := 0, 0.0
-	for _, p := range h.Probes {
-		for _, r := range p.Readings {
-			w, _ := m.BoardPower(d, r.SMClockMHz, r.MemClockMHz, r.Activity)
-			res := w/r.PowerW - 1
-			t.Logf("%.12s %-20s measured %6.1f W, model %6.1f W (%+.1f %%)", p.GPU, r.Name, r.PowerW, w, 100*res)
-			worst = math.Max(worst, math.Abs(res))
-			n++
-		}
-	}
+	eachReading(t, d, m, h, func(_ int, _ PowerReading, res float64) {
+		worst = math.Max(worst, math.Abs(res))
+		n++
+	})
 	if n != 32 || worst > 0.10 {
 		t.Errorf("%d readings, the worst %.1f %% off the model", n, 100*worst)
 	}
