@@ -34,11 +34,15 @@ type source struct {
 }
 
 // groupKey is what makes runs of different shards one run: the same
-// spec, GPU model and objective.
-type groupKey struct{ spec, device, objective string }
+// spec, GPU model and objective, and for a library routine's run
+// (store.SettingLibrary) the same GPU: such a run is the reference point
+// of the kernels measured on its GPU (report), so the routine measured
+// on four GPUs stays four runs.
+type groupKey struct{ spec, device, objective, gpu string }
 
 // Merge copies the runs of the shard databases at paths into out, one
-// run per spec, GPU model and objective (the shards' GPUs may differ: each
+// run per spec, GPU model and objective, a library routine's per GPU
+// (groupKey; the shards' GPUs may differ: each
 // evaluation keeps the UUID of the GPU that measured it, as a run over
 // several GPUs does), with every evaluation's observations, launches,
 // PTX and repeats. A configuration evaluated by several runs is kept once: a valid
@@ -75,7 +79,10 @@ func Merge(out *store.DB, paths []string, version string, log io.Writer) ([]Merg
 	var order []groupKey
 	groups := map[groupKey][]source{}
 	for _, s := range srcs {
-		k := groupKey{s.run.SpecHash, s.run.DeviceName, s.run.Objective}
+		k := groupKey{s.run.SpecHash, s.run.DeviceName, s.run.Objective, ""}
+		if s.run.Settings[store.SettingLibrary] != nil {
+			k.gpu = s.run.DeviceUUID
+		}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}

@@ -43,34 +43,8 @@ func TestParseAndIndexes(t *testing.T) {
 func TestMergeKeepsEverything(t *testing.T) {
 	dir := t.TempDir()
 	mk := func(name, uuid, status string, at time.Time) string {
-		p := filepath.Join(dir, name)
-		db, err := store.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		r := &store.Run{SpecHash: "h", SpecPath: "s.json", Kernel: "k", Objective: "time", Strategy: "brute_force",
-			DeviceName: "NVIDIA H100", DeviceUUID: uuid, Driver: "580", Backend: "cuda", GtuneVersion: "t",
-			Settings: map[string]any{"shard": name, "gpus": []string{uuid, uuid + "2"}, store.SettingLibrary: "cublasDgemm", "repeat": 5, "thermal": name}}
-		if err := db.BeginRun(r); err != nil {
-			t.Fatal(err)
-		}
-		e := &store.Evaluation{RunID: r.ID, Key: "1,1", Status: status, StartedAt: at, FinishedAt: at,
-			PTX: []store.KernelPTX{{Kernel: "k", PTX: []byte(".version 8.8 // " + name)}}}
-		if status == "valid" {
-			v := 2.0
-			e.Objective, e.Observations = &v, map[string]float64{"time": 2}
-			e.Typed = measure.Observations{{Name: "time", Unit: "ms", Value: 2, Method: "events", Launch: -1}}
-		} else {
-			e.Reason = "launch failed"
-		}
-		if err := db.Add(e); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.EndRun(r.ID, store.RunDone); err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return shardDB(t, filepath.Join(dir, name), uuid, status, at,
+			map[string]any{"shard": name, "gpus": []string{uuid, uuid + "2"}, "repeat": 5, "thermal": name})
 	}
 	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	a := mk("a.db", "GPU-a", "valid", t0)
@@ -84,13 +58,12 @@ func TestMergeKeepsEverything(t *testing.T) {
 	if err != nil || len(ms) != 1 || ms[0].Duplicates != 1 || ms[0].Evaluations != 1 {
 		t.Fatalf("Merge = %+v, %v", ms, err)
 	}
-	// The merged run's GPUs are every GPU of both runs over two GPUs, it
-	// stays a library routine's run (the report's reference points), and
+	// The merged run's GPUs are every GPU of both runs over two GPUs, and
 	// it keeps how its configurations were measured where both runs
 	// agree (repeat), not where they differ (thermal).
 	runs, err := out.Runs()
 	if err != nil || len(runs) != 1 || fmt.Sprint(runs[0].Settings["gpus"]) != "[GPU-a GPU-a2 GPU-b GPU-b2]" ||
-		runs[0].Settings[store.SettingLibrary] != "cublasDgemm" || runs[0].Settings["repeat"] != 5.0 || runs[0].Settings["thermal"] != nil {
+		runs[0].Settings["repeat"] != 5.0 || runs[0].Settings["thermal"] != nil {
 		t.Fatalf("merged run %+v, %v", runs, err)
 	}
 	evs, err := out.Evaluations(ms[0].RunID)
@@ -104,6 +77,72 @@ func TestMergeKeepsEverything(t *testing.T) {
 	ptx, err := out.EvaluationPTX(evs[0].ID)
 	if err != nil || len(ptx) != 1 || !bytes.Equal(ptx[0].PTX, []byte(".version 8.8 // a.db")) {
 		t.Errorf("PTX %v, %v", ptx, err)
+	}
+}
+
+// shardDB writes a results database at p holding one done run on GPU
+// uuid with settings, of one configuration "1,1" evaluated at at with
+// status (valid: 2 ms, with its PTX).
+func shardDB(t *testing.T, p, uuid, status string, at time.Time, settings map[string]any) string {
+	t.Helper()
+	db, err := store.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r := &store.Run{SpecHash: "h", SpecPath: "s.json", Kernel: "k", Objective: "time", Strategy: "brute_force",
+		DeviceName: "NVIDIA H100", DeviceUUID: uuid, Driver: "580", Backend: "cuda", GtuneVersion: "t", Settings: settings}
+	if err := db.BeginRun(r); err != nil {
+		t.Fatal(err)
+	}
+	e := &store.Evaluation{RunID: r.ID, Key: "1,1", Status: status, StartedAt: at, FinishedAt: at,
+		PTX: []store.KernelPTX{{Kernel: "k", PTX: []byte(".version 8.8 // " + filepath.Base(p))}}}
+	if status == "valid" {
+		v := 2.0
+		e.Objective, e.Observations = &v, map[string]float64{"time": 2}
+		e.Typed = measure.Observations{{Name: "time", Unit: "ms", Value: 2, Method: "events", Launch: -1}}
+	} else {
+		e.Reason = "launch failed"
+	}
+	if err := db.Add(e); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.EndRun(r.ID, store.RunDone); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A library routine's runs merge per GPU, each the reference point of
+// its GPU's kernels: cuBLAS measured twice on GPU-a (two shard
+// databases) and once on GPU-b makes two runs, not one.
+func TestMergeKeepsLibraryRunsPerGPU(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	lib := func() map[string]any { return map[string]any{store.SettingLibrary: "cublasDgemm"} }
+	paths := []string{
+		shardDB(t, filepath.Join(dir, "a1.db"), "GPU-a", "valid", t0, lib()),
+		shardDB(t, filepath.Join(dir, "b.db"), "GPU-b", "valid", t0, lib()),
+		shardDB(t, filepath.Join(dir, "a2.db"), "GPU-a", "valid", t0.Add(time.Minute), lib()),
+	}
+	out, err := store.Open(filepath.Join(dir, "out.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	ms, err := Merge(out, paths, "t", io.Discard)
+	if err != nil || len(ms) != 2 || ms[0].Sources != 2 || ms[0].Duplicates != 1 || ms[1].Sources != 1 {
+		t.Fatalf("Merge = %+v, %v", ms, err)
+	}
+	runs, err := out.Runs()
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs %+v, %v", runs, err)
+	}
+	for _, r := range runs {
+		want := map[int64]string{ms[0].RunID: "GPU-a", ms[1].RunID: "GPU-b"}[r.ID]
+		if r.DeviceUUID != want || r.Settings[store.SettingLibrary] != "cublasDgemm" {
+			t.Errorf("run %d on %s (%v), want %s", r.ID, r.DeviceUUID, r.Settings[store.SettingLibrary], want)
+		}
 	}
 }
 
