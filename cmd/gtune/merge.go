@@ -17,7 +17,8 @@ func newMergeCmd() *cobra.Command {
 		Short: "Merge the results databases of shards (tune --shard, slurm submit --shards) into one run per kernel and GPU model",
 		Long: `merge copies the runs of the shard databases into OUT.db (created if needed): the runs that tuned the same
 spec on the same GPU model for the same objective become one run, with every evaluation's observations,
-launches and PTX, as if one run had tuned the whole space. Each evaluation keeps the UUID of the GPU that
+launches and PTX, as if one run had tuned the whole space (a library routine's runs, the reference points
+of the kernels measured on their GPU, stay one run a GPU). Each evaluation keeps the UUID of the GPU that
 measured it; a configuration evaluated by several shards is kept once (a valid evaluation first, then the
 newest); the merged run's settings list where each part came from (file, run, host, GPU, shard). A run still
 marked running (a shard that died) is merged and makes the merged run interrupted.`,
