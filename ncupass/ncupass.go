@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gtune/gtune/backend/cuda"
@@ -34,6 +35,13 @@ type Options struct {
 	Ncu     string // the Nsight Compute command
 	Device  int    // GPU index
 	Version string
+	// Devices are the GPUs Observe spreads its batches over, one worker
+	// under ncu on each at a time (default: Device alone).
+	Devices []int
+	// Model, where set, is the GPU model the metrics are for (a stored
+	// run's device name): a worker on a GPU of another model is refused,
+	// as its counters would not be the run's.
+	Model string
 }
 
 // DefaultMetrics are what a pass collects unless told (gtune tune
@@ -71,7 +79,8 @@ const TimeoutFactor = 20
 // with Nsight Compute in a separate pass after the timed launches
 // (read-only: --clock-control none): batches of up to Batch
 // configurations, each measured once more by a CUDA worker started under
-// ncu (see profileKeys), and the metrics of each configuration's timed
+// ncu (see profileKeys), the configurations dealt out over o.Devices (a
+// worker on each GPU at a time), and the metrics of each configuration's timed
 // launch stored as observations of its evaluation (method "ncu", ncu's
 // base units). A batch that fails, or whose profiled launches do not line
 // up with its configurations, is split in halves and each profiled again,
@@ -101,31 +110,44 @@ func Observe(ctx context.Context, stderr io.Writer, s *spec.Spec, sp *space.Spac
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	devices := o.Devices
+	if len(devices) == 0 {
+		devices = []int{o.Device}
+	}
+	var mu sync.Mutex // done, failed and stderr, shared by the GPUs' loops
 	start, done, failed := time.Now(), 0, 0
-	processes, err := inBatches(valid, Batch, func(batch []*store.Evaluation, call int) error {
-		keys := make([]string, len(batch))
-		for k, e := range batch {
-			keys[k] = e.Key
-		}
-		obs, err := profileKeys(ctx, s, sp, keys, metrics, o, filepath.Join(tmp, fmt.Sprintf("p%d", call)))
-		if err != nil {
-			return err
-		}
-		for k, e := range batch {
-			if err := db.AddObservations(e.ID, obs[k]); err != nil {
+	processes, err := onGPUs(valid, devices, func(part []*store.Evaluation, d int) (int, error) {
+		od := o
+		od.Device = d
+		return inBatches(part, Batch, func(batch []*store.Evaluation, call int) error {
+			keys := make([]string, len(batch))
+			for k, e := range batch {
+				keys[k] = e.Key
+			}
+			obs, err := profileKeys(ctx, s, sp, keys, metrics, od, filepath.Join(tmp, fmt.Sprintf("g%d-p%d", d, call)))
+			if err != nil {
 				return err
 			}
-		}
-		done += len(batch)
-		return nil
-	}, func(batch []*store.Evaluation, err error) {
-		if len(batch) == 1 {
-			failed++
-			fmt.Fprintf(stderr, "gtune: ncu: configuration %s: %v\n", batch[0].Key, err)
-			return
-		}
-		fmt.Fprintf(stderr, "gtune: ncu: a batch of %d configurations: %v; profiling its halves apart\n", len(batch), err)
-	}, ctx.Err)
+			for k, e := range batch {
+				if err := db.AddObservations(e.ID, obs[k]); err != nil {
+					return err
+				}
+			}
+			mu.Lock()
+			done += len(batch)
+			mu.Unlock()
+			return nil
+		}, func(batch []*store.Evaluation, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if len(batch) == 1 {
+				failed++
+				fmt.Fprintf(stderr, "gtune: ncu: configuration %s: %v\n", batch[0].Key, err)
+				return
+			}
+			fmt.Fprintf(stderr, "gtune: ncu: a batch of %d configurations: %v; profiling its halves apart\n", len(batch), err)
+		}, ctx.Err)
+	})
 	if err != nil {
 		return err
 	}
@@ -135,12 +157,43 @@ func Observe(ctx context.Context, stderr io.Writer, s *spec.Spec, sp *space.Spac
 		"ncu_seconds": wall.Seconds(), "ncu_processes": processes}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "gtune: ncu: %d configurations profiled (%d failed) in %.1f s, %.2f s per configuration, %d process(es) under ncu; metrics stored as observations of run %d\n",
-		done, failed, wall.Seconds(), wall.Seconds()/float64(len(valid)), processes, runID)
+	fmt.Fprintf(stderr, "gtune: ncu: %d configurations profiled (%d failed) in %.1f s on %d GPU(s), %.2f s per configuration, %d process(es) under ncu; metrics stored as observations of run %d\n",
+		done, failed, wall.Seconds(), len(devices), wall.Seconds()/float64(len(valid)), processes, runID)
 	if done == 0 {
 		return errors.New("ncu profiled no configuration (its messages are above)")
 	}
 	return nil
+}
+
+// onGPUs deals items out over devices in turn (item i to devices[i mod
+// n], so that each GPU gets a like share of the space), calls each on its
+// part and device concurrently (a GPU with no part is not called), and
+// returns the sum of their counts and their errors joined, once all have
+// returned.
+func onGPUs[T any](items []T, devices []int, each func(part []T, device int) (int, error)) (int, error) {
+	parts := make([][]T, len(devices))
+	for i, it := range items {
+		parts[i%len(devices)] = append(parts[i%len(devices)], it)
+	}
+	counts := make([]int, len(devices))
+	errs := make([]error, len(devices))
+	var wg sync.WaitGroup
+	for k, d := range devices {
+		if len(parts[k]) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			counts[k], errs[k] = each(parts[k], d)
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for _, c := range counts {
+		total += c
+	}
+	return total, errors.Join(errs...)
 }
 
 // inBatches calls try on consecutive batches of at most size items, in
@@ -298,6 +351,10 @@ func MeasureUnder(ctx context.Context, o Options, ncuArgs []string, dir string, 
 	be, err := cuda.Open(ctx, o.Device, cuda.Options{Wrapper: wrapper, Stderr: io.Discard})
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting the worker under ncu: %w", err)
+	}
+	if name := be.Device().Name; o.Model != "" && name != o.Model {
+		be.Close()
+		return nil, nil, fmt.Errorf("GPU %d is an %s; the run measured on an %s, whose counters these would not be", o.Device, name, o.Model)
 	}
 	db, err := store.Open(filepath.Join(dir, "ncu.db"))
 	if err != nil {

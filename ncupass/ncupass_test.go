@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gtune/gtune/profile"
 	"github.com/gtune/gtune/space"
@@ -104,5 +106,63 @@ func TestInBatches(t *testing.T) {
 	})
 	if !errors.Is(err, stopped) || calls != 2 || len(failed) != 0 {
 		t.Errorf("stopped: %v after %d calls, failed %v", err, calls, failed)
+	}
+}
+
+// --observe: ncu with the default metrics or a list; anything else and
+// an empty metric are refused.
+func TestParseObserve(t *testing.T) {
+	if ms, err := ParseObserve("ncu"); err != nil || !slices.Equal(ms, DefaultMetrics) {
+		t.Errorf("ncu: %v %v", ms, err)
+	}
+	if ms, err := ParseObserve("ncu:dram__bytes_read.sum,sm__cycles_elapsed.avg"); err != nil || !slices.Equal(ms, []string{"dram__bytes_read.sum", "sm__cycles_elapsed.avg"}) {
+		t.Errorf("ncu:list: %v %v", ms, err)
+	}
+	if ms, err := ParseObserve(""); err != nil || ms != nil {
+		t.Errorf("none: %v %v", ms, err)
+	}
+	for _, bad := range []string{"nsys", "ncu:", "ncu:a,,b", "ncu:a b"} {
+		if _, err := ParseObserve(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// onGPUs deals the configurations out over the GPUs in turn and runs the
+// GPUs' parts at once (each waits here until all three have started),
+// summing their worker counts and joining their errors.
+func TestOnGPUs(t *testing.T) {
+	items := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	var mu sync.Mutex
+	got := map[int][]int{}
+	var started sync.WaitGroup
+	started.Add(3)
+	n, err := onGPUs(items, []int{3, 5, 7}, func(part []int, d int) (int, error) {
+		started.Done()
+		ok := make(chan struct{})
+		go func() { started.Wait(); close(ok) }()
+		select {
+		case <-ok:
+		case <-time.After(10 * time.Second):
+			return 0, fmt.Errorf("GPU %d: the others never started", d)
+		}
+		mu.Lock()
+		got[d] = part
+		mu.Unlock()
+		if d == 7 {
+			return 1, errors.New("GPU 7 failed")
+		}
+		return len(part), nil
+	})
+	if n != 4+3+1 || err == nil || err.Error() != "GPU 7 failed" {
+		t.Errorf("onGPUs = %d, %v", n, err)
+	}
+	if !slices.Equal(got[3], []int{0, 3, 6, 9}) || !slices.Equal(got[5], []int{1, 4, 7}) || !slices.Equal(got[7], []int{2, 5, 8}) {
+		t.Errorf("parts %v", got)
+	}
+	// More GPUs than configurations: the idle ones are not called.
+	calls := 0
+	if n, err := onGPUs([]int{1}, []int{0, 1}, func(part []int, d int) (int, error) { calls++; return d, nil }); n != 0 || err != nil || calls != 1 {
+		t.Errorf("one configuration on two GPUs: %d, %v, %d calls", n, err, calls)
 	}
 }

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -67,4 +69,39 @@ func Devices(w io.Writer, devs []backend.DeviceInfo, simIDs []string) {
 			d.MemClockMHz, d.PowerLimitW, d.MinPowerLimitW, d.MaxPowerLimitW, d.Backend)
 	}
 	tw.Flush()
+}
+
+// DeviceDatabaseJSON writes db as a JSON array: each description with
+// "profile", where its projection's figures come from (profiles[id]:
+// "measured DATE", else "specification"; see DeviceDatabase).
+func DeviceDatabaseJSON(w io.Writer, db []*device.Description, profiles map[string]string) error {
+	type entry struct {
+		*device.Description
+		Profile string `json:"profile"`
+	}
+	out := make([]entry, len(db))
+	for i, d := range db {
+		out[i] = entry{d, cmp.Or(profiles[d.ID], "specification")}
+	}
+	return writeIndentedJSON(w, out)
+}
+
+// DevicesJSON writes the GPUs a backend found as a JSON array of
+// DeviceRef, the device-database id set for the simulated ones (simIDs,
+// in the order of devs).
+func DevicesJSON(w io.Writer, devs []backend.DeviceInfo, simIDs []string) error {
+	refs := make([]DeviceRef, len(devs))
+	for i, d := range devs {
+		refs[i] = LocalRef(d)
+		if i < len(simIDs) {
+			refs[i].ID = simIDs[i]
+		}
+	}
+	return writeIndentedJSON(w, refs)
+}
+
+func writeIndentedJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/device"
 )
 
 // CUDADevices asks one CUDA worker per GPU of this host for its
@@ -27,4 +29,21 @@ func CUDADevices(ctx context.Context) ([]backend.DeviceInfo, error) {
 		b.Close()
 	}
 	return devs, nil
+}
+
+// SimulatedDevices are the GPUs the simulator can be (the CUDA GPUs of
+// the device database of compute capability 3.0 and above), each as the
+// simulated GPU of a run describes itself, with its device-database id
+// (what --sim-device takes), in the database's order.
+func SimulatedDevices() ([]backend.DeviceInfo, []string) {
+	var devs []backend.DeviceInfo
+	var ids []string
+	for _, d := range device.All() {
+		if !d.IsCUDA() || d.ComputeMajor < 3 {
+			continue // the simulator models CUDA GPUs of CC >= 3.0
+		}
+		devs = append(devs, sim.New(d, sim.Options{}).Device().Local)
+		ids = append(ids, d.ID)
+	}
+	return devs, ids
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"cmp"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -10,7 +8,6 @@ import (
 	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
 	"github.com/gtune/gtune/backend/registry"
-	"github.com/gtune/gtune/backend/sim"
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/store"
@@ -25,25 +22,14 @@ func newDevicesCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all {
-				db := device.All()
 				measured, err := store.MeasuredProfiles(dbPath)
 				if err != nil {
 					return err
 				}
 				if asJSON {
-					type entry struct {
-						*device.Description
-						Profile string `json:"profile"`
-					}
-					out := make([]entry, len(db))
-					for i, d := range db {
-						out[i] = entry{d, cmp.Or(measured[d.ID], "specification")}
-					}
-					enc := json.NewEncoder(cmd.OutOrStdout())
-					enc.SetIndent("", "  ")
-					return enc.Encode(out)
+					return report.DeviceDatabaseJSON(cmd.OutOrStdout(), device.All(), measured)
 				}
-				report.DeviceDatabase(cmd.OutOrStdout(), db, measured)
+				report.DeviceDatabase(cmd.OutOrStdout(), device.All(), measured)
 				return nil
 			}
 			var devs []backend.DeviceInfo
@@ -55,25 +41,10 @@ func newDevicesCmd() *cobra.Command {
 				}
 			} else {
 				fmt.Fprintln(cmd.ErrOrStderr(), "gtune: no CUDA driver here; listing the simulated GPUs: choose one with --sim-device ID, the simulated GPU of a run is always --device 0 (gtune tune --backend cuda says why there is no driver)")
-				for _, d := range device.All() {
-					if !d.IsCUDA() || d.ComputeMajor < 3 {
-						continue // the simulator models CUDA GPUs of CC >= 3.0
-					}
-					devs = append(devs, sim.New(d, sim.Options{}).Device().Local)
-					ids = append(ids, d.ID)
-				}
+				devs, ids = registry.SimulatedDevices()
 			}
 			if asJSON {
-				refs := make([]report.DeviceRef, len(devs))
-				for i, d := range devs {
-					refs[i] = report.LocalRef(d)
-					if i < len(ids) {
-						refs[i].ID = ids[i]
-					}
-				}
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(refs)
+				return report.DevicesJSON(cmd.OutOrStdout(), devs, ids)
 			}
 			report.Devices(cmd.OutOrStdout(), devs, ids)
 			return nil

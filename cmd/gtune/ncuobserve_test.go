@@ -2,31 +2,13 @@ package main
 
 import (
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/gtune/gtune/ncupass"
 )
 
-// --observe: ncu with the default metrics or a list; anything else, an
-// empty metric, the simulated GPU and a workload are refused before any
-// work (exit 2, nothing tuned).
+// --observe: another observer, the simulated GPU and a workload are
+// refused before any work (exit 2, nothing tuned).
 func TestObserveNcuFlag(t *testing.T) {
-	if ms, err := parseObserve("ncu"); err != nil || !slices.Equal(ms, ncupass.DefaultMetrics) {
-		t.Errorf("ncu: %v %v", ms, err)
-	}
-	if ms, err := parseObserve("ncu:dram__bytes_read.sum,sm__cycles_elapsed.avg"); err != nil || !slices.Equal(ms, []string{"dram__bytes_read.sum", "sm__cycles_elapsed.avg"}) {
-		t.Errorf("ncu:list: %v %v", ms, err)
-	}
-	if ms, err := parseObserve(""); err != nil || ms != nil {
-		t.Errorf("none: %v %v", ms, err)
-	}
-	for _, bad := range []string{"nsys", "ncu:", "ncu:a,,b", "ncu:a b"} {
-		if _, err := parseObserve(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
 	spec := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
 	db := filepath.Join(t.TempDir(), "o.db")
 	for _, c := range []struct {
@@ -40,6 +22,33 @@ func TestObserveNcuFlag(t *testing.T) {
 		code, _, errs := gtune(t, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, %s", c.args[2:], code, errs)
+		}
+	}
+}
+
+// gtune observe refuses, before starting ncu, a run the database does
+// not hold, a run tuned from another spec and a run measured on the
+// simulated GPU (exit 2 each, nothing written).
+func TestObserveStoredRun(t *testing.T) {
+	va := filepath.Join("..", "..", "examples", "vector_add", "spec.json")
+	mm := filepath.Join("..", "..", "examples", "matmul", "spec.json")
+	db := filepath.Join(t.TempDir(), "o.db")
+	if code, _, errs := gtune(t, "tune", va, "--backend", "sim", "--max-evals", "3", "--db", db, "--no-progress"); code != 0 {
+		t.Fatalf("tune: exit %d: %s", code, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"observe", va, "7", "--db", db}, "holds no run 7"},
+		{[]string{"observe", va, "one", "--db", db}, `RUN "one": want a run number`},
+		{[]string{"observe", mm, "1", "--db", db}, "run 1 of " + db + " tuned " + va},
+		{[]string{"observe", va, "1", "--db", db}, "measured on the sim backend"},
+		{[]string{"observe", va, "1", "--db", db, "--observe", "nsys"}, `--observe "nsys"`},
+	} {
+		code, _, errs := gtune(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %s", c.args[:3], code, errs)
 		}
 	}
 }

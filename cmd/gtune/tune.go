@@ -242,7 +242,13 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if err != nil || len(pre.observe) == 0 {
 		return err
 	}
-	return ncupass.Observe(ctx, cmd.ErrOrStderr(), s, sp, g.db, sum.RunID, pre.observe, ncupass.Options{Ncu: f.ncu, Device: f.device, Version: version})
+	o := ncupass.Options{Ncu: f.ncu, Device: f.device, Version: version}
+	if f.devices != "" { // the pass over every GPU of the run
+		if o.Devices, err = gpuIndexes(f); err != nil {
+			return err
+		}
+	}
+	return ncupass.Observe(ctx, cmd.ErrOrStderr(), s, sp, g.db, sum.RunID, pre.observe, o)
 }
 
 // tuneChecks is what checkTune found before any GPU work: the
@@ -310,7 +316,7 @@ func checkTune(ctx context.Context, cmd *cobra.Command, s *spec.Spec, f *tuneFla
 // checkObserve reads --observe: Nsight Compute profiles a real GPU at
 // its clocks as found, so not a modelled one, nor GPU settings tuned.
 func checkObserve(s *spec.Spec, f tuneFlags) ([]string, error) {
-	observe, err := parseObserve(f.observe)
+	observe, err := ncupass.ParseObserve(f.observe)
 	if err != nil || len(observe) == 0 {
 		return observe, err
 	}
