@@ -354,7 +354,7 @@ func MeasureUnder(ctx context.Context, o Options, ncuArgs []string, dir string, 
 	}
 	if name := be.Device().Name; o.Model != "" && name != o.Model {
 		be.Close()
-		return nil, nil, fmt.Errorf("GPU %d is an %s; the run measured on an %s, whose counters these would not be", o.Device, name, o.Model)
+		return nil, nil, fmt.Errorf("GPU %d is %s, not the run's model (%s): its counters would not be the run's", o.Device, name, o.Model)
 	}
 	db, err := store.Open(filepath.Join(dir, "ncu.db"))
 	if err != nil {
