@@ -202,6 +202,7 @@ func TestHopperPowerModelOnH200(t *testing.T) {
 	if n != 32 || worst > 0.10 {
 		t.Errorf("%d readings, the worst %.1f %% off the model", n, 100*worst)
 	}
+	runs := 0
 	for _, k := range h.Kernels {
 		for i, r := range k.Runs {
 			a := k.activity(d, i)
@@ -211,7 +212,11 @@ func TestHopperPowerModelOnH200(t *testing.T) {
 			if math.Abs(res) > 0.13 {
 				t.Errorf("%s on the H200: HopperPowerModel %.1f W against %.1f W measured (%+.1f %%)", k.Name, w, r.PowerW, 100*res)
 			}
+			runs++
 		}
+	}
+	if runs != 2 {
+		t.Errorf("%d kernel runs, want 2", runs)
 	}
 }
 

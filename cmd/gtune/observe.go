@@ -32,6 +32,9 @@ counters in one pass, on another host of the same GPU model if need be.`,
 			}
 			f.backend = "cuda"
 			devs, err := gpuIndexes(f)
+			if err == nil && len(devs) == 0 {
+				err = badInput("--devices %s: no GPU here", f.devices)
+			}
 			if err != nil {
 				return err
 			}
