@@ -4,7 +4,8 @@
 # REFINE_REPEAT repeats an order, a move only where the U test says the
 # repeats differ) against every launch order of each set measured with
 # energy, REPEAT times each, on every GPU of the host (--devices all; the
-# energies calibrated across the GPUs), into a database of its own, so
+# energies calibrated across the GPUs), in random order (a sweep cut by
+# LIMIT leaves a uniform sample of the orders), into a database of its own, so
 # that the refined order is ranked by measurements other than those that
 # chose it. Per set in $SETS, one call of the device tool each on a
 # four-GPU host (about 4 min of sweep a set). Prints, a set, the
@@ -26,8 +27,8 @@ for x in $SETS; do
 	"$G" schedule "$W/$x.yaml" --backend "$B" --profile model --objective energy --refine-repeat "${REFINE_REPEAT:-3}" \
 		--db "$R/first.db" --json > "$R/first.json" 2> "$R/first.err"
 	t1=$(date +%s)
-	timeout -s INT "${LIMIT:-330}" "$G" tune "$W/$x.yaml" --backend "$B" --devices "${DEVICES:-all}" --orders --strategy brute_force \
-		--repeat "${REPEAT:-3}" --energy --objective energy --db "$R/sweep.db" --no-progress > "$R/sweep.txt" 2>&1
+	timeout -s INT "${LIMIT:-420}" "$G" tune "$W/$x.yaml" --backend "$B" --devices "${DEVICES:-all}" --orders --strategy random_sample \
+		--max-evals 720 --seed 1 --repeat "${REPEAT:-3}" --energy --objective energy --db "$R/sweep.db" --no-progress > "$R/sweep.txt" 2>&1
 	t2=$(date +%s)
 	"$G" export 1 --db "$R/sweep.db" > "$R/sweep.json" 2>> "$R/sweep.txt"
 	echo "$x: schedule $((t1 - t0)) s, sweep $((t2 - t1)) s" > "$R/times.txt"
