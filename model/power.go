@@ -34,6 +34,11 @@ type PowerModel struct {
 	// MemoryWrite is what DRAM stores at full bandwidth draw beyond the
 	// same bytes loaded (H100: 0, stores draw what loads do).
 	MemoryWrite float64
+	// Tensor is the SMs' FP64 tensor cores (DMMA) at their peak rate, at
+	// the highest clock (H100: 1.73, fitted to cuBLAS DGEMM held at the
+	// 700 W limit; see HopperPowerModel); 0: tensor work draws what
+	// Compute's issue does.
+	Tensor float64
 	// MemoryClocked is the DRAM interface and chips' background power at
 	// the highest memory clock, proportional to the memory clock (H100: 0).
 	MemoryClocked  float64
@@ -84,6 +89,10 @@ type Activity struct {
 	Shared      float64 `json:"shared,omitempty"`
 	Memory      float64 `json:"memory"`
 	MemoryWrite float64 `json:"memory_write,omitempty"`
+	// Tensor is the part of Compute that is tensor-core work (DMMA), as
+	// a fraction of the tensor cores' peak (u_t <= u_c): charged at the
+	// model's Tensor coefficient where it has one.
+	Tensor float64 `json:"tensor,omitempty"`
 }
 
 // BoardPower is the steady-state board power (W) and die temperature
@@ -96,7 +105,11 @@ func (m PowerModel) BoardPower(d *device.Description, f, mem float64, a Activity
 	dyn := d.TDPW - d.IdlePowerW
 	fmax := float64(d.MaxCoreClockMHz())
 	mmax := float64(maxInt(d.MemoryClocksMHz, d.MemoryClockMHz))
-	sm := dyn * m.ClockScale(f, fmax) * (m.ClockedIdle + m.Busy*a.Busy + m.Compute*a.Compute + m.OnChip*a.Shared)
+	tensor := m.Tensor
+	if tensor == 0 { // no term of its own: issue like any other
+		tensor = m.Compute
+	}
+	sm := dyn * m.ClockScale(f, fmax) * (m.ClockedIdle + m.Busy*a.Busy + m.Compute*(a.Compute-a.Tensor) + tensor*a.Tensor + m.OnChip*a.Shared)
 	dram := dyn * (m.MemoryClocked*mem/mmax + m.Memory*a.Memory + m.MemoryWrite*a.MemoryWrite)
 	powerW = d.IdlePowerW + m.StaticGain(d)*(sm+dram)
 	return powerW, m.SteadyTempC(d, powerW)

@@ -38,11 +38,12 @@ const (
 // Board power (W), with D = TDP − IdlePowerW, memory clock m of the
 // highest mmax, and over the launch the utilisations
 // u_c = Flops / (t · PeakFP32 · f/fmax), u_m = Bytes / (t · Bandwidth),
-// u_s = SharedBytes / (t · shared peak · f/fmax), u_w = WriteBytes / (t · Bandwidth)
+// u_s = SharedBytes / (t · shared peak · f/fmax), u_w = WriteBytes / (t · Bandwidth),
+// u_t = FP64TensorFlops / (t · tensor peak · f/fmax) (part of u_c)
 // and the SM-busy fraction u_b = (KernelMs / LaunchMs) · (mean fraction
 // of SMs holding a block, over the waves):
 //
-//	P_dyn = D·s(f)·(ClockedIdle + Busy·u_b + Compute·u_c + OnChip·u_s)
+//	P_dyn = D·s(f)·(ClockedIdle + Busy·u_b + Compute·(u_c − u_t) + Tensor·u_t + OnChip·u_s)
 //	      + D·(MemoryClocked·m/mmax + Memory·u_m + MemoryWrite·u_w)
 //	P(f)  = IdlePowerW + g·P_dyn,   g = staticGain (leakage rising with temperature)
 //
@@ -87,6 +88,7 @@ type Prediction struct {
 	BusyUtil    float64 // u_b
 	SharedUtil  float64 // u_s
 	WriteUtil   float64 // u_w
+	TensorUtil  float64 // u_t, the part of u_c on the tensor cores
 	PowerW      float64 // mean board power while launching back to back
 	TempC       float64 // steady-state temperature at PowerW
 }
@@ -94,7 +96,7 @@ type Prediction struct {
 // Activity is the prediction's utilisations as the power model takes
 // them.
 func (p Prediction) Activity() Activity {
-	return Activity{Busy: p.BusyUtil, Compute: p.ComputeUtil, Shared: p.SharedUtil, Memory: p.MemoryUtil, MemoryWrite: p.WriteUtil}
+	return Activity{Busy: p.BusyUtil, Compute: p.ComputeUtil, Shared: p.SharedUtil, Memory: p.MemoryUtil, MemoryWrite: p.WriteUtil, Tensor: p.TensorUtil}
 }
 
 // LaunchError is a configuration the GPU refuses to launch: its reason as
@@ -190,6 +192,9 @@ func Predict(d *device.Description, w *Work, j Geometry, c Conditions) (Predicti
 		p.BusyUtil = p.KernelMs / p.LaunchMs * fill
 		if rates.shared > 0 {
 			p.SharedUtil = math.Min(1, w.SharedBytes/(t*rates.shared*ff/fmax))
+		}
+		if rates.fp64Tensor > 0 {
+			p.TensorUtil = math.Min(p.ComputeUtil, w.FP64TensorFlops/(t*rates.fp64Tensor*ff/fmax))
 		}
 		p.PowerW, p.TempC = c.Power.BoardPower(d, ff, float64(memClock), p.Activity())
 		p.SMClockMHz = f

@@ -32,7 +32,7 @@ func TestLibrarySpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(j.Defines) != 1 || j.Defines[0].Name != "cublas_math_mode" || j.Defines[0].Value != "pedantic" || j.Work == nil ||
-		j.Work.FP64TensorFlops != 2*4096*4096*4096 || j.Work.FP64Flops != 0 || j.Work.Efficiency != 0.68 {
+		j.Work.FP64TensorFlops != 2*4096*4096*4096 || j.Work.FP64Flops != 0 || j.Work.Efficiency != 0.75 {
 		t.Fatalf("job %+v", j)
 	}
 	ref, ok, _ := s.ReferenceConfig()

@@ -671,6 +671,7 @@ func (s *Sim) projected(p model.Prediction, w *backend.Work, j *backend.Job, c m
 		// inversely; the SMs' share of the launch is the kernel's.
 		r := old / p.LaunchMs
 		p.ComputeUtil, p.MemoryUtil, p.SharedUtil, p.WriteUtil = min(1, p.ComputeUtil*r), min(1, p.MemoryUtil*r), min(1, p.SharedUtil*r), min(1, p.WriteUtil*r)
+		p.TensorUtil = min(p.ComputeUtil, p.TensorUtil*r)
 		fill := model.SMFill(p.Blocks, s.dev.SMs*p.Occupancy.ActiveBlocksPerSM, s.dev.SMs)
 		p.BusyUtil = p.KernelMs / p.LaunchMs * fill
 	}
