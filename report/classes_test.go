@@ -41,7 +41,7 @@ func TestMetricClasses(t *testing.T) {
 		t.Errorf("ρ %v with performance, %v with efficiency; want -0.2571, -0.6957", c.RhoPerf, c.RhoEff)
 	}
 	var buf bytes.Buffer
-	writeMetricClasses(&buf, cs, "GFLOP/s", "GFLOP/s/W")
+	writeMetricClasses(&buf, cs, "GFLOP/s", "GFLOP/s/W", "")
 	want := "  dram__throughput.avg.pct_of_peak_sustained_elapsed  DRAM_read_throughput  5     3 of 6 (50 %)   3 of 3 (100 %)                      3 of 3 (100 %)                      -0.26           -0.70\n"
 	if lines := strings.SplitAfter(buf.String(), "\n"); len(lines) < 3 || lines[2] != want {
 		t.Errorf("printed:\n%s\nwant the row:\n%s", buf.String(), want)
@@ -50,5 +50,27 @@ func TestMetricClasses(t *testing.T) {
 	s, err := classesSection([]HTMLRun{{Run: &store.Run{ID: 1}, Evals: valid}})
 	if err != nil || len(s.Charts) != 3 || len(s.Tables) != 1 || len(s.Tables[0].Rows) != 1 {
 		t.Errorf("section: %d charts, %d tables, %v", len(s.Charts), len(s.Tables), err)
+	}
+	// Configurations that spill registers are set apart in a second
+	// table: without A and C (local memory), the DRAM row of B, D, E, F
+	// (mean 3.25; perf 2, 4, 5, 6 and efficiency 3, 4, 3, 5).
+	valid[0].Observations["local_memory"], valid[2].Observations["local_memory"] = 64, 128
+	free, spills := spillFree(valid)
+	if spills != 2 || len(free) != 5 {
+		t.Fatalf("spill-free: %d configurations, %d spill", len(free), spills)
+	}
+	fc := metricClasses(free, "GFLOP/s", "GFLOP/s/W")
+	if len(fc) != 1 || fc[0].Of != 4 || fc[0].Mean != 3.25 || fc[0].Above != 1 {
+		t.Fatalf("spill-free classes %+v", fc)
+	}
+	s, err = classesSection([]HTMLRun{{Run: &store.Run{ID: 1}, Evals: valid}})
+	if err != nil || len(s.Tables) != 2 || !strings.Contains(s.Tables[1].Caption, "of the 5 configurations that do not spill registers (2 do)") {
+		t.Errorf("section with spills: %d tables, %v", len(s.Tables), err)
+	}
+	// Without spills there is no second table.
+	delete(valid[0].Observations, "local_memory")
+	delete(valid[2].Observations, "local_memory")
+	if free, _ := spillFree(valid); free != nil {
+		t.Errorf("spill-free subset of a run without spills: %d", len(free))
 	}
 }

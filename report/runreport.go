@@ -86,7 +86,10 @@ func runReport(w io.Writer, run *store.Run, evals []*store.Evaluation, refs []HT
 		for _, ref := range references(HTMLRun{Run: run, Evals: evals, References: refs}, perf, eff) {
 			fmt.Fprintln(w, referenceLine(ref, h, perf, eff))
 		}
-		writeMetricClasses(w, metricClasses(valid, perf, eff), perf, eff)
+		writeMetricClasses(w, metricClasses(valid, perf, eff), perf, eff, "")
+		if free, spills := spillFree(valid); free != nil {
+			writeMetricClasses(w, metricClasses(free, perf, eff), perf, eff, spillFreeOf(free, spills))
+		}
 	}
 
 	maximize := run.Settings["objective_direction"] == "maximize"
