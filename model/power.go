@@ -35,7 +35,7 @@ type PowerModel struct {
 	// same bytes loaded (H100: 0, stores draw what loads do).
 	MemoryWrite float64
 	// Tensor is the SMs' FP64 tensor cores (DMMA) at their peak rate, at
-	// the highest clock (H100: 1.73, fitted to cuBLAS DGEMM held at the
+	// the highest clock (H100: 1.76, fitted to cuBLAS DGEMM held at the
 	// 700 W limit; see HopperPowerModel); 0: tensor work draws what
 	// Compute's issue does.
 	Tensor float64
