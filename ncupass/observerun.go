@@ -2,9 +2,7 @@ package ncupass
 
 import (
 	"context"
-	"errors"
 	"io"
-	"strconv"
 
 	"github.com/gtune/gtune/internal/badinput"
 	"github.com/gtune/gtune/spec"
@@ -20,17 +18,11 @@ import (
 // arg not a run of db, a run tuned from another spec than s (its hash),
 // a run on the simulated GPU; Observe's.
 func ObserveRun(ctx context.Context, stderr io.Writer, s *spec.Spec, db *store.DB, arg string, metrics []string, o Options) error {
-	id, err := strconv.ParseInt(arg, 10, 64)
-	if err != nil {
-		return badinput.New("RUN %q: want a run number (gtune runs lists them)", arg)
-	}
-	run, err := db.Run(id)
-	if errors.Is(err, store.ErrNotFound) {
-		return badinput.New("%s holds no run %d (gtune runs --db %s lists them)", db.Path(), id, db.Path())
-	}
+	run, err := db.RunArg(arg)
 	if err != nil {
 		return err
 	}
+	id := run.ID
 	if run.SpecHash != s.Hash {
 		return badinput.New("run %d of %s tuned %s (spec hash %.12s), not %s as it is now (%.12s): profile a run with the spec it was tuned from",
 			id, db.Path(), run.SpecPath, run.SpecHash, s.Path, s.Hash)

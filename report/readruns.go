@@ -1,7 +1,6 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -173,18 +172,11 @@ func OpenStoredRun(dbPath, arg string) (*store.DB, *store.Run, []*store.Evaluati
 // StoredRun reads run arg (its number) of db and its evaluations in the
 // order made. Errors: arg is not a number, or db holds no such run.
 func StoredRun(db *store.DB, arg string) (*store.Run, []*store.Evaluation, error) {
-	id, err := strconv.ParseInt(arg, 10, 64)
-	if err != nil {
-		return nil, nil, badinput.New("RUN %q: want a run number (gtune runs lists them)", arg)
-	}
-	run, err := db.Run(id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, badinput.New("%s holds no run %d (gtune runs --db %s lists them)", db.Path(), id, db.Path())
-	}
+	run, err := db.RunArg(arg)
 	if err != nil {
 		return nil, nil, err
 	}
-	evals, err := db.RunEvaluations(id)
+	evals, err := db.RunEvaluations(run.ID)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gtune/gtune/internal/badinput"
 )
 
 // Statuses of a run.
@@ -205,6 +208,21 @@ func (db *DB) Runs() ([]*Run, error) {
 		return nil, fmt.Errorf("store: reading runs from %s: %v", db.path, err)
 	}
 	return runs, nil
+}
+
+// RunArg returns the run a command line names (arg, its number).
+// Errors (bad input): arg is not a number, db holds no such run; a read
+// error.
+func (db *DB) RunArg(arg string) (*Run, error) {
+	id, err := strconv.ParseInt(arg, 10, 64)
+	if err != nil {
+		return nil, badinput.New("RUN %q: want a run number (gtune runs lists them)", arg)
+	}
+	run, err := db.Run(id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, badinput.New("%s holds no run %d (gtune runs --db %s lists them)", db.path, id, db.path)
+	}
+	return run, err
 }
 
 // Run returns run id, or an error wrapping ErrNotFound.
