@@ -5,16 +5,16 @@
 # seconds). On one GPU (run on the device machine from the repository
 # root; OUT is where results go): the sweep's most efficient
 # configuration (656 W) and then its fastest (807 W), in that order as
-# in a sweep, each measured with energy windows of WINDOW seconds
-# (default 5; three trials), the first after the steady warm-up, the
-# second right after it as the sweep measures; nvidia-smi samples power
+# in a sweep, each measured as the sweep measures (the default energy
+# trials, 0.3-0.5 s windows), the first after the steady warm-up, the
+# second right after it; nvidia-smi samples power
 # (instant and averaged), SM clock, temperature and the power-cap event
 # every 100 ms throughout. Read-only: nothing on the GPU is set.
 # Carried: .bin/gtune.
 set -u
 G=${GTUNE:-.bin/gtune}
 S=examples/dgemm/.limiter.json
-python3 - "${WINDOW:-5}" > "$S" <<'PY'
+python3 - > "$S" <<'PY'
 import json, sys
 s = json.load(open("examples/dgemm/spec.json"))
 # The two configurations: 16,16,64,128,32 with A/B thread shapes
@@ -34,7 +34,6 @@ ref = s["Gtune"].get("Reference", {}).get("Configuration")
 if ref is not None:
     ref.update(one)
     ref.update({k: v[0] for k, v in two.items()})
-s["Gtune"]["Measurement"]["EnergyWindowSeconds"] = float(sys.argv[1])
 json.dump(s, sys.stdout, indent=1)
 PY
 Q=timestamp,power.draw.instant,power.draw.average,clocks.sm,temperature.gpu,clocks_event_reasons.sw_power_cap
