@@ -19,7 +19,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gtune/gtune/backend"
 	"github.com/gtune/gtune/backend/cuda"
+	"github.com/gtune/gtune/compilecache"
 	"github.com/gtune/gtune/measure"
 	"github.com/gtune/gtune/objective"
 	"github.com/gtune/gtune/profile"
@@ -42,6 +44,12 @@ type Options struct {
 	// run's device name): a worker on a GPU of another model is refused,
 	// as its counters would not be the run's.
 	Model string
+	// CompileCache, where set, gives the workers under ncu the binaries
+	// a run compiled before (tune --compile-cache): a pass after a run
+	// loads each configuration's binary instead of compiling it again
+	// (NVRTC: a median 286 ms a BEAST DGEMM configuration on an H100
+	// host, BENCHMARKS.md), and keeps those it compiles for the next.
+	CompileCache *compilecache.Cache
 }
 
 // DefaultMetrics are what a pass collects unless told (gtune tune
@@ -362,14 +370,7 @@ func MeasureUnder(ctx context.Context, o Options, ncuArgs []string, dir string, 
 		return nil, nil, err
 	}
 	defer db.Close()
-	c.Backend, c.DB = be, db
-	c.Objective = objective.Objective{Name: objective.Time, Unit: "ms"}
-	c.MaxEvals = max(c.MaxEvals, 1)
-	// Proposal order (brute force: the space's), so that the profiled
-	// launches follow the configurations.
-	c.CompletionOrder = false
-	c.Strategy, c.RunKind, c.Fresh, c.GtuneVersion = "brute_force", "profile", true, o.Version
-	sum, err := tuner.Run(ctx, c)
+	sum, err := tuner.Run(ctx, underConfig(c, o, be, db))
 	be.Close() // ncu writes its report when the worker exits
 	if err != nil {
 		return nil, nil, err
@@ -388,6 +389,21 @@ func MeasureUnder(ctx context.Context, o Options, ncuArgs []string, dir string, 
 		return nil, nil, fmt.Errorf("ncu wrote no report: %w", err)
 	}
 	return log, evals, nil
+}
+
+// underConfig completes c for a measurement under ncu (MeasureUnder) on
+// be into the scratch database db: time, brute force in proposal order
+// (the space's, so that the profiled launches follow the
+// configurations), fresh, at least one evaluation, and o's compile cache
+// where c has none.
+func underConfig(c tuner.Config, o Options, be backend.Backend, db *store.DB) tuner.Config {
+	c.Backend, c.DB = be, db
+	c.Objective = objective.Objective{Name: objective.Time, Unit: "ms"}
+	c.MaxEvals = max(c.MaxEvals, 1)
+	c.CompletionOrder = false
+	c.Strategy, c.RunKind, c.Fresh, c.GtuneVersion = "brute_force", "profile", true, o.Version
+	c.CompileCache = cmp.Or(c.CompileCache, o.CompileCache)
+	return c
 }
 
 // hasAll reports whether obs holds every one of names.

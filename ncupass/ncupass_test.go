@@ -1,6 +1,7 @@
 package ncupass
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,9 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gtune/gtune/backend/sim"
+	"github.com/gtune/gtune/compilecache"
+	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/profile"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
+	"github.com/gtune/gtune/store"
 	"github.com/gtune/gtune/tuner"
 )
 
@@ -164,5 +169,64 @@ func TestOnGPUs(t *testing.T) {
 	calls := 0
 	if n, err := onGPUs([]int{1}, []int{0, 1}, func(part []int, d int) (int, error) { calls++; return d, nil }); n != 0 || err != nil || calls != 1 {
 		t.Errorf("one configuration on two GPUs: %d, %v, %d calls", n, err, calls)
+	}
+}
+
+// A pass under ncu takes the binaries a run compiled from the compile
+// cache (Options.CompileCache) instead of compiling every configuration
+// again: the second of two passes over the same configurations, on the
+// simulated GPU standing in for the worker under ncu, compiles none, and
+// a cache the caller set on the run's configuration is kept.
+func TestUnderConfigUsesTheCompileCache(t *testing.T) {
+	s, err := spec.Load(filepath.Join("..", "examples", "matmul", "spec.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := space.Build(s.Params, s.Restrictions, s.Constants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := full.Subset([]int{0, 1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := device.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := compilecache.Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Version: "test", CompileCache: cache}
+	pass := func() *tuner.Summary {
+		db, err := store.Open(filepath.Join(t.TempDir(), "ncu.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		c := underConfig(tuner.Config{Subject: tuner.FromSpec(s.WithoutVerification()), Space: sp, MaxEvals: sp.Len()}, o, sim.New(d, sim.Options{Seed: 1}), db)
+		sum, err := tuner.Run(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sum.Evaluations) != 4 {
+			t.Fatalf("%d configurations measured, want 4", len(sum.Evaluations))
+		}
+		return sum
+	}
+	if sum := pass(); sum.Compiled != 4 || sum.CompileReused != 0 {
+		t.Errorf("first pass: %d compiled, %d from the cache; want 4, 0", sum.Compiled, sum.CompileReused)
+	}
+	if sum := pass(); sum.Compiled != 0 || sum.CompileReused != 4 {
+		t.Errorf("second pass: %d compiled, %d from the cache; want 0, 4", sum.Compiled, sum.CompileReused)
+	}
+	other, err := compilecache.Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := underConfig(tuner.Config{CompileCache: other}, o, nil, nil); c.CompileCache != other || c.Strategy != "brute_force" || c.CompletionOrder || !c.Fresh || c.MaxEvals != 1 {
+		t.Errorf("underConfig over a configuration with its own cache: cache kept %v, strategy %q, completion order %v, fresh %v, max evals %d",
+			c.CompileCache == other, c.Strategy, c.CompletionOrder, c.Fresh, c.MaxEvals)
 	}
 }

@@ -43,7 +43,7 @@ counters in one pass, on another host of the same GPU model if need be.`,
 				return inputError{err}
 			}
 			defer db.Close()
-			return ncupass.ObserveRun(cmd.Context(), cmd.ErrOrStderr(), s, db, args[1], metrics, ncupass.Options{Ncu: f.ncu, Device: devs[0], Devices: devs, Version: version})
+			return ncupass.ObserveRun(cmd.Context(), cmd.ErrOrStderr(), s, db, args[1], metrics, ncupass.Options{Ncu: f.ncu, Device: devs[0], Devices: devs, Version: version, CompileCache: openCompileCache(cmd, f)})
 		},
 	}
 	c.Flags().StringVar(&f.db, "db", "gtune.db", "results database (SQLite) holding RUN")

@@ -116,7 +116,7 @@ func runSchedule(ctx context.Context, cmd *cobra.Command, path string, f schedul
 		return err
 	}
 	source := symbiotic.ProfileSource(be, f.profileSource, f.ncu)
-	ks, err := symbiotic.Kernels(ctx, cmd.ErrOrStderr(), set, lay, cfg, w, be, db, source, ncupass.Options{Ncu: f.ncu, Device: f.tune.device, Version: version})
+	ks, err := symbiotic.Kernels(ctx, cmd.ErrOrStderr(), set, lay, cfg, w, be, db, source, ncupass.Options{Ncu: f.ncu, Device: f.tune.device, Version: version, CompileCache: openCompileCache(cmd, f.tune)})
 	if err != nil {
 		return err
 	}

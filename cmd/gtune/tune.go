@@ -242,7 +242,7 @@ func runTune(ctx context.Context, cmd *cobra.Command, path string, f tuneFlags) 
 	if err != nil || len(pre.observe) == 0 {
 		return err
 	}
-	o := ncupass.Options{Ncu: f.ncu, Device: f.device, Version: version}
+	o := ncupass.Options{Ncu: f.ncu, Device: f.device, Version: version, CompileCache: cfg.CompileCache}
 	if f.devices != "" { // the pass over every GPU of the run
 		if o.Devices, err = gpuIndexes(f); err != nil {
 			return err
