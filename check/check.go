@@ -24,6 +24,7 @@ import (
 	"github.com/gtune/gtune/device"
 	"github.com/gtune/gtune/internal/badinput"
 	"github.com/gtune/gtune/objective"
+	"github.com/gtune/gtune/occupancy"
 	"github.com/gtune/gtune/report"
 	"github.com/gtune/gtune/space"
 	"github.com/gtune/gtune/spec"
@@ -131,8 +132,42 @@ func File(ctx context.Context, path string, f Options) report.CheckFile {
 		}
 		cf.Checked = append(cf.Checked, fmt.Sprintf("thread block, grid and shared memory against the %s's launch limits", d.Name))
 	}
+	if w, err := RegistersFit(ctx, s, sp, d, ""); err != nil {
+		cf.Problems = append(cf.Problems, Problems(err)...)
+	} else if s.Simulation != nil {
+		cf.Checked = append(cf.Checked, fmt.Sprintf("the simulated work's registers against the %s's register file", d.Name))
+		if w != "" {
+			cf.Warnings = append(cf.Warnings, w)
+		}
+	}
 	compile(ctx, s, sp, d, f.CompileSample, &cf)
 	return cf
+}
+
+// RegistersFit checks the registers s declares for its simulated work
+// (Gtune.Simulation Registers) against d's register file, a
+// configuration's thread block at a time (spec.RegistersFit, package
+// occupancy): a block that cannot be resident is a launch failure on the
+// simulated GPU, and gtune project leaves it out. Where the kernel
+// declares __launch_bounds__, the compiler caps the registers on a GPU
+// and the same configurations launch there, spilling: the warning says
+// so. It returns a warning ("" when all fit); errors are the spec's
+// expressions' (bad input). where names the kernel in a workload ("": a
+// spec alone).
+func RegistersFit(ctx context.Context, s *spec.Spec, sp *space.Space, d *device.Description, where string) (warning string, err error) {
+	over, checked, first, err := s.RegistersFit(ctx, sp, func(threads, registers int) bool {
+		occ, err := occupancy.Compute(d, occupancy.Input{BlockSize: threads, RegistersPerThread: registers})
+		return err != nil || occ.ActiveBlocksPerSM > 0 // other limits are GeometryFit's
+	})
+	if err != nil || over == 0 {
+		return "", badinput.Wrap(err)
+	}
+	w := fmt.Sprintf("%s%s: %d of %d configurations declare more registers than a thread block of theirs can hold on the %s (Gtune.Simulation Registers; %s, over %d a block): the simulated GPU records them launch_failed and gtune project leaves them out",
+		where, s.Path, over, checked, d.Name, first, d.MaxRegistersPerBlock)
+	if lb := s.LaunchBounds(); lb != "" {
+		w += fmt.Sprintf("; the kernel declares __launch_bounds__(%s), under which the compiler caps each thread's registers for such a block and spills the rest, so on a GPU they launch: declare Registers within that cap (%d / threads) to simulate them", lb, d.MaxRegistersPerBlock)
+	}
+	return w, nil
 }
 
 // compile compiles the default configuration (the reference, else

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/gtune/gtune/expr"
 	"github.com/gtune/gtune/space"
@@ -173,6 +175,60 @@ func (s *Spec) GeometryFit(ctx context.Context, sp *space.Space, lim GeometryLim
 		return 0, 0, "", err
 	}
 	return over, checked, first, nil
+}
+
+// RegistersFit checks the simulated work of the configurations of sp
+// (all up to checkAll, an even sample beyond) that declare it: fits says
+// whether a thread block of threads threads, registers each
+// (Gtune.Simulation Registers), can be resident on the GPU (its register
+// file; package occupancy). It returns how many of those checked do not
+// fit, of how many, and the first one that does not ("" when all fit);
+// a spec without a Simulation section checks none. Errors: a spec
+// expression's (as CheckJobs); ctx.Err() when ctx ends first.
+func (s *Spec) RegistersFit(ctx context.Context, sp *space.Space, fits func(threads, registers int) bool) (over, checked int, first string, err error) {
+	err = sampled(ctx, sp, func(cfg []expr.Value) error {
+		j, err := s.job(cfg, false)
+		if err != nil || j.Work == nil {
+			return err
+		}
+		checked++
+		threads := j.Block[0] * j.Block[1] * j.Block[2]
+		if !fits(threads, j.Work.Registers) {
+			if over == 0 {
+				first = fmt.Sprintf("configuration %s: %d threads × %d registers", s.Key(cfg), threads, j.Work.Registers)
+			}
+			over++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, "", err
+	}
+	return over, checked, first, nil
+}
+
+// launchBounds finds __launch_bounds__(...) before a kernel's name
+// and the opening bracket of its parameters.
+var launchBounds = `__launch_bounds__\s*\(((?:[^()]|\([^()]*\))*)\)[^;{}()]*?\b`
+
+// LaunchBounds gives the arguments of the kernel's __launch_bounds__
+// qualifier as written in its source ("dim_m * dim_n"), "" where it has
+// none or the source is not read. Under it the compiler caps each
+// thread's registers so that a block of that many threads fits the
+// register file, and spills what does not fit to local memory.
+func (s *Spec) LaunchBounds() string {
+	if s.Source == "" || s.KernelName == "" {
+		return ""
+	}
+	re, err := regexp.Compile(launchBounds + regexp.QuoteMeta(s.KernelName) + `\s*\(`)
+	if err != nil {
+		return ""
+	}
+	m := re.FindStringSubmatch(s.Source)
+	if m == nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(m[1]), " ")
 }
 
 // sampled calls check on the configurations of sp: all of them up to
