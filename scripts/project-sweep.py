@@ -10,7 +10,9 @@ Prints how many configurations the projection says cannot launch, and how
 many of those the GPU ran; Spearman's rank correlation of projected and
 measured times and the median projected/measured ratio, over all
 configurations projected and measured, those that spill registers
-(observation local_memory > 0) and those that do not; where the measured
+(observation local_memory > 0) and those that do not, and of the
+projection's compute, global-memory and shared-memory terms alone over
+those that do not spill; where the measured
 fastest and the projected fastest rank in the other's order; and, where
 the run holds Nsight Compute's DRAM throughput (gtune observe), the
 declared DRAM bytes (the spec's Gtune.Simulation Bytes) over the bytes
@@ -80,6 +82,11 @@ for name, keys in groups:
     r = [x / y for x, y in zip(p, m)]
     print('  %-16s %4d: Spearman %+.3f, projected/measured median %.2f (10th-90th percentile %.2f-%.2f)'
           % (name, len(keys), spearman(m, p), statistics.median(r), pct(r, 0.1), pct(r, 0.9)))
+fit = groups[2][1]
+if len(fit) >= 3:
+    m = [measured[k]['time'] for k in fit]
+    print('  its terms alone, Spearman against measured time of those that do not spill: ' + ', '.join(
+        '%s %+.3f' % (t, spearman(m, [projected[k].get(t, 0) for k in fit])) for t in ('compute_ms', 'global_ms', 'shared_ms')))
 by_measured = sorted(both, key=lambda k: measured[k]['time'])
 by_projected = sorted(both, key=lambda k: projected[k]['time_ms'])
 print('  measured fastest %s (%.3f ms) is %d of %d projected; projected fastest %s (%.3f ms projected) is %d of %d measured (%.3f ms)'
