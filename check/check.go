@@ -165,7 +165,7 @@ func RegistersFit(ctx context.Context, s *spec.Spec, sp *space.Space, d *device.
 	w := fmt.Sprintf("%s%s: %d of %d configurations declare more registers than a thread block of theirs can hold on the %s (Gtune.Simulation Registers; %s, over %d a block): the simulated GPU records them launch_failed and gtune project leaves them out",
 		where, s.Path, over, checked, d.Name, first, d.MaxRegistersPerBlock)
 	if lb := s.LaunchBounds(); lb != "" {
-		w += fmt.Sprintf("; the kernel declares __launch_bounds__(%s), under which the compiler caps each thread's registers for such a block and spills the rest, so on a GPU they launch: declare Registers within that cap (%d / threads) to simulate them", lb, d.MaxRegistersPerBlock)
+		w += fmt.Sprintf("; the kernel declares __launch_bounds__(%s), under which the compiler caps each thread's registers for such a block and spills the rest, so on a GPU they launch: declare Registers within that cap (at most %d / threads) to simulate them", lb, d.MaxRegistersPerBlock)
 	}
 	return w, nil
 }

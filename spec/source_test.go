@@ -102,3 +102,30 @@ func TestBracketsWithConditionals(t *testing.T) {
 		t.Errorf("BracketPaths: %q, %q, %v", first, last, ok)
 	}
 }
+
+// LaunchBounds reads the qualifier of the spec's kernel as written,
+// with a second argument and brackets inside; a kernel without one, or
+// another kernel's qualifier, gives "".
+func TestLaunchBounds(t *testing.T) {
+	for _, c := range []struct{ src, kernel, want string }{
+		{"extern \"C\" __global__ void __launch_bounds__(dim_m * dim_n)\ndgemm_beast(double *C) {}", "dgemm_beast", "dim_m * dim_n"},
+		{"__global__ void __launch_bounds__(block_size_x * block_size_y, 2048 / (block_size_x * block_size_y)) lud(float *m) {}", "lud",
+			"block_size_x * block_size_y, 2048 / (block_size_x * block_size_y)"},
+		{"__global__ void __launch_bounds__(256) other(float *a) {}\n__global__ void kern(float *a) {}", "kern", ""},
+		{"__global__ void kern(float *a) {}", "kern", ""},
+		{"__global__ void __launch_bounds__( 128,\n  4 ) kern2 (float *a) {}", "kern2", "128, 4"},
+	} {
+		s := &Spec{Source: c.src}
+		s.KernelName = c.kernel
+		if got := s.LaunchBounds(); got != c.want {
+			t.Errorf("%s: %q, want %q", c.kernel, got, c.want)
+		}
+	}
+	s, err := Load(filepath.Join("..", "examples", "rodinia", "lud", "spec.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.LaunchBounds(); got != "block_size_x * block_size_y, 2048 / (block_size_x * block_size_y)" {
+		t.Errorf("examples/rodinia/lud: %q", got)
+	}
+}
